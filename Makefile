@@ -1,0 +1,22 @@
+PY ?= python3
+BIN := .venv/bin
+
+.PHONY: demo test lint bench
+
+$(BIN)/compoworld: pyproject.toml
+	$(PY) -m venv .venv
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+demo: $(BIN)/compoworld
+	$(BIN)/compoworld demo
+
+test: $(BIN)/compoworld
+	$(BIN)/python -m pytest -q
+
+lint: $(BIN)/compoworld
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+bench: $(BIN)/compoworld
+	$(BIN)/python benchmarks/core.py

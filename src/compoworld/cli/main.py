@@ -1,0 +1,115 @@
+"""The `compoworld` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    help="CompoWorld: executable, stateful, composable tool environments for LLM agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console()
+err = Console(stderr=True)
+
+
+def _split(services: str) -> list[str]:
+    names = [s.strip() for s in services.split(",") if s.strip()]
+    if not names:
+        raise typer.BadParameter("give at least one service, e.g. --services email,chat")
+    return names
+
+
+def _env(services: str, seed: int, size: str = "default"):
+    from compoworld.core.environment import Environment
+
+    try:
+        return Environment(services=_split(services), seed=seed, size=size)
+    except (KeyError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e.args[0] if e.args else e}")
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def services(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List the library's services with their domain, tool count and description."""
+    from compoworld.services import registry
+
+    rows = [
+        {
+            "name": n,
+            "domain": c.domain,
+            "tools": len(c.tool_specs),
+            "spec": c.spec,
+            "description": c.summary(),
+        }
+        for n, c in registry().items()
+    ]
+    if as_json:
+        summary = {
+            "services": rows,
+            "total_services": len(rows),
+            "total_tools": sum(r["tools"] for r in rows),
+            "domains": sorted({r["domain"] for r in rows}),
+        }
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+        return
+    table = Table(title=f"{len(rows)} services, {sum(r['tools'] for r in rows)} tools")
+    for col in ("name", "domain", "tools", "spec", "description"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], r["domain"], str(r["tools"]), r["spec"] or "", r["description"])
+    console.print(table)
+
+
+@app.command()
+def tools(
+    services: Annotated[str, typer.Option(help="Comma-separated service names.")],
+    format: Annotated[str, typer.Option(help="openai or mcp.")] = "openai",
+    mode: Annotated[
+        str, typer.Option(help="direct (namespaced tools) or gateway (4 meta-tools).")
+    ] = "direct",
+    seed: int = 0,
+) -> None:
+    """Print the tool list of an environment as JSON."""
+    if format not in ("openai", "mcp"):
+        raise typer.BadParameter("--format must be openai or mcp")
+    if mode not in ("direct", "gateway"):
+        raise typer.BadParameter("--mode must be direct or gateway")
+    env = _env(services, seed, "small")
+    sys.stdout.write(json.dumps(env.tools(format=format, mode=mode), indent=2) + "\n")
+
+
+@app.command()
+def call(
+    tool: Annotated[str, typer.Argument(help="Full tool name, service__tool (or a gateway meta-tool).")],
+    args: Annotated[str, typer.Argument(help="JSON object of arguments.")] = "{}",
+    services: Annotated[str, typer.Option(help="Comma-separated service names.")] = "email,chat,calendar",
+    seed: int = 0,
+    size: str = "default",
+) -> None:
+    """Run one call on a fresh environment and print its envelope (exit 1 if it failed)."""
+    env = _env(services, seed, size)
+    result = env.call(tool, args)
+    sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    raise typer.Exit(0 if result["success"] else 1)
+
+
+@app.command()
+def demo(seed: int = 0) -> None:
+    """The built-in default job: compose an environment and run a scripted cross-service session."""
+    from compoworld.cli.demo import run_demo
+
+    run_demo(console, seed)
+
+
+def main() -> None:  # pragma: no cover
+    app()

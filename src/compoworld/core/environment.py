@@ -1,0 +1,202 @@
+"""`Environment`: the product of any subset of services, with namespaced tools and global state ops."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from compoworld.core.clock import SimClock, derive_rng
+from compoworld.core.company import Company, make_company
+from compoworld.core.envelope import ENVELOPE_SCHEMA, failure
+from compoworld.core.service import SIZES, SeedContext, Service
+from compoworld.core.state import Change, combine, hash_value
+from compoworld.core.tool import ToolSpec
+
+SEP = "__"
+NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,63}$")
+Format = Literal["openai", "mcp"]
+Mode = Literal["direct", "gateway"]
+
+
+def full_name(service: str, tool: str) -> str:
+    return f"{service}{SEP}{tool}"
+
+
+def check_name(service: str, tool: str) -> str:
+    name = full_name(service, tool)
+    if SEP in service or SEP in tool or not NAME_RE.match(name):
+        raise ValueError(
+            f"tool name {name!r} is invalid: it must match {NAME_RE.pattern} as service__tool, "
+            "with no '__' inside either part"
+        )
+    return name
+
+
+def tool_entry(name: str, spec: ToolSpec, fmt: Format) -> dict[str, Any]:
+    """One tool in OpenAI function-calling or MCP `tools/list` form."""
+    if fmt == "openai":
+        return {
+            "type": "function",
+            "function": {"name": name, "description": spec.description, "parameters": spec.input_schema},
+        }
+    if fmt == "mcp":
+        out = dict(ENVELOPE_SCHEMA)
+        if spec.output_schema:
+            out = {**out, "properties": {**out["properties"], "data": spec.output_schema}}
+        return {
+            "name": name,
+            "description": spec.description,
+            "inputSchema": spec.input_schema,
+            "outputSchema": out,
+            "annotations": {"readOnlyHint": not spec.mutates},
+        }
+    raise ValueError(f"unknown tool format {fmt!r}: expected 'openai' or 'mcp'")
+
+
+class Environment:
+    """A product environment composed of services.
+
+    >>> env = Environment(services=["email", "chat"], seed=0)
+    >>> env.call("chat__slack_user_list_channels", {"limit": 2})["success"]
+    True
+    """
+
+    def __init__(
+        self,
+        services: Sequence[str | type[Service]],
+        seed: int = 0,
+        start_time: datetime | str | None = None,
+        size: str = "default",
+    ) -> None:
+        from compoworld.services import get_service
+
+        if size not in SIZES:
+            raise ValueError(f"unknown size {size!r}: expected one of {', '.join(SIZES)}")
+        if not services:
+            raise ValueError("an environment needs at least one service")
+        self.seed = int(seed)
+        self.size = size
+        self.clock = SimClock(start_time)
+        self.company: Company = make_company(self.seed, size)
+        self.services: dict[str, Service] = {}
+        self._tools: dict[str, tuple[Service, ToolSpec]] = {}
+        for item in services:
+            cls = get_service(item) if isinstance(item, str) else item
+            if cls.name in self.services:
+                raise ValueError(f"service {cls.name!r} listed twice")
+            svc = cls(seed=self.seed, clock=self.clock)
+            # Each service's data depends only on (seed, service): composing never changes it.
+            ctx = SeedContext(self.company, derive_rng(self.seed, "seed", cls.name), size, self.clock)
+            svc.seed_data(ctx)
+            svc.store.commit()
+            self.services[cls.name] = svc
+            for tname, spec in cls.tool_specs.items():
+                self._tools[check_name(cls.name, tname)] = (svc, spec)
+        self._gateway = None
+        self.initial = self.snapshot()
+
+    # ---- tools --------------------------------------------------------------------------
+    @property
+    def tool_names(self) -> list[str]:
+        return list(self._tools)
+
+    def tool_spec(self, name: str) -> ToolSpec | None:
+        entry = self._tools.get(name)
+        return entry[1] if entry else None
+
+    def tools(self, format: Format = "openai", mode: Mode = "direct") -> list[dict[str, Any]]:
+        if mode == "gateway":
+            return self.gateway.tools(format)
+        if mode != "direct":
+            raise ValueError(f"unknown tool mode {mode!r}: expected 'direct' or 'gateway'")
+        return [tool_entry(name, spec, format) for name, (_, spec) in self._tools.items()]
+
+    @property
+    def gateway(self):
+        if self._gateway is None:
+            from compoworld.core.gateway import Gateway
+
+            self._gateway = Gateway(self)
+        return self._gateway
+
+    def call(self, name: str, arguments: Any = None) -> dict[str, Any]:
+        """Run one tool and return its envelope. Never raises for bad input."""
+        entry = self._tools.get(name)
+        if entry is None:
+            if isinstance(name, str) and name in self.gateway.specs:
+                return self.gateway.call(name, arguments)
+            return failure(404, "unknown_tool", self._unknown_tool_message(name))
+        return entry[0].invoke(entry[1], arguments)
+
+    def _unknown_tool_message(self, name: Any) -> str:
+        if not isinstance(name, str):
+            return f"Tool name must be a string, got {type(name).__name__}"
+        svc = name.split(SEP, 1)[0]
+        if svc in self.services:
+            return f"Unknown tool '{name}'. Service '{svc}' has: " + ", ".join(
+                full_name(svc, t) for t in self.services[svc].tool_specs
+            )
+        return f"Unknown tool '{name[:100]}'. Services in this environment: " + ", ".join(self.services)
+
+    # ---- state --------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """Plain JSON-able state. Unchanged parts are shared with the live state: treat as read-only."""
+        return {"clock": self.clock.iso(), "services": {n: s.snapshot() for n, s in self.services.items()}}
+
+    def restore(self, snap: dict[str, Any]) -> None:
+        """Bring the state back to `snap`; costs what changed since, not what the state holds."""
+        services = snap.get("services") if isinstance(snap, dict) else None
+        if not isinstance(services, dict) or set(services) != set(self.services):
+            have = sorted(services) if isinstance(services, dict) else None
+            raise ValueError(
+                f"snapshot does not match this environment: it has services {have}, "
+                f"the environment has {sorted(self.services)}"
+            )
+        self.clock.set(snap["clock"])
+        for name, svc in self.services.items():
+            svc.restore(services[name])
+
+    def reset(self) -> None:
+        self.restore(self.initial)
+
+    def service_hashes(self) -> dict[str, str]:
+        return {name: svc.state_hash() for name, svc in self.services.items()}
+
+    def state_hash(self) -> str:
+        return combine({"clock": hash_value(self.clock.iso()), **self.service_hashes()})
+
+    def diff(self, a: dict[str, Any] | None = None, b: dict[str, Any] | None = None) -> list[Change]:
+        """Changes from `a` (default: the initial state) to `b` (default: now)."""
+        a = self.initial if a is None else a
+        b = self.snapshot() if b is None else b
+        out: list[Change] = []
+        if a.get("clock") != b.get("clock"):
+            out.append(Change("_env", "clock", "change", a.get("clock"), b.get("clock")))
+        sa, sb = a["services"], b["services"]
+        for name in sorted(set(sa) | set(sb)):
+            if sa.get(name) is sb.get(name):
+                continue
+            svc = self.services.get(name)
+            ta, tb = sa.get(name, {}), sb.get(name, {})
+            if svc is not None:
+                out.extend(svc.diff(ta, tb))
+        return out
+
+    def validate(self) -> dict[str, str | None]:
+        """Health: per service, None if its state validates against its model, else the error."""
+        out: dict[str, str | None] = {}
+        for name, svc in self.services.items():
+            try:
+                svc.validate_state()
+                out[name] = None
+            except Exception as e:
+                out[name] = str(e)
+        return out
+
+    @classmethod
+    def available(cls) -> Iterable[str]:
+        from compoworld.services import registry
+
+        return registry().keys()
