@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from compoworld.core.clock import IdFactory, SimClock, derive_rng
 from compoworld.core.envelope import Conflict, InvalidArguments, NotFound, ToolError, failure
@@ -58,12 +58,27 @@ class Service:
                     spec = compile_tool(cls, attr, fn, meta)
                     specs[spec.name] = spec
         cls.tool_specs = specs
+        if cls.state_model is None:  # derive the typed state from the declared resources
+            from compoworld.core.resource import Resource
+
+            fields = {
+                r.table: (dict[str, r.model], {})
+                for klass in reversed(cls.__mro__)
+                for r in vars(klass).values()
+                if isinstance(r, Resource)
+            }
+            if fields:
+                cls.state_model = create_model(  # type: ignore[call-overload]
+                    f"{cls.__name__}State", __config__=ConfigDict(extra="forbid"), **fields
+                )
 
     def __init__(self, *, seed: int, clock: SimClock) -> None:
         self.store = Store()
         self.seed = seed
         self.clock = clock
         self.ids = IdFactory(seed, self.name)
+        for table in self.state_model.model_fields if self.state_model else ():
+            self.store.tables[table] = {}  # every table exists from the start: reads never create one
 
     @classmethod
     def summary(cls) -> str:
@@ -78,9 +93,7 @@ class Service:
     def table(self, name: str) -> dict[str, Any]:
         """The live table (read it; write through `insert` / `update` / `remove`)."""
         t = self.store.tables.get(name)
-        if t is None:
-            t = self.store.tables[name] = {}
-        return t
+        return {} if t is None else t
 
     def get(self, table: str, key: str) -> Any:
         return self.store.tables.get(table, {}).get(key)

@@ -1,0 +1,177 @@
+"""`Resource`: a typed collection of records inside a service, with the CRUD every business app has.
+
+Declared on a service class (``contacts = Resource("contacts", Contact)``), it validates records
+against their pydantic model, mints deterministic ids, and offers get / create / update / delete /
+filter / paginate, raising the right envelope errors (400 naming the field, 404 naming the record).
+Tools stay short and keep only what is particular to them: their business rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from compoworld.core.envelope import InvalidArguments, NotFound
+from compoworld.core.query import check_limit, matches, paginate
+
+if TYPE_CHECKING:
+    from compoworld.core.service import Service
+
+IdKind = Literal["hex", "int", "numeric", "upper"]  # numeric: digits as a string (HubSpot, Shopify)
+
+
+def explain(error: ValidationError, what: str) -> str:
+    parts = []
+    for e in error.errors(include_url=False):
+        loc = ".".join(str(x) for x in e["loc"]) or what
+        if e["type"] == "extra_forbidden":
+            parts.append(f"'{loc}' is not a field of {what}")
+        elif e["type"] == "missing":
+            parts.append(f"'{loc}' is required for {what}")
+        else:
+            parts.append(f"'{loc}': {e['msg']}")
+    return f"invalid {what}: " + "; ".join(parts)
+
+
+def json_object(value: str | dict[str, Any] | None, field: str) -> dict[str, Any]:
+    """Arguments that real servers take as a JSON string (HubSpot's `properties`, ...) or an object."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    try:
+        parsed = orjson.loads(value) if value.strip() else {}
+    except orjson.JSONDecodeError:
+        raise InvalidArguments(f"'{field}' must be a JSON object (or a string holding one), got {value[:60]!r}") from None
+    if not isinstance(parsed, dict):
+        raise InvalidArguments(f"'{field}' must be a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+class Resource:
+    """Declaration of one table of typed records (see module docstring)."""
+
+    def __init__(
+        self,
+        table: str,
+        model: type[BaseModel],
+        *,
+        label: str | None = None,
+        id_kind: IdKind = "hex",
+        prefix: str = "",
+        width: int = 12,
+        start: int = 1000,
+        text: tuple[str, ...] = (),
+    ) -> None:
+        self.table = table
+        self.model = model
+        self.label = label or table.rstrip("s").replace("_", " ")
+        self.id_kind = id_kind
+        self.prefix = prefix
+        self.width = width
+        self.start = start
+        self.text = text
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attr = name
+
+    def __get__(self, svc: Service | None, owner: type) -> Any:
+        if svc is None:
+            return self
+        return Bound(self, svc)
+
+
+class Bound:
+    """A `Resource` bound to one service instance."""
+
+    __slots__ = ("r", "svc")
+
+    def __init__(self, r: Resource, svc: Service) -> None:
+        self.r = r
+        self.svc = svc
+
+    @property
+    def rows(self) -> dict[str, Any]:
+        return self.svc.table(self.r.table)
+
+    def all(self) -> list[dict[str, Any]]:
+        return list(self.rows.values())
+
+    def get(self, rid: Any) -> dict[str, Any] | None:
+        return self.rows.get(str(rid)) if rid is not None and not isinstance(rid, bool) else None
+
+    def require(self, rid: Any, field: str | None = None) -> dict[str, Any]:
+        rec = self.get(rid)
+        if rec is None:
+            where = f" (from '{field}')" if field else ""
+            raise NotFound(f"{self.r.label} '{rid}' not found{where}", type=f"{self.r.label.replace(' ', '_')}_not_found")
+        return rec
+
+    def new_id(self) -> Any:
+        r = self.r
+        if r.id_kind in ("int", "numeric"):
+            n = r.start + self.svc.next_seq(f"id:{r.table}")
+            return n if r.id_kind == "int" else str(n)
+        return self.svc.next_id(r.prefix, r.width, "upper" if r.id_kind == "upper" else "hex")
+
+    def validate(self, record: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self.r.model.model_validate(record).model_dump(mode="json", by_alias=True)
+        except ValidationError as e:
+            raise InvalidArguments(explain(e, self.r.label)) from None
+
+    def create(self, fields: dict[str, Any], *, id: Any = None) -> dict[str, Any]:
+        """Validate and insert a new record; `fields` may omit fields that have defaults."""
+        rid = self.new_id() if id is None else id
+        record = self.validate({**fields, "id": rid})
+        self.svc.insert(self.r.table, record) if isinstance(rid, str) else self.svc.store.put(self.r.table, str(rid), record)
+        return record
+
+    def update(self, rid: Any, changes: dict[str, Any]) -> dict[str, Any]:
+        """Validated partial update; unknown fields are a 400 that names them."""
+        current = self.require(rid)
+        if "id" in changes and changes["id"] != current["id"]:
+            raise InvalidArguments(f"the id of a {self.r.label} cannot be changed")
+        record = self.validate({**current, **changes})
+        self.svc.store.put(self.r.table, str(rid), record)
+        return record
+
+    def delete(self, rid: Any) -> dict[str, Any]:
+        self.require(rid)
+        return self.svc.store.delete(self.r.table, str(rid))
+
+    def find(self, pred: Callable[[dict[str, Any]], bool] | None = None, **equal: Any) -> list[dict[str, Any]]:
+        """Records where every non-None keyword equals the field, and `pred` holds."""
+        want = {k: v for k, v in equal.items() if v is not None}
+        return [
+            rec
+            for rec in self.rows.values()
+            if all(rec.get(k) == v for k, v in want.items()) and (pred is None or pred(rec))
+        ]
+
+    def search(self, query: str | None, records: Iterable[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        recs = self.all() if records is None else list(records)
+        if not query:
+            return recs
+        return [rec for rec in recs if matches(query, *(rec.get(f) for f in self.r.text))]
+
+
+def sort_records(records: list[dict[str, Any]], key: str, descending: bool = False) -> list[dict[str, Any]]:
+    """Stable order by `key` then id; None sorts first."""
+    return sorted(records, key=lambda r: (r.get(key) is not None, r.get(key) or "", str(r.get("id"))), reverse=descending)
+
+
+def page_cursor(records: list[Any], limit: int, cursor: str | None, field: str = "cursor", hi: int = 1000) -> tuple[list[Any], str | None]:
+    check_limit(limit, "limit" if field == "cursor" else "limit", 1, hi)
+    return paginate(records, cursor, limit, field)
+
+
+def page_number(records: list[Any], page: int, per_page: int, hi: int = 100) -> dict[str, Any]:
+    """Page-numbered listing (Freshdesk, BambooHR, ...): pages start at 1."""
+    check_limit(page, "page", 1, 100_000)
+    check_limit(per_page, "per_page", 1, hi)
+    start = (page - 1) * per_page
+    return {"results": records[start : start + per_page], "page": page, "per_page": per_page, "total": len(records)}
