@@ -65,7 +65,9 @@ class Resource:
         width: int = 12,
         start: int = 1000,
         text: tuple[str, ...] = (),
+        key: str = "id",
     ) -> None:
+        self.key = key
         self.table = table
         self.model = model
         self.label = label or table.rstrip("s").replace("_", " ")
@@ -126,14 +128,17 @@ class Bound:
     def create(self, fields: dict[str, Any], *, id: Any = None) -> dict[str, Any]:
         """Validate and insert a new record; `fields` may omit fields that have defaults."""
         rid = self.new_id() if id is None else id
-        record = self.validate({**fields, "id": rid})
-        self.svc.insert(self.r.table, record) if isinstance(rid, str) else self.svc.store.put(self.r.table, str(rid), record)
+        record = self.validate({**fields, self.r.key: rid})
+        if str(rid) in self.rows:
+            self.svc.insert(self.r.table, {"id": str(rid)})  # raises the conflict
+        self.svc.store.put(self.r.table, str(rid), record)
         return record
 
     def update(self, rid: Any, changes: dict[str, Any]) -> dict[str, Any]:
         """Validated partial update; unknown fields are a 400 that names them."""
         current = self.require(rid)
-        if "id" in changes and changes["id"] != current["id"]:
+        key = self.r.key
+        if key in changes and changes[key] != current[key]:
             raise InvalidArguments(f"the id of a {self.r.label} cannot be changed")
         record = self.validate({**current, **changes})
         self.svc.store.put(self.r.table, str(rid), record)
@@ -143,7 +148,7 @@ class Bound:
         self.require(rid)
         return self.svc.store.delete(self.r.table, str(rid))
 
-    def find(self, pred: Callable[[dict[str, Any]], bool] | None = None, **equal: Any) -> list[dict[str, Any]]:
+    def find(self, pred: Callable[[dict[str, Any]], bool] | None = None, /, **equal: Any) -> list[dict[str, Any]]:
         """Records where every non-None keyword equals the field, and `pred` holds."""
         want = {k: v for k, v in equal.items() if v is not None}
         return [
