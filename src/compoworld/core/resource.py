@@ -45,7 +45,9 @@ def json_object(value: str | dict[str, Any] | None, field: str) -> dict[str, Any
     try:
         parsed = orjson.loads(value) if value.strip() else {}
     except orjson.JSONDecodeError:
-        raise InvalidArguments(f"'{field}' must be a JSON object (or a string holding one), got {value[:60]!r}") from None
+        raise InvalidArguments(
+            f"'{field}' must be a JSON object (or a string holding one), got {value[:60]!r}"
+        ) from None
     if not isinstance(parsed, dict):
         raise InvalidArguments(f"'{field}' must be a JSON object, got {type(parsed).__name__}")
     return parsed
@@ -109,7 +111,9 @@ class Bound:
         rec = self.get(rid)
         if rec is None:
             where = f" (from '{field}')" if field else ""
-            raise NotFound(f"{self.r.label} '{rid}' not found{where}", type=f"{self.r.label.replace(' ', '_')}_not_found")
+            raise NotFound(
+                f"{self.r.label} '{rid}' not found{where}", type=f"{self.r.label.replace(' ', '_')}_not_found"
+            )
         return rec
 
     def new_id(self) -> Any:
@@ -148,7 +152,9 @@ class Bound:
         self.require(rid)
         return self.svc.store.delete(self.r.table, str(rid))
 
-    def find(self, pred: Callable[[dict[str, Any]], bool] | None = None, /, **equal: Any) -> list[dict[str, Any]]:
+    def find(
+        self, pred: Callable[[dict[str, Any]], bool] | None = None, /, **equal: Any
+    ) -> list[dict[str, Any]]:
         """Records where every non-None keyword equals the field, and `pred` holds."""
         want = {k: v for k, v in equal.items() if v is not None}
         return [
@@ -157,7 +163,9 @@ class Bound:
             if all(rec.get(k) == v for k, v in want.items()) and (pred is None or pred(rec))
         ]
 
-    def search(self, query: str | None, records: Iterable[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    def search(
+        self, query: str | None, records: Iterable[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         recs = self.all() if records is None else list(records)
         if not query:
             return recs
@@ -166,10 +174,16 @@ class Bound:
 
 def sort_records(records: list[dict[str, Any]], key: str, descending: bool = False) -> list[dict[str, Any]]:
     """Stable order by `key` then id; None sorts first."""
-    return sorted(records, key=lambda r: (r.get(key) is not None, r.get(key) or "", str(r.get("id"))), reverse=descending)
+    return sorted(
+        records,
+        key=lambda r: (r.get(key) is not None, r.get(key) or "", str(r.get("id"))),
+        reverse=descending,
+    )
 
 
-def page_cursor(records: list[Any], limit: int, cursor: str | None, field: str = "cursor", hi: int = 1000) -> tuple[list[Any], str | None]:
+def page_cursor(
+    records: list[Any], limit: int, cursor: str | None, field: str = "cursor", hi: int = 1000
+) -> tuple[list[Any], str | None]:
     check_limit(limit, "limit" if field == "cursor" else "limit", 1, hi)
     return paginate(records, cursor, limit, field)
 
@@ -179,4 +193,9 @@ def page_number(records: list[Any], page: int, per_page: int, hi: int = 100) -> 
     check_limit(page, "page", 1, 100_000)
     check_limit(per_page, "per_page", 1, hi)
     start = (page - 1) * per_page
-    return {"results": records[start : start + per_page], "page": page, "per_page": per_page, "total": len(records)}
+    return {
+        "results": records[start : start + per_page],
+        "page": page,
+        "per_page": per_page,
+        "total": len(records),
+    }

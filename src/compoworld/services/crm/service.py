@@ -20,13 +20,37 @@ from compoworld.services.crm.state import Association, CrmObject, PropertyDef
 
 ObjectType = Literal["contacts", "companies", "deals", "tickets"]
 ANY_TYPES = ("contacts", "companies", "deals", "tickets", "tasks", "notes")
-OPERATORS = ("EQ", "NEQ", "GT", "GTE", "LT", "LTE", "BETWEEN", "IN", "NOT_IN", "CONTAINS_TOKEN",
-             "NOT_CONTAINS_TOKEN", "STARTS_WITH", "HAS_PROPERTY", "NOT_HAS_PROPERTY")
+OPERATORS = (
+    "EQ",
+    "NEQ",
+    "GT",
+    "GTE",
+    "LT",
+    "LTE",
+    "BETWEEN",
+    "IN",
+    "NOT_IN",
+    "CONTAINS_TOKEN",
+    "NOT_CONTAINS_TOKEN",
+    "STARTS_WITH",
+    "HAS_PROPERTY",
+    "NOT_HAS_PROPERTY",
+)
 # HubSpot's default association type ids for (from, to)
-ASSOC_TYPES = {("contacts", "companies"): 1, ("companies", "contacts"): 2, ("deals", "contacts"): 3,
-               ("contacts", "deals"): 4, ("deals", "companies"): 5, ("companies", "deals"): 6,
-               ("tickets", "contacts"): 16, ("contacts", "tickets"): 15, ("tickets", "companies"): 26,
-               ("companies", "tickets"): 25, ("deals", "tickets"): 28, ("tickets", "deals"): 27}
+ASSOC_TYPES = {
+    ("contacts", "companies"): 1,
+    ("companies", "contacts"): 2,
+    ("deals", "contacts"): 3,
+    ("contacts", "deals"): 4,
+    ("deals", "companies"): 5,
+    ("companies", "deals"): 6,
+    ("tickets", "contacts"): 16,
+    ("contacts", "tickets"): 15,
+    ("tickets", "companies"): 26,
+    ("companies", "tickets"): 25,
+    ("deals", "tickets"): 28,
+    ("tickets", "deals"): 27,
+}
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
 
 
@@ -65,10 +89,14 @@ class CrmService(Service):
                 out[name] = None
                 continue
             if isinstance(value, dict | list):
-                raise InvalidArguments(f"'{field}': property '{name}' takes a string, got {type(value).__name__}")
+                raise InvalidArguments(
+                    f"'{field}': property '{name}' takes a string, got {type(value).__name__}"
+                )
             sval = str(value).lower() if isinstance(value, bool) else str(value)
             if d["type"] == "number" and _num(sval) is None:
-                raise InvalidArguments(f"'{field}': property '{name}' must be a number, got {sval!r}", type="INVALID_INTEGER")
+                raise InvalidArguments(
+                    f"'{field}': property '{name}' must be a number, got {sval!r}", type="INVALID_INTEGER"
+                )
             if d["type"] == "enumeration" and d["options"] and sval not in d["options"]:
                 raise InvalidArguments(
                     f"'{field}': {sval!r} is not a valid option for '{name}'; options: {', '.join(d['options'])}",
@@ -82,7 +110,10 @@ class CrmService(Service):
     def _obj(self, otype: str, oid: str, field: str = "id") -> dict[str, Any]:
         rec = self.objects.get(oid)
         if rec is None or rec["object_type"] != otype:
-            raise NotFound(f"{otype[:-1] if otype != 'companies' else 'company'} '{oid}' not found", type="object_not_found")
+            raise NotFound(
+                f"{otype[:-1] if otype != 'companies' else 'company'} '{oid}' not found",
+                type="object_not_found",
+            )
         return rec
 
     def _create(self, otype: str, properties: Any) -> dict[str, Any]:
@@ -91,12 +122,24 @@ class CrmService(Service):
             email = props.get("email")
             if email:
                 if not valid_email(email):
-                    raise InvalidArguments(f"'properties': email {email!r} is not a valid email address", type="INVALID_EMAIL")
-                if self.objects.find(lambda r: r["object_type"] == "contacts" and norm(r["properties"].get("email") or "") == norm(email)):
+                    raise InvalidArguments(
+                        f"'properties': email {email!r} is not a valid email address", type="INVALID_EMAIL"
+                    )
+                if self.objects.find(
+                    lambda r: (
+                        r["object_type"] == "contacts"
+                        and norm(r["properties"].get("email") or "") == norm(email)
+                    )
+                ):
                     raise Conflict(f"a contact with email {email} already exists", type="CONTACT_EXISTS")
             elif not (props.get("firstname") or props.get("lastname")):
                 raise InvalidArguments("'properties': a contact needs an email, a firstname or a lastname")
-        required = {"companies": "name", "deals": "dealname", "tickets": "subject", "tasks": "hs_timestamp"}.get(otype)
+        required = {
+            "companies": "name",
+            "deals": "dealname",
+            "tickets": "subject",
+            "tasks": "hs_timestamp",
+        }.get(otype)
         if required and not props.get(required):
             raise InvalidArguments(f"'properties': '{required}' is required to create {otype}")
         if otype == "deals":
@@ -108,7 +151,9 @@ class CrmService(Service):
         if otype == "tasks":
             props.setdefault("hs_task_status", "NOT_STARTED")
         now = self.clock.iso()
-        rec = self.objects.create({"object_type": otype, "properties": props, "createdAt": now, "updatedAt": now})
+        rec = self.objects.create(
+            {"object_type": otype, "properties": props, "createdAt": now, "updatedAt": now}
+        )
         return self._view(rec)
 
     def _update(self, otype: str, oid: str, updates: Any) -> dict[str, Any]:
@@ -119,13 +164,30 @@ class CrmService(Service):
         if otype == "contacts" and changes.get("email"):
             email = changes["email"]
             if not valid_email(email):
-                raise InvalidArguments(f"'updates': email {email!r} is not a valid email address", type="INVALID_EMAIL")
-            clash = self.objects.find(lambda r: r["object_type"] == "contacts" and r["id"] != oid and norm(r["properties"].get("email") or "") == norm(email))
+                raise InvalidArguments(
+                    f"'updates': email {email!r} is not a valid email address", type="INVALID_EMAIL"
+                )
+            clash = self.objects.find(
+                lambda r: (
+                    r["object_type"] == "contacts"
+                    and r["id"] != oid
+                    and norm(r["properties"].get("email") or "") == norm(email)
+                )
+            )
             if clash:
                 raise Conflict(f"contact {clash[0]['id']} already has email {email}", type="CONTACT_EXISTS")
-        if otype == "deals" and rec["properties"].get("dealstage") in ("closedwon", "closedlost") and "amount" in changes:
-            raise RuleViolation("the amount of a closed deal cannot be changed; reopen it by changing 'dealstage' first", type="deal_closed")
-        new = self.objects.update(oid, {"properties": {**rec["properties"], **changes}, "updatedAt": self.clock.iso()})
+        if (
+            otype == "deals"
+            and rec["properties"].get("dealstage") in ("closedwon", "closedlost")
+            and "amount" in changes
+        ):
+            raise RuleViolation(
+                "the amount of a closed deal cannot be changed; reopen it by changing 'dealstage' first",
+                type="deal_closed",
+            )
+        new = self.objects.update(
+            oid, {"properties": {**rec["properties"], **changes}, "updatedAt": self.clock.iso()}
+        )
         return self._view(new)
 
     def _delete(self, otype: str, oid: str) -> dict[str, Any]:
@@ -142,16 +204,31 @@ class CrmService(Service):
 
     def _view(self, rec: dict[str, Any], only: list[str] | None = None) -> dict[str, Any]:
         props = rec["properties"] if not only else {k: rec["properties"].get(k) for k in only}
-        return {"id": rec["id"], "properties": props, "createdAt": rec["createdAt"], "updatedAt": rec["updatedAt"]}
+        return {
+            "id": rec["id"],
+            "properties": props,
+            "createdAt": rec["createdAt"],
+            "updatedAt": rec["updatedAt"],
+        }
 
-    def _associate(self, ft: str, fid: str, tt: str, tid: str, type_id: int | None = None) -> tuple[dict[str, Any], bool]:
+    def _associate(
+        self, ft: str, fid: str, tt: str, tid: str, type_id: int | None = None
+    ) -> tuple[dict[str, Any], bool]:
         key = f"{ft}:{fid}->{tt}:{tid}"
         rev = f"{tt}:{tid}->{ft}:{fid}"
         existing = self.assocs.get(key) or self.assocs.get(rev)
         if existing:
             return existing, False
-        rec = self.assocs.create({"from_object_type": ft, "from_object_id": fid, "to_object_type": tt,
-                                  "to_object_id": tid, "association_type_id": type_id or ASSOC_TYPES.get((ft, tt), 1)}, id=key)
+        rec = self.assocs.create(
+            {
+                "from_object_type": ft,
+                "from_object_id": fid,
+                "to_object_type": tt,
+                "to_object_id": tid,
+                "association_type_id": type_id or ASSOC_TYPES.get((ft, tt), 1),
+            },
+            id=key,
+        )
         return rec, True
 
     # ---- properties and search ------------------------------------------------------------
@@ -163,10 +240,14 @@ class CrmService(Service):
             object_type: The HubSpot object type. One of 'contacts', 'companies', 'deals', or 'tickets'.
         """
         defs = sorted(self.props.find(object_type=object_type), key=lambda d: d["name"])
-        return [{k: d[k] for k in ("name", "label", "description", "type", "options", "custom")} for d in defs]
+        return [
+            {k: d[k] for k in ("name", "label", "description", "type", "options", "custom")} for d in defs
+        ]
 
     @tool(mutates=True)
-    def hubspot_create_property(self, name: str, label: str, description: str, object_type: ObjectType) -> dict[str, Any]:
+    def hubspot_create_property(
+        self, name: str, label: str, description: str, object_type: ObjectType
+    ) -> dict[str, Any]:
         """Create a new custom property for HubSpot contacts, companies, deals or tickets (a single-line text property).
 
         Args:
@@ -176,13 +257,24 @@ class CrmService(Service):
             object_type: The object type: contacts, companies, deals or tickets.
         """
         if not _NAME.match(name):
-            raise InvalidArguments(f"'name' {name!r} must be lowercase letters, digits and underscores, starting with a letter")
+            raise InvalidArguments(
+                f"'name' {name!r} must be lowercase letters, digits and underscores, starting with a letter"
+            )
         if self.props.get(f"{object_type}.{name}"):
             raise Conflict(f"property '{name}' already exists for {object_type}", type="PROPERTY_EXISTS")
         if not label.strip():
             raise InvalidArguments("'label' must not be empty")
-        rec = self.props.create({"object_type": object_type, "name": name, "label": label, "description": description,
-                                 "type": "string", "custom": True}, id=f"{object_type}.{name}")
+        rec = self.props.create(
+            {
+                "object_type": object_type,
+                "name": name,
+                "label": label,
+                "description": description,
+                "type": "string",
+                "custom": True,
+            },
+            id=f"{object_type}.{name}",
+        )
         return {k: rec[k] for k in ("name", "label", "description", "type", "custom")}
 
     @tool
@@ -206,19 +298,27 @@ class CrmService(Service):
             limit: Maximum number of results (default 10, max 200).
         """
         if object_type not in ANY_TYPES[:4]:
-            raise InvalidArguments(f"'object_type' must be one of contacts, companies, deals, tickets; got {object_type!r}")
+            raise InvalidArguments(
+                f"'object_type' must be one of contacts, companies, deals, tickets; got {object_type!r}"
+            )
         op = operator.upper()
         if op not in OPERATORS:
-            raise InvalidArguments(f"'operator' {operator!r} is not supported; use one of {', '.join(OPERATORS)}")
+            raise InvalidArguments(
+                f"'operator' {operator!r} is not supported; use one of {', '.join(OPERATORS)}"
+            )
         check_limit(limit, "limit", 1, 200)
         for p in [property_name, *properties]:
             if not self.props.get(f"{object_type}.{p}"):
-                raise InvalidArguments(f"property '{p}' does not exist for {object_type}", type="PROPERTY_DOESNT_EXIST")
+                raise InvalidArguments(
+                    f"property '{p}' does not exist for {object_type}", type="PROPERTY_DOESNT_EXIST"
+                )
         values = self._values(value) if op in ("BETWEEN", "IN", "NOT_IN") else [value]
         if op == "BETWEEN" and len(values) != 2:
             raise InvalidArguments("'value' for BETWEEN must hold two values: start,end")
         test = self._predicate(op, values)
-        hits = [r for r in self.objects.find(object_type=object_type) if test(r["properties"].get(property_name))]
+        hits = [
+            r for r in self.objects.find(object_type=object_type) if test(r["properties"].get(property_name))
+        ]
         hits = sort_records(hits, "createdAt", descending=True)
         return [self._view(r, properties or None) for r in hits[:limit]]
 
@@ -259,7 +359,9 @@ class CrmService(Service):
         if op == "NOT_IN":
             return lambda a: a is None or all(cmp(a, x) != 0 for x in values)
         if op == "CONTAINS_TOKEN":
-            return lambda a: a is not None and norm(v) in norm(a).replace("@", " ").replace(".", " ").split() + [norm(a)]
+            return lambda a: (
+                a is not None and norm(v) in norm(a).replace("@", " ").replace(".", " ").split() + [norm(a)]
+            )
         if op == "NOT_CONTAINS_TOKEN":
             return lambda a: a is None or norm(v) not in norm(a).replace("@", " ").replace(".", " ").split()
         if op == "STARTS_WITH":
@@ -528,7 +630,12 @@ class CrmService(Service):
         """
         if not note_body.strip():
             raise InvalidArguments("'note_body' must not be empty")
-        links = [("contacts", contact_ids), ("companies", company_ids), ("deals", deal_ids), ("tickets", ticket_ids)]
+        links = [
+            ("contacts", contact_ids),
+            ("companies", company_ids),
+            ("deals", deal_ids),
+            ("tickets", ticket_ids),
+        ]
         for otype, ids in links:
             for oid in ids or []:
                 self._obj(otype, oid)
@@ -543,7 +650,11 @@ class CrmService(Service):
 
     @tool(mutates=True)
     def hubspot_create_association(
-        self, from_object_type: ObjectType, from_object_id: str, to_object_type: ObjectType, to_object_id: str,
+        self,
+        from_object_type: ObjectType,
+        from_object_id: str,
+        to_object_type: ObjectType,
+        to_object_id: str,
         association_type_id: int | None = None,
     ) -> dict[str, Any]:
         """Create an association (link) between two HubSpot objects. For example, link a deal to a contact, or a deal to a company.
@@ -559,12 +670,18 @@ class CrmService(Service):
             raise RuleViolation("an object cannot be associated with itself", type="self_association")
         self._obj(from_object_type, from_object_id)
         self._obj(to_object_type, to_object_id)
-        rec, created = self._associate(from_object_type, from_object_id, to_object_type, to_object_id, association_type_id)
+        rec, created = self._associate(
+            from_object_type, from_object_id, to_object_type, to_object_id, association_type_id
+        )
         return {**rec, "created": created}
 
     @tool(mutates=True)
     def hubspot_delete_association(
-        self, from_object_type: ObjectType, from_object_id: str, to_object_type: ObjectType, to_object_id: str,
+        self,
+        from_object_type: ObjectType,
+        from_object_id: str,
+        to_object_type: ObjectType,
+        to_object_id: str,
         association_type_id: int | None = None,
     ) -> dict[str, Any]:
         """Delete an association between two HubSpot objects.
@@ -576,8 +693,10 @@ class CrmService(Service):
             to_object_id: The ID of the target object.
             association_type_id: Optional association type ID.
         """
-        for key in (f"{from_object_type}:{from_object_id}->{to_object_type}:{to_object_id}",
-                    f"{to_object_type}:{to_object_id}->{from_object_type}:{from_object_id}"):
+        for key in (
+            f"{from_object_type}:{from_object_id}->{to_object_type}:{to_object_id}",
+            f"{to_object_type}:{to_object_id}->{from_object_type}:{from_object_id}",
+        ):
             rec = self.assocs.get(key)
             if rec and (association_type_id is None or rec["association_type_id"] == association_type_id):
                 self.assocs.delete(key)
@@ -585,7 +704,9 @@ class CrmService(Service):
         raise NotFound("no such association between these objects", type="association_not_found")
 
     @tool
-    def hubspot_get_associations(self, from_object_type: ObjectType, from_object_id: str, to_object_type: ObjectType) -> dict[str, Any]:
+    def hubspot_get_associations(
+        self, from_object_type: ObjectType, from_object_id: str, to_object_type: ObjectType
+    ) -> dict[str, Any]:
         """Get all associations of an object to objects of another type, e.g. all contacts associated with a deal.
 
         Args:
@@ -596,15 +717,32 @@ class CrmService(Service):
         self._obj(from_object_type, from_object_id)
         ids = []
         for a in self.assocs.all():
-            if a["from_object_type"] == from_object_type and a["from_object_id"] == from_object_id and a["to_object_type"] == to_object_type:
+            if (
+                a["from_object_type"] == from_object_type
+                and a["from_object_id"] == from_object_id
+                and a["to_object_type"] == to_object_type
+            ):
                 ids.append(a["to_object_id"])
-            elif a["to_object_type"] == from_object_type and a["to_object_id"] == from_object_id and a["from_object_type"] == to_object_type:
+            elif (
+                a["to_object_type"] == from_object_type
+                and a["to_object_id"] == from_object_id
+                and a["from_object_type"] == to_object_type
+            ):
                 ids.append(a["from_object_id"])
-        return {"results": [{"toObjectId": i, "type": ASSOC_TYPES.get((from_object_type, to_object_type), 1)} for i in sorted(set(ids))]}
+        return {
+            "results": [
+                {"toObjectId": i, "type": ASSOC_TYPES.get((from_object_type, to_object_type), 1)}
+                for i in sorted(set(ids))
+            ]
+        }
 
     @tool(mutates=True)
     def hubspot_batch_create_associations(
-        self, from_object_type: ObjectType, from_object_id: str, to_object_type: ObjectType, to_object_ids: list[str],
+        self,
+        from_object_type: ObjectType,
+        from_object_id: str,
+        to_object_type: ObjectType,
+        to_object_ids: list[str],
         association_type_id: int | None = None,
     ) -> dict[str, Any]:
         """Associate one object with many objects of another type in one call (all targets must exist, or nothing changes).
@@ -621,6 +759,12 @@ class CrmService(Service):
         self._obj(from_object_type, from_object_id)
         for oid in to_object_ids:
             self._obj(to_object_type, oid)
-        created = [oid for oid in dict.fromkeys(to_object_ids)
-                   if self._associate(from_object_type, from_object_id, to_object_type, oid, association_type_id)[1]]
-        return {"created": created, "already_associated": [i for i in dict.fromkeys(to_object_ids) if i not in created]}
+        created = [
+            oid
+            for oid in dict.fromkeys(to_object_ids)
+            if self._associate(from_object_type, from_object_id, to_object_type, oid, association_type_id)[1]
+        ]
+        return {
+            "created": created,
+            "already_associated": [i for i in dict.fromkeys(to_object_ids) if i not in created],
+        }

@@ -39,10 +39,14 @@ def _query_filter(query: str, fields: dict[str, str]) -> Any:
         for piece in re.split(r"\s+AND\s+", part.strip()):
             m = _CLAUSE.fullmatch(piece.strip())
             if not m:
-                raise InvalidArguments(f"'query': cannot read {piece.strip()!r}; write field:value, e.g. status:2 or tag:'vip'")
+                raise InvalidArguments(
+                    f"'query': cannot read {piece.strip()!r}; write field:value, e.g. status:2 or tag:'vip'"
+                )
             name, op, raw = m.group(1), m.group(2), m.group(3).strip("'\"")
             if name not in fields:
-                raise InvalidArguments(f"'query': unknown field {name!r}; use one of {', '.join(sorted(fields))}")
+                raise InvalidArguments(
+                    f"'query': unknown field {name!r}; use one of {', '.join(sorted(fields))}"
+                )
             clauses.append((fields[name], op, raw))
         groups.append(clauses)
 
@@ -68,13 +72,40 @@ def _clause(rec: dict[str, Any], field: str, op: str, raw: str) -> bool:
     return val is not None and norm(val) == norm(raw)
 
 
-TICKET_FIELDS = {"status": "status", "priority": "priority", "group_id": "group_id", "agent_id": "responder_id",
-                 "type": "type", "tag": "tags", "company_id": "company_id", "requester_id": "requester_id",
-                 "created_at": "created_at", "updated_at": "updated_at", "due_by": "due_by", "source": "source"}
-CONTACT_FIELDS = {"name": "name", "email": "email", "phone": "phone", "company_id": "company_id", "job_title": "job_title",
-                  "active": "active", "tag": "tags", "created_at": "created_at", "updated_at": "updated_at"}
-COMPANY_FIELDS = {"name": "name", "domain": "domains", "industry": "industry", "account_tier": "account_tier",
-                  "health_score": "health_score", "renewal_date": "renewal_date", "created_at": "created_at"}
+TICKET_FIELDS = {
+    "status": "status",
+    "priority": "priority",
+    "group_id": "group_id",
+    "agent_id": "responder_id",
+    "type": "type",
+    "tag": "tags",
+    "company_id": "company_id",
+    "requester_id": "requester_id",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "due_by": "due_by",
+    "source": "source",
+}
+CONTACT_FIELDS = {
+    "name": "name",
+    "email": "email",
+    "phone": "phone",
+    "company_id": "company_id",
+    "job_title": "job_title",
+    "active": "active",
+    "tag": "tags",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+}
+COMPANY_FIELDS = {
+    "name": "name",
+    "domain": "domains",
+    "industry": "industry",
+    "account_tier": "account_tier",
+    "health_score": "health_score",
+    "renewal_date": "renewal_date",
+    "created_at": "created_at",
+}
 
 
 class HelpdeskService(Service):
@@ -97,7 +128,11 @@ class HelpdeskService(Service):
     def _ticket(self, tid: int, *, live: bool = True) -> dict[str, Any]:
         t = self.tickets.require(tid)
         if live and (t["deleted"] or t["archived"]):
-            state = "deleted (restore it first)" if t["deleted"] else "archived (see freshdesk_get_archived_ticket)"
+            state = (
+                "deleted (restore it first)"
+                if t["deleted"]
+                else "archived (see freshdesk_get_archived_ticket)"
+            )
             raise NotFound(f"ticket '{tid}' is {state}", type="ticket_not_found")
         return t
 
@@ -110,7 +145,9 @@ class HelpdeskService(Service):
         if found:
             return found[0]["id"]
         now = self.clock.iso()
-        return self.contacts.create({"name": name or email.split("@")[0], "email": email, "created_at": now, "updated_at": now})["id"]
+        return self.contacts.create(
+            {"name": name or email.split("@")[0], "email": email, "created_at": now, "updated_at": now}
+        )["id"]
 
     def _agent_ok(self, agent_id: int | None, field: str) -> None:
         if agent_id is not None:
@@ -119,8 +156,27 @@ class HelpdeskService(Service):
     def _touch(self, tid: int, **changes: Any) -> dict[str, Any]:
         return self.tickets.update(tid, {**changes, "updated_at": self.clock.iso()})
 
-    def _create_ticket(self, subject, description, email, name, priority, status, source, tags, custom_fields, cc_emails,
-                       due_by, fr_due_by, attachments, responder_id, parent_id, company_id, ticket_type, group_id):
+    def _create_ticket(
+        self,
+        subject,
+        description,
+        email,
+        name,
+        priority,
+        status,
+        source,
+        tags,
+        custom_fields,
+        cc_emails,
+        due_by,
+        fr_due_by,
+        attachments,
+        responder_id,
+        parent_id,
+        company_id,
+        ticket_type,
+        group_id,
+    ):
         if not subject.strip():
             raise InvalidArguments("'subject' must not be empty")
         self._agent_ok(responder_id, "responder_id")
@@ -132,29 +188,69 @@ class HelpdeskService(Service):
         due = parse_datetime_arg(due_by, "due_by") if due_by else None
         fr_due = parse_datetime_arg(fr_due_by, "fr_due_by") if fr_due_by else None
         if due and fr_due and fr_due > due:
-            raise RuleViolation("'fr_due_by' (first response) cannot be after 'due_by'", type="invalid_due_dates")
+            raise RuleViolation(
+                "'fr_due_by' (first response) cannot be after 'due_by'", type="invalid_due_dates"
+            )
         requester = self._requester(email, name)
-        files = [{"id": self.next_seq("attachment") + 800000, "name": str(a.get("name") or f"file{i + 1}"),
-                  "content_type": str(a.get("content_type") or "application/octet-stream"), "size": len(str(a.get("content") or ""))}
-                 for i, a in enumerate(attachments or [])]
-        t = self.tickets.create({
-            "subject": subject, "description": description, "requester_id": requester, "responder_id": responder_id,
-            "company_id": company_id if company_id is not None else self.contacts.get(requester).get("company_id"),
-            "group_id": group_id, "status": status, "priority": priority, "source": source, "type": ticket_type,
-            "tags": list(dict.fromkeys(tags or [])), "cc_emails": check_emails(cc_emails or [], "cc_emails"),
-            "custom_fields": custom_fields or {}, "due_by": due_by and str(due_by), "fr_due_by": fr_due_by and str(fr_due_by),
-            "parent_id": parent_id, "attachments": files, "created_at": now, "updated_at": now,
-        })
+        files = [
+            {
+                "id": self.next_seq("attachment") + 800000,
+                "name": str(a.get("name") or f"file{i + 1}"),
+                "content_type": str(a.get("content_type") or "application/octet-stream"),
+                "size": len(str(a.get("content") or "")),
+            }
+            for i, a in enumerate(attachments or [])
+        ]
+        t = self.tickets.create(
+            {
+                "subject": subject,
+                "description": description,
+                "requester_id": requester,
+                "responder_id": responder_id,
+                "company_id": company_id
+                if company_id is not None
+                else self.contacts.get(requester).get("company_id"),
+                "group_id": group_id,
+                "status": status,
+                "priority": priority,
+                "source": source,
+                "type": ticket_type,
+                "tags": list(dict.fromkeys(tags or [])),
+                "cc_emails": check_emails(cc_emails or [], "cc_emails"),
+                "custom_fields": custom_fields or {},
+                "due_by": due_by and str(due_by),
+                "fr_due_by": fr_due_by and str(fr_due_by),
+                "parent_id": parent_id,
+                "attachments": files,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
         return self._view(t)
 
     # ---- tickets ------------------------------------------------------------------------
     @tool(mutates=True)
     def freshdesk_create_ticket(
-        self, subject: str, description: str, email: str, name: str | None = None, priority: Priority = 2,
-        status: Status = 2, source: Source = 2, tags: list[str] | None = None, custom_fields: dict[str, Any] | None = None,
-        cc_emails: list[str] | None = None, due_by: str | None = None, fr_due_by: str | None = None,
-        attachments: list[dict[str, Any]] | None = None, responder_id: int | None = None, parent_id: int | None = None,
-        company_id: int | None = None, product_id: int | None = None, ticket_type: str | None = None, group_id: int | None = None,
+        self,
+        subject: str,
+        description: str,
+        email: str,
+        name: str | None = None,
+        priority: Priority = 2,
+        status: Status = 2,
+        source: Source = 2,
+        tags: list[str] | None = None,
+        custom_fields: dict[str, Any] | None = None,
+        cc_emails: list[str] | None = None,
+        due_by: str | None = None,
+        fr_due_by: str | None = None,
+        attachments: list[dict[str, Any]] | None = None,
+        responder_id: int | None = None,
+        parent_id: int | None = None,
+        company_id: int | None = None,
+        product_id: int | None = None,
+        ticket_type: str | None = None,
+        group_id: int | None = None,
     ) -> dict[str, Any]:
         """Create a new ticket in Freshdesk. The requester is found by email, or created.
 
@@ -179,15 +275,46 @@ class HelpdeskService(Service):
             ticket_type: Type of the ticket (Question, Incident, Problem, Feature Request).
             group_id: ID of the group to assign the ticket to.
         """
-        return self._create_ticket(subject, description, email, name, priority, status, source, tags, custom_fields, cc_emails,
-                                   due_by, fr_due_by, attachments, responder_id, parent_id, company_id, ticket_type, group_id)
+        return self._create_ticket(
+            subject,
+            description,
+            email,
+            name,
+            priority,
+            status,
+            source,
+            tags,
+            custom_fields,
+            cc_emails,
+            due_by,
+            fr_due_by,
+            attachments,
+            responder_id,
+            parent_id,
+            company_id,
+            ticket_type,
+            group_id,
+        )
 
     @tool(mutates=True)
     def freshdesk_create_ticket_with_attachments(
-        self, subject: str, description: str, email: str, name: str | None = None, priority: Priority = 2,
-        status: Status = 2, source: Source = 2, tags: list[str] | None = None, custom_fields: dict[str, Any] | None = None,
-        cc_emails: list[str] | None = None, attachments: list[dict[str, Any]] | None = None, due_by: str | None = None,
-        fr_due_by: str | None = None, group_id: int | None = None, responder_id: int | None = None, parent_id: int | None = None,
+        self,
+        subject: str,
+        description: str,
+        email: str,
+        name: str | None = None,
+        priority: Priority = 2,
+        status: Status = 2,
+        source: Source = 2,
+        tags: list[str] | None = None,
+        custom_fields: dict[str, Any] | None = None,
+        cc_emails: list[str] | None = None,
+        attachments: list[dict[str, Any]] | None = None,
+        due_by: str | None = None,
+        fr_due_by: str | None = None,
+        group_id: int | None = None,
+        responder_id: int | None = None,
+        parent_id: int | None = None,
     ) -> dict[str, Any]:
         """Create a new ticket with attachments (objects with name, content and content_type).
 
@@ -211,8 +338,26 @@ class HelpdeskService(Service):
         """
         if not attachments:
             raise InvalidArguments("'attachments' must list at least one file")
-        return self._create_ticket(subject, description, email, name, priority, status, source, tags, custom_fields, cc_emails,
-                                   due_by, fr_due_by, attachments, responder_id, parent_id, None, None, group_id)
+        return self._create_ticket(
+            subject,
+            description,
+            email,
+            name,
+            priority,
+            status,
+            source,
+            tags,
+            custom_fields,
+            cc_emails,
+            due_by,
+            fr_due_by,
+            attachments,
+            responder_id,
+            parent_id,
+            None,
+            None,
+            group_id,
+        )
 
     @tool
     def freshdesk_get_ticket_by_id(self, ticket_id: int, include: str | None = None) -> dict[str, Any]:
@@ -237,8 +382,14 @@ class HelpdeskService(Service):
 
     @tool(mutates=True)
     def freshdesk_update_ticket(
-        self, ticket_id: int, subject: str | None = None, description: str | None = None, priority: Priority | None = None,
-        status: Status | None = None, tags: list[str] | None = None, custom_fields: dict[str, Any] | None = None,
+        self,
+        ticket_id: int,
+        subject: str | None = None,
+        description: str | None = None,
+        priority: Priority | None = None,
+        status: Status | None = None,
+        tags: list[str] | None = None,
+        custom_fields: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Update a ticket's subject, description, priority, status, tags or custom fields.
 
@@ -252,8 +403,17 @@ class HelpdeskService(Service):
             custom_fields: Custom fields to set (merged into the existing ones).
         """
         t = self._ticket(ticket_id)
-        changes = {k: v for k, v in {"subject": subject, "description": description, "priority": priority, "status": status,
-                                     "tags": tags}.items() if v is not None}
+        changes = {
+            k: v
+            for k, v in {
+                "subject": subject,
+                "description": description,
+                "priority": priority,
+                "status": status,
+                "tags": tags,
+            }.items()
+            if v is not None
+        }
         if custom_fields:
             changes["custom_fields"] = {**t["custom_fields"], **custom_fields}
         if not changes:
@@ -340,11 +500,23 @@ class HelpdeskService(Service):
 
     @tool
     def freshdesk_list_tickets(
-        self, status: Status | None = None, priority: Priority | None = None, requester_id: int | None = None,
-        email: str | None = None, agent_id: int | None = None, company_id: int | None = None, group_id: int | None = None,
-        ticket_type: str | None = None, updated_since: str | None = None, created_since: str | None = None,
-        due_by: str | None = None, order_by: Literal["created_at", "updated_at", "priority", "status"] = "created_at",
-        order_type: Literal["asc", "desc"] = "desc", include: str | None = None, page: int = 1, per_page: int = 30,
+        self,
+        status: Status | None = None,
+        priority: Priority | None = None,
+        requester_id: int | None = None,
+        email: str | None = None,
+        agent_id: int | None = None,
+        company_id: int | None = None,
+        group_id: int | None = None,
+        ticket_type: str | None = None,
+        updated_since: str | None = None,
+        created_since: str | None = None,
+        due_by: str | None = None,
+        order_by: Literal["created_at", "updated_at", "priority", "status"] = "created_at",
+        order_type: Literal["asc", "desc"] = "desc",
+        include: str | None = None,
+        page: int = 1,
+        per_page: int = 30,
     ) -> dict[str, Any]:
         """List tickets with optional filtering, ordering and pages (deleted and archived tickets are left out).
 
@@ -366,18 +538,33 @@ class HelpdeskService(Service):
             page: Page number (from 1).
             per_page: Results per page (max 100).
         """
-        bounds = {k: parse_datetime_arg(v, k).strftime("%Y-%m-%dT%H:%M:%SZ") for k, v in
-                  (("updated_since", updated_since), ("created_since", created_since), ("due_by", due_by)) if v}
+        bounds = {
+            k: parse_datetime_arg(v, k).strftime("%Y-%m-%dT%H:%M:%SZ")
+            for k, v in (
+                ("updated_since", updated_since),
+                ("created_since", created_since),
+                ("due_by", due_by),
+            )
+            if v
+        }
         if email:
             found = self.contacts.find(lambda c: (c["email"] or "").lower() == email.strip().lower())
             requester_id = found[0]["id"] if found else -1
         recs = self.tickets.find(
-            lambda t: not t["deleted"] and not t["archived"]
-            and (not bounds.get("updated_since") or t["updated_at"] >= bounds["updated_since"])
-            and (not bounds.get("created_since") or t["created_at"] >= bounds["created_since"])
-            and (not bounds.get("due_by") or (t["due_by"] or "9") <= bounds["due_by"]),
-            status=status, priority=priority, requester_id=requester_id, responder_id=agent_id, company_id=company_id,
-            group_id=group_id, type=ticket_type,
+            lambda t: (
+                not t["deleted"]
+                and not t["archived"]
+                and (not bounds.get("updated_since") or t["updated_at"] >= bounds["updated_since"])
+                and (not bounds.get("created_since") or t["created_at"] >= bounds["created_since"])
+                and (not bounds.get("due_by") or (t["due_by"] or "9") <= bounds["due_by"])
+            ),
+            status=status,
+            priority=priority,
+            requester_id=requester_id,
+            responder_id=agent_id,
+            company_id=company_id,
+            group_id=group_id,
+            type=ticket_type,
         )
         recs.sort(key=lambda t: (t[order_by], t["id"]), reverse=order_type == "desc")
         out = page_number([self._view(t) for t in recs], page, per_page, 100)
@@ -397,12 +584,17 @@ class HelpdeskService(Service):
         """
         check_limit(page, "page", 1, 10)
         test = _query_filter(query, TICKET_FIELDS)
-        recs = sorted((t for t in self.tickets.all() if not t["deleted"] and not t["archived"] and test(t)),
-                      key=lambda t: (t["created_at"], t["id"]), reverse=True)
+        recs = sorted(
+            (t for t in self.tickets.all() if not t["deleted"] and not t["archived"] and test(t)),
+            key=lambda t: (t["created_at"], t["id"]),
+            reverse=True,
+        )
         return page_number([self._view(t) for t in recs], page, per_page, 30)
 
     @tool(mutates=True)
-    def freshdesk_merge_tickets(self, primary_ticket_id: int, ticket_ids: int, convert_recepients_to_cc: bool = False) -> dict[str, Any]:
+    def freshdesk_merge_tickets(
+        self, primary_ticket_id: int, ticket_ids: int, convert_recepients_to_cc: bool = False
+    ) -> dict[str, Any]:
         """Merge a ticket into a primary ticket: the merged ticket is closed and its conversations move to the primary.
 
         Args:
@@ -416,8 +608,17 @@ class HelpdeskService(Service):
         other = self._ticket(ticket_ids)
         for c in self.conversations.find(ticket_id=ticket_ids):
             self.conversations.update(c["id"], {"ticket_id": primary_ticket_id})
-        self.conversations.create({"ticket_id": primary_ticket_id, "kind": "note", "body": f"Merged ticket #{ticket_ids}: {other['subject']}",
-                                   "private": True, "incoming": False, "user_id": self._me_agent(), "created_at": self.clock.iso()})
+        self.conversations.create(
+            {
+                "ticket_id": primary_ticket_id,
+                "kind": "note",
+                "body": f"Merged ticket #{ticket_ids}: {other['subject']}",
+                "private": True,
+                "incoming": False,
+                "user_id": self._me_agent(),
+                "created_at": self.clock.iso(),
+            }
+        )
         cc = primary["cc_emails"]
         if convert_recepients_to_cc:
             email = (self.contacts.get(other["requester_id"]) or {}).get("email")
@@ -461,8 +662,14 @@ class HelpdeskService(Service):
     # ---- conversations ------------------------------------------------------------------
     @tool(mutates=True)
     def freshdesk_add_note_to_ticket(
-        self, ticket_id: int, body: str, user_id: int | None = None, incoming: bool = False,
-        notify_emails: list[str] | None = None, private: bool = True, attachments: list[dict[str, Any]] | None = None,
+        self,
+        ticket_id: int,
+        body: str,
+        user_id: int | None = None,
+        incoming: bool = False,
+        notify_emails: list[str] | None = None,
+        private: bool = True,
+        attachments: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Add a note (private by default) to a ticket.
 
@@ -480,16 +687,31 @@ class HelpdeskService(Service):
             raise InvalidArguments("'body' must not be empty")
         uid = user_id if user_id is not None else self._me_agent()
         self.agents.require(uid, "user_id")
-        note = self.conversations.create({"ticket_id": ticket_id, "kind": "note", "body": body, "private": private,
-                                          "incoming": incoming, "user_id": uid, "to_emails": check_emails(notify_emails or [], "notify_emails"),
-                                          "created_at": self.clock.iso()})
+        note = self.conversations.create(
+            {
+                "ticket_id": ticket_id,
+                "kind": "note",
+                "body": body,
+                "private": private,
+                "incoming": incoming,
+                "user_id": uid,
+                "to_emails": check_emails(notify_emails or [], "notify_emails"),
+                "created_at": self.clock.iso(),
+            }
+        )
         self._touch(ticket_id)
         return note
 
     @tool(mutates=True)
     def freshdesk_reply_to_a_ticket(
-        self, ticket_id: int, body: str, user_id: int | None = None, cc_emails: list[str] | None = None,
-        bcc_emails: list[str] | None = None, from_email: str | None = None, attachments: list[dict[str, Any]] | None = None,
+        self,
+        ticket_id: int,
+        body: str,
+        user_id: int | None = None,
+        cc_emails: list[str] | None = None,
+        bcc_emails: list[str] | None = None,
+        from_email: str | None = None,
+        attachments: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Reply to a ticket (the requester receives it). A closed ticket must be reopened before a reply.
 
@@ -504,24 +726,38 @@ class HelpdeskService(Service):
         """
         t = self._ticket(ticket_id)
         if t["status"] == CLOSED:
-            raise RuleViolation(f"ticket {ticket_id} is closed; reopen it (status 2) before replying", type="ticket_closed")
+            raise RuleViolation(
+                f"ticket {ticket_id} is closed; reopen it (status 2) before replying", type="ticket_closed"
+            )
         if not body.strip():
             raise InvalidArguments("'body' must not be empty")
         uid = user_id if user_id is not None else self._me_agent()
         self.agents.require(uid, "user_id")
         requester = self.contacts.get(t["requester_id"]) or {}
-        reply = self.conversations.create({
-            "ticket_id": ticket_id, "kind": "reply", "body": body, "private": False, "incoming": False, "user_id": uid,
-            "from_email": from_email and check_emails([from_email], "from_email")[0],
-            "to_emails": [requester["email"]] if requester.get("email") else [],
-            "cc_emails": check_emails(cc_emails or [], "cc_emails"), "bcc_emails": check_emails(bcc_emails or [], "bcc_emails"),
-            "created_at": self.clock.iso(),
-        })
-        self._touch(ticket_id, status=3 if t["status"] == 2 else t["status"])  # replying moves Open to Pending
+        reply = self.conversations.create(
+            {
+                "ticket_id": ticket_id,
+                "kind": "reply",
+                "body": body,
+                "private": False,
+                "incoming": False,
+                "user_id": uid,
+                "from_email": from_email and check_emails([from_email], "from_email")[0],
+                "to_emails": [requester["email"]] if requester.get("email") else [],
+                "cc_emails": check_emails(cc_emails or [], "cc_emails"),
+                "bcc_emails": check_emails(bcc_emails or [], "bcc_emails"),
+                "created_at": self.clock.iso(),
+            }
+        )
+        self._touch(
+            ticket_id, status=3 if t["status"] == 2 else t["status"]
+        )  # replying moves Open to Pending
         return reply
 
     @tool(mutates=True)
-    def freshdesk_update_note(self, note_id: int, body: str, attachments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def freshdesk_update_note(
+        self, note_id: int, body: str, attachments: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         """Update the body of a note.
 
         Args:
@@ -531,7 +767,9 @@ class HelpdeskService(Service):
         """
         c = self.conversations.require(note_id, "note_id")
         if c["kind"] != "note":
-            raise RuleViolation(f"conversation {note_id} is a {c['kind']}, only notes can be edited", type="not_a_note")
+            raise RuleViolation(
+                f"conversation {note_id} is a {c['kind']}, only notes can be edited", type="not_a_note"
+            )
         if not body.strip():
             raise InvalidArguments("'body' must not be empty")
         return self.conversations.update(note_id, {"body": body})
@@ -545,14 +783,21 @@ class HelpdeskService(Service):
         """
         c = self.conversations.require(note_id, "note_id")
         if c["kind"] != "note":
-            raise RuleViolation(f"conversation {note_id} is a {c['kind']}, only notes can be deleted", type="not_a_note")
+            raise RuleViolation(
+                f"conversation {note_id} is a {c['kind']}, only notes can be deleted", type="not_a_note"
+            )
         self.conversations.delete(note_id)
         return {"id": note_id, "deleted": True}
 
     @tool(mutates=True)
     def freshdesk_forward_ticket(
-        self, ticket_id: int, to_emails: list[str], cc_emails: list[str] | None = None, bcc_emails: list[str] | None = None,
-        body: str | None = None, subject: str | None = None,
+        self,
+        ticket_id: int,
+        to_emails: list[str],
+        cc_emails: list[str] | None = None,
+        bcc_emails: list[str] | None = None,
+        body: str | None = None,
+        subject: str | None = None,
     ) -> dict[str, Any]:
         """Forward a ticket to external email addresses.
 
@@ -567,17 +812,31 @@ class HelpdeskService(Service):
         t = self._ticket(ticket_id)
         if not to_emails:
             raise InvalidArguments("'to_emails' must list at least one recipient")
-        return self.conversations.create({
-            "ticket_id": ticket_id, "kind": "forward", "body": f"{subject or 'Fwd: ' + t['subject']}\n\n{body or ''}\n\n{t['description']}",
-            "private": True, "incoming": False, "user_id": self._me_agent(), "to_emails": check_emails(to_emails, "to_emails"),
-            "cc_emails": check_emails(cc_emails or [], "cc_emails"), "bcc_emails": check_emails(bcc_emails or [], "bcc_emails"),
-            "created_at": self.clock.iso(),
-        })
+        return self.conversations.create(
+            {
+                "ticket_id": ticket_id,
+                "kind": "forward",
+                "body": f"{subject or 'Fwd: ' + t['subject']}\n\n{body or ''}\n\n{t['description']}",
+                "private": True,
+                "incoming": False,
+                "user_id": self._me_agent(),
+                "to_emails": check_emails(to_emails, "to_emails"),
+                "cc_emails": check_emails(cc_emails or [], "cc_emails"),
+                "bcc_emails": check_emails(bcc_emails or [], "bcc_emails"),
+                "created_at": self.clock.iso(),
+            }
+        )
 
     # ---- contacts -----------------------------------------------------------------------
     @tool(mutates=True)
-    def freshdesk_create_contact(self, name: str, email: str | None = None, phone: str | None = None,
-                                 company_id: int | None = None, description: str | None = None) -> dict[str, Any]:
+    def freshdesk_create_contact(
+        self,
+        name: str,
+        email: str | None = None,
+        phone: str | None = None,
+        company_id: int | None = None,
+        description: str | None = None,
+    ) -> dict[str, Any]:
         """Create a contact. It needs an email or a phone; emails are unique.
 
         Args:
@@ -598,8 +857,17 @@ class HelpdeskService(Service):
         if company_id is not None:
             self.companies.require(company_id, "company_id")
         now = self.clock.iso()
-        return self.contacts.create({"name": name, "email": email, "phone": phone, "company_id": company_id,
-                                     "description": description, "created_at": now, "updated_at": now})
+        return self.contacts.create(
+            {
+                "name": name,
+                "email": email,
+                "phone": phone,
+                "company_id": company_id,
+                "description": description,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
 
     @tool
     def freshdesk_get_contact_by_id(self, contact_id: int) -> dict[str, Any]:
@@ -611,9 +879,17 @@ class HelpdeskService(Service):
         return self.contacts.require(contact_id)
 
     @tool
-    def freshdesk_list_contacts(self, email: str | None = None, phone: str | None = None, mobile: str | None = None,
-                                company_id: int | None = None, state: Literal["verified", "unverified", "blocked", "deleted"] | None = None,
-                                updated_since: str | None = None, page: int = 1, per_page: int = 30) -> dict[str, Any]:
+    def freshdesk_list_contacts(
+        self,
+        email: str | None = None,
+        phone: str | None = None,
+        mobile: str | None = None,
+        company_id: int | None = None,
+        state: Literal["verified", "unverified", "blocked", "deleted"] | None = None,
+        updated_since: str | None = None,
+        page: int = 1,
+        per_page: int = 30,
+    ) -> dict[str, Any]:
         """List contacts with optional filters (deleted contacts only with state='deleted').
 
         Args:
@@ -626,17 +902,37 @@ class HelpdeskService(Service):
             page: Page number (from 1).
             per_page: Results per page (max 100).
         """
-        since = parse_datetime_arg(updated_since, "updated_since").strftime("%Y-%m-%dT%H:%M:%SZ") if updated_since else ""
+        since = (
+            parse_datetime_arg(updated_since, "updated_since").strftime("%Y-%m-%dT%H:%M:%SZ")
+            if updated_since
+            else ""
+        )
         recs = self.contacts.find(
-            lambda c: c["deleted"] == (state == "deleted") and (not email or (c["email"] or "").lower() == email.lower())
-            and c["updated_at"] >= since, phone=phone, mobile=mobile, company_id=company_id)
+            lambda c: (
+                c["deleted"] == (state == "deleted")
+                and (not email or (c["email"] or "").lower() == email.lower())
+                and c["updated_at"] >= since
+            ),
+            phone=phone,
+            mobile=mobile,
+            company_id=company_id,
+        )
         return page_number(sorted(recs, key=lambda c: c["id"]), page, per_page, 100)
 
     @tool(mutates=True)
     def freshdesk_update_contact(
-        self, contact_id: int, name: str | None = None, email: str | None = None, phone: str | None = None,
-        mobile: str | None = None, company_id: int | None = None, description: str | None = None, job_title: str | None = None,
-        tags: list[str] | None = None, custom_fields: dict[str, Any] | None = None, avatar_path: str | None = None,
+        self,
+        contact_id: int,
+        name: str | None = None,
+        email: str | None = None,
+        phone: str | None = None,
+        mobile: str | None = None,
+        company_id: int | None = None,
+        description: str | None = None,
+        job_title: str | None = None,
+        tags: list[str] | None = None,
+        custom_fields: dict[str, Any] | None = None,
+        avatar_path: str | None = None,
         address: str | None = None,
     ) -> dict[str, Any]:
         """Update a contact's fields.
@@ -664,14 +960,28 @@ class HelpdeskService(Service):
                 raise Conflict(f"another contact already has email {email}", type="duplicate_value")
         if company_id is not None:
             self.companies.require(company_id, "company_id")
-        changes = {k: v for k, v in {"name": name, "email": email, "phone": phone, "mobile": mobile, "company_id": company_id,
-                                     "description": description, "job_title": job_title, "tags": tags}.items() if v is not None}
+        changes = {
+            k: v
+            for k, v in {
+                "name": name,
+                "email": email,
+                "phone": phone,
+                "mobile": mobile,
+                "company_id": company_id,
+                "description": description,
+                "job_title": job_title,
+                "tags": tags,
+            }.items()
+            if v is not None
+        }
         if not changes:
             raise InvalidArguments("give at least one field to update")
         return self.contacts.update(contact_id, {**changes, "updated_at": self.clock.iso()})
 
     @tool(mutates=True)
-    def freshdesk_delete_contact(self, contact_id: int, hard_delete: bool = False, force: bool = False) -> dict[str, Any]:
+    def freshdesk_delete_contact(
+        self, contact_id: int, hard_delete: bool = False, force: bool = False
+    ) -> dict[str, Any]:
         """Delete a contact. Soft delete by default; hard_delete=True deletes permanently, which needs a soft delete first unless force=True.
 
         Args:
@@ -712,10 +1022,15 @@ class HelpdeskService(Service):
         if not name.strip():
             raise InvalidArguments("'name' must not be empty")
         hits = [c for c in self.contacts.all() if not c["deleted"] and matches(name, c["name"])]
-        return [{"id": c["id"], "name": c["name"], "email": c["email"]} for c in sorted(hits, key=lambda c: c["name"])[:30]]
+        return [
+            {"id": c["id"], "name": c["name"], "email": c["email"]}
+            for c in sorted(hits, key=lambda c: c["name"])[:30]
+        ]
 
     @tool
-    def freshdesk_filter_contacts(self, query: str, page: int = 1, updated_since: str | None = None) -> dict[str, Any]:
+    def freshdesk_filter_contacts(
+        self, query: str, page: int = 1, updated_since: str | None = None
+    ) -> dict[str, Any]:
         """Filter contacts with the query language, e.g. "company_id:305 AND active:true" or "name:'Ana Silva'".
 
         Args:
@@ -724,15 +1039,26 @@ class HelpdeskService(Service):
             updated_since: Only contacts updated since this date (ISO 8601).
         """
         test = _query_filter(query, CONTACT_FIELDS)
-        since = parse_datetime_arg(updated_since, "updated_since").strftime("%Y-%m-%dT%H:%M:%SZ") if updated_since else ""
+        since = (
+            parse_datetime_arg(updated_since, "updated_since").strftime("%Y-%m-%dT%H:%M:%SZ")
+            if updated_since
+            else ""
+        )
         recs = [c for c in self.contacts.all() if not c["deleted"] and c["updated_at"] >= since and test(c)]
         return page_number(sorted(recs, key=lambda c: c["id"]), page, 30, 30)
 
     @tool(mutates=True)
     def freshdesk_make_contact_agent(
-        self, contact_id: int, occasional: bool = False, signature: str | None = None, ticket_scope: Literal[1, 2, 3] = 1,
-        skill_ids: list[int] | None = None, group_ids: list[int] | None = None, role_ids: list[int] | None = None,
-        agent_type: str = "support_agent", focus_mode: bool = True,
+        self,
+        contact_id: int,
+        occasional: bool = False,
+        signature: str | None = None,
+        ticket_scope: Literal[1, 2, 3] = 1,
+        skill_ids: list[int] | None = None,
+        group_ids: list[int] | None = None,
+        role_ids: list[int] | None = None,
+        agent_type: str = "support_agent",
+        focus_mode: bool = True,
     ) -> dict[str, Any]:
         """Make a contact an agent.
 
@@ -752,10 +1078,20 @@ class HelpdeskService(Service):
             raise RuleViolation("a contact needs an email to become an agent", type="email_required")
         if self.agents.find(lambda a: a["email"].lower() == c["email"].lower()):
             raise Conflict(f"{c['email']} is already an agent", type="already_agent")
-        return self.agents.create({"name": c["name"], "email": c["email"], "ticket_scope": ticket_scope, "occasional": occasional,
-                                   "signature": signature, "group_ids": group_ids or [], "role_ids": role_ids or [],
-                                   "contact_id": contact_id, "created_at": self.clock.iso(),
-                                   "agent_type": {"support_agent": 1, "field_agent": 2, "collaborator": 3}.get(agent_type, 1)})
+        return self.agents.create(
+            {
+                "name": c["name"],
+                "email": c["email"],
+                "ticket_scope": ticket_scope,
+                "occasional": occasional,
+                "signature": signature,
+                "group_ids": group_ids or [],
+                "role_ids": role_ids or [],
+                "contact_id": contact_id,
+                "created_at": self.clock.iso(),
+                "agent_type": {"support_agent": 1, "field_agent": 2, "collaborator": 3}.get(agent_type, 1),
+            }
+        )
 
     @tool(mutates=True)
     def freshdesk_send_contact_invite(self, contact_id: int) -> dict[str, Any]:
@@ -771,8 +1107,12 @@ class HelpdeskService(Service):
         return {"id": contact_id, "invited": c["email"]}
 
     @tool(mutates=True)
-    def freshdesk_merge_contacts(self, primary_contact_id: int, secondary_contact_ids: list[int],
-                                 contact_data: dict[str, Any] | None = None) -> dict[str, Any]:
+    def freshdesk_merge_contacts(
+        self,
+        primary_contact_id: int,
+        secondary_contact_ids: list[int],
+        contact_data: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Merge contacts into a primary contact: their tickets move to the primary and they are deleted.
 
         Args:
@@ -796,14 +1136,24 @@ class HelpdeskService(Service):
                 self.tickets.update(t["id"], {"requester_id": primary_contact_id})
         for cid in dict.fromkeys(secondary_contact_ids):
             self.contacts.delete(cid)
-        return self.contacts.update(primary_contact_id, {**(contact_data or {}), "updated_at": self.clock.iso()})
+        return self.contacts.update(
+            primary_contact_id, {**(contact_data or {}), "updated_at": self.clock.iso()}
+        )
 
     # ---- companies ----------------------------------------------------------------------
     @tool(mutates=True)
     def freshdesk_create_company(
-        self, name: str, domains: list[str] | None = None, description: str | None = None, note: str | None = None,
-        health_score: str | None = None, account_tier: str | None = None, renewal_date: str | None = None,
-        industry: str | None = None, custom_fields: dict[str, Any] | None = None, lookup_parameter: str | None = None,
+        self,
+        name: str,
+        domains: list[str] | None = None,
+        description: str | None = None,
+        note: str | None = None,
+        health_score: str | None = None,
+        account_tier: str | None = None,
+        renewal_date: str | None = None,
+        industry: str | None = None,
+        custom_fields: dict[str, Any] | None = None,
+        lookup_parameter: str | None = None,
     ) -> dict[str, Any]:
         """Create a company; names are unique.
 
@@ -826,9 +1176,20 @@ class HelpdeskService(Service):
         if renewal_date:
             parse_datetime_arg(renewal_date, "renewal_date")
         now = self.clock.iso()
-        return self.companies.create({"name": name, "domains": domains or [], "description": description, "note": note,
-                                      "health_score": health_score, "account_tier": account_tier, "renewal_date": renewal_date,
-                                      "industry": industry, "created_at": now, "updated_at": now})
+        return self.companies.create(
+            {
+                "name": name,
+                "domains": domains or [],
+                "description": description,
+                "note": note,
+                "health_score": health_score,
+                "account_tier": account_tier,
+                "renewal_date": renewal_date,
+                "industry": industry,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
 
     @tool
     def freshdesk_get_company_by_id(self, company_id: int) -> dict[str, Any]:
@@ -840,7 +1201,9 @@ class HelpdeskService(Service):
         return self.companies.require(company_id)
 
     @tool
-    def freshdesk_list_companies(self, updated_since: str | None = None, page: int = 1, per_page: int = 30) -> dict[str, Any]:
+    def freshdesk_list_companies(
+        self, updated_since: str | None = None, page: int = 1, per_page: int = 30
+    ) -> dict[str, Any]:
         """List companies.
 
         Args:
@@ -848,15 +1211,27 @@ class HelpdeskService(Service):
             page: Page number (from 1).
             per_page: Results per page (max 100).
         """
-        since = parse_datetime_arg(updated_since, "updated_since").strftime("%Y-%m-%dT%H:%M:%SZ") if updated_since else ""
+        since = (
+            parse_datetime_arg(updated_since, "updated_since").strftime("%Y-%m-%dT%H:%M:%SZ")
+            if updated_since
+            else ""
+        )
         recs = sorted(self.companies.find(lambda c: c["updated_at"] >= since), key=lambda c: c["id"])
         return page_number(recs, page, per_page, 100)
 
     @tool(mutates=True)
     def freshdesk_update_company(
-        self, company_id: int, name: str | None = None, domains: list[str] | None = None, description: str | None = None,
-        note: str | None = None, health_score: str | None = None, account_tier: str | None = None,
-        renewal_date: str | None = None, industry: str | None = None, custom_fields: dict[str, Any] | None = None,
+        self,
+        company_id: int,
+        name: str | None = None,
+        domains: list[str] | None = None,
+        description: str | None = None,
+        note: str | None = None,
+        health_score: str | None = None,
+        account_tier: str | None = None,
+        renewal_date: str | None = None,
+        industry: str | None = None,
+        custom_fields: dict[str, Any] | None = None,
         lookup_parameter: str | None = None,
     ) -> dict[str, Any]:
         """Update a company's fields.
@@ -875,13 +1250,26 @@ class HelpdeskService(Service):
             lookup_parameter: Lookup parameter (not used).
         """
         self.companies.require(company_id)
-        if name is not None and self.companies.find(lambda c: c["id"] != company_id and norm(c["name"]) == norm(name)):
+        if name is not None and self.companies.find(
+            lambda c: c["id"] != company_id and norm(c["name"]) == norm(name)
+        ):
             raise Conflict(f"a company named {name!r} already exists", type="duplicate_value")
         if renewal_date:
             parse_datetime_arg(renewal_date, "renewal_date")
-        changes = {k: v for k, v in {"name": name, "domains": domains, "description": description, "note": note,
-                                     "health_score": health_score, "account_tier": account_tier, "renewal_date": renewal_date,
-                                     "industry": industry}.items() if v is not None}
+        changes = {
+            k: v
+            for k, v in {
+                "name": name,
+                "domains": domains,
+                "description": description,
+                "note": note,
+                "health_score": health_score,
+                "account_tier": account_tier,
+                "renewal_date": renewal_date,
+                "industry": industry,
+            }.items()
+            if v is not None
+        }
         if not changes:
             raise InvalidArguments("give at least one field to update")
         return self.companies.update(company_id, {**changes, "updated_at": self.clock.iso()})
@@ -911,7 +1299,9 @@ class HelpdeskService(Service):
             per_page: Results per page (max 30).
         """
         test = _query_filter(query, COMPANY_FIELDS)
-        return page_number(sorted((c for c in self.companies.all() if test(c)), key=lambda c: c["id"]), page, per_page, 30)
+        return page_number(
+            sorted((c for c in self.companies.all() if test(c)), key=lambda c: c["id"]), page, per_page, 30
+        )
 
     @tool
     def freshdesk_search_companies_by_name(self, name: str) -> list[dict[str, Any]]:
@@ -922,14 +1312,22 @@ class HelpdeskService(Service):
         """
         if not name.strip():
             raise InvalidArguments("'name' must not be empty")
-        return [{"id": c["id"], "name": c["name"]} for c in sorted(self.companies.search(name), key=lambda c: c["name"])[:30]]
+        return [
+            {"id": c["id"], "name": c["name"]}
+            for c in sorted(self.companies.search(name), key=lambda c: c["name"])[:30]
+        ]
 
     # ---- account and agents --------------------------------------------------------------
     @tool
     def freshdesk_get_current_account(self) -> dict[str, Any]:
         """Get the helpdesk account: name, counts and timezone."""
-        return {"account_name": "Support", "timezone": "UTC", "tickets": len(self.tickets.rows),
-                "agents": len(self.agents.rows), "contacts": len(self.contacts.rows)}
+        return {
+            "account_name": "Support",
+            "timezone": "UTC",
+            "tickets": len(self.tickets.rows),
+            "agents": len(self.agents.rows),
+            "contacts": len(self.contacts.rows),
+        }
 
     @tool
     def freshdesk_get_current_agent(self) -> dict[str, Any]:
@@ -937,8 +1335,15 @@ class HelpdeskService(Service):
         return self.agents.require(self._me_agent())
 
     @tool
-    def freshdesk_list_agents(self, email: str | None = None, mobile: str | None = None, phone: str | None = None,
-                              state: Literal["fulltime", "occasional"] | None = None, page: int = 1, per_page: int = 30) -> dict[str, Any]:
+    def freshdesk_list_agents(
+        self,
+        email: str | None = None,
+        mobile: str | None = None,
+        phone: str | None = None,
+        state: Literal["fulltime", "occasional"] | None = None,
+        page: int = 1,
+        per_page: int = 30,
+    ) -> dict[str, Any]:
         """List agents.
 
         Args:
@@ -949,8 +1354,12 @@ class HelpdeskService(Service):
             page: Page number (from 1).
             per_page: Results per page (max 100).
         """
-        recs = self.agents.find(lambda a: (not email or a["email"].lower() == email.lower())
-                                and (state is None or a["occasional"] == (state == "occasional")))
+        recs = self.agents.find(
+            lambda a: (
+                (not email or a["email"].lower() == email.lower())
+                and (state is None or a["occasional"] == (state == "occasional"))
+            )
+        )
         return page_number(sorted(recs, key=lambda a: a["id"]), page, per_page, 100)
 
     @tool
@@ -971,7 +1380,10 @@ class HelpdeskService(Service):
         """
         if not term.strip():
             raise InvalidArguments("'term' must not be empty")
-        return [{"id": a["id"], "name": a["name"], "email": a["email"]} for a in sorted(self.agents.search(term), key=lambda a: a["id"])]
+        return [
+            {"id": a["id"], "name": a["name"], "email": a["email"]}
+            for a in sorted(self.agents.search(term), key=lambda a: a["id"])
+        ]
 
     def _new_agent(self, data: dict[str, Any], field: str) -> dict[str, Any]:
         email = check_emails([data.get("email", "")], f"{field}.email")[0]
@@ -981,17 +1393,37 @@ class HelpdeskService(Service):
             raise InvalidArguments(f"'{field}.ticket_scope' must be 1, 2 or 3")
         if self.agents.find(lambda a: a["email"].lower() == email):
             raise Conflict(f"an agent with email {email} already exists", type="duplicate_value")
-        return self.agents.create({"name": data["name"], "email": email, "ticket_scope": data["ticket_scope"],
-                                   "role_ids": data.get("role_ids") or [], "group_ids": data.get("group_ids") or [],
-                                   "occasional": bool(data.get("occasional", False)), "signature": data.get("signature"),
-                                   "language": data.get("language") or "en", "time_zone": data.get("time_zone") or "UTC",
-                                   "agent_type": data.get("agent_type") or 1, "created_at": self.clock.iso()})
+        return self.agents.create(
+            {
+                "name": data["name"],
+                "email": email,
+                "ticket_scope": data["ticket_scope"],
+                "role_ids": data.get("role_ids") or [],
+                "group_ids": data.get("group_ids") or [],
+                "occasional": bool(data.get("occasional", False)),
+                "signature": data.get("signature"),
+                "language": data.get("language") or "en",
+                "time_zone": data.get("time_zone") or "UTC",
+                "agent_type": data.get("agent_type") or 1,
+                "created_at": self.clock.iso(),
+            }
+        )
 
     @tool(mutates=True)
     def freshdesk_create_agent(
-        self, email: str, name: str, ticket_scope: Literal[1, 2, 3], role_ids: list[int], group_ids: list[int] | None = None,
-        skill_ids: list[int] | None = None, occasional: bool = False, signature: str | None = None, language: str = "en",
-        time_zone: str | None = None, agent_type: Literal[1, 2, 3] = 1, focus_mode: bool = True,
+        self,
+        email: str,
+        name: str,
+        ticket_scope: Literal[1, 2, 3],
+        role_ids: list[int],
+        group_ids: list[int] | None = None,
+        skill_ids: list[int] | None = None,
+        occasional: bool = False,
+        signature: str | None = None,
+        language: str = "en",
+        time_zone: str | None = None,
+        agent_type: Literal[1, 2, 3] = 1,
+        focus_mode: bool = True,
     ) -> dict[str, Any]:
         """Create a new agent.
 
@@ -1009,16 +1441,36 @@ class HelpdeskService(Service):
             agent_type: 1=Support, 2=Field, 3=Collaborator.
             focus_mode: Whether focus mode is on.
         """
-        return self._new_agent({"email": email, "name": name, "ticket_scope": ticket_scope, "role_ids": role_ids,
-                                "group_ids": group_ids, "occasional": occasional, "signature": signature, "language": language,
-                                "time_zone": time_zone, "agent_type": agent_type}, "agent")
+        return self._new_agent(
+            {
+                "email": email,
+                "name": name,
+                "ticket_scope": ticket_scope,
+                "role_ids": role_ids,
+                "group_ids": group_ids,
+                "occasional": occasional,
+                "signature": signature,
+                "language": language,
+                "time_zone": time_zone,
+                "agent_type": agent_type,
+            },
+            "agent",
+        )
 
     @tool(mutates=True)
     def freshdesk_update_agent(
-        self, agent_id: int, email: str | None = None, ticket_scope: Literal[1, 2, 3] | None = None,
-        role_ids: list[int] | None = None, group_ids: list[int] | None = None, skill_ids: list[int] | None = None,
-        occasional: bool | None = None, signature: str | None = None, language: str | None = None,
-        time_zone: str | None = None, focus_mode: bool | None = None,
+        self,
+        agent_id: int,
+        email: str | None = None,
+        ticket_scope: Literal[1, 2, 3] | None = None,
+        role_ids: list[int] | None = None,
+        group_ids: list[int] | None = None,
+        skill_ids: list[int] | None = None,
+        occasional: bool | None = None,
+        signature: str | None = None,
+        language: str | None = None,
+        time_zone: str | None = None,
+        focus_mode: bool | None = None,
     ) -> dict[str, Any]:
         """Update an agent.
 
@@ -1040,9 +1492,20 @@ class HelpdeskService(Service):
             email = check_emails([email], "email")[0]
             if self.agents.find(lambda a: a["id"] != agent_id and a["email"].lower() == email):
                 raise Conflict(f"an agent with email {email} already exists", type="duplicate_value")
-        changes = {k: v for k, v in {"email": email, "ticket_scope": ticket_scope, "role_ids": role_ids, "group_ids": group_ids,
-                                     "occasional": occasional, "signature": signature, "language": language,
-                                     "time_zone": time_zone}.items() if v is not None}
+        changes = {
+            k: v
+            for k, v in {
+                "email": email,
+                "ticket_scope": ticket_scope,
+                "role_ids": role_ids,
+                "group_ids": group_ids,
+                "occasional": occasional,
+                "signature": signature,
+                "language": language,
+                "time_zone": time_zone,
+            }.items()
+            if v is not None
+        }
         if not changes:
             raise InvalidArguments("give at least one field to update")
         return self.agents.update(agent_id, changes)
@@ -1071,5 +1534,8 @@ class HelpdeskService(Service):
         """
         if not agents_data:
             raise InvalidArguments("'agents_data' must list at least one agent")
-        created = [self._new_agent(a if isinstance(a, dict) else {}, f"agents_data[{i}]") for i, a in enumerate(agents_data)]
+        created = [
+            self._new_agent(a if isinstance(a, dict) else {}, f"agents_data[{i}]")
+            for i, a in enumerate(agents_data)
+        ]
         return {"created": created}

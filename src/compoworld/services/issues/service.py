@@ -16,7 +16,16 @@ from compoworld.core.service import SeedContext, Service
 from compoworld.core.state import META
 from compoworld.core.tool import tool
 from compoworld.services.issues.seed import seed_issues
-from compoworld.services.issues.state import Comment, Initiative, InitiativeProject, Issue, Project, Team, User, WorkflowState
+from compoworld.services.issues.state import (
+    Comment,
+    Initiative,
+    InitiativeProject,
+    Issue,
+    Project,
+    Team,
+    User,
+    WorkflowState,
+)
 
 ProjectState = Literal["planned", "started", "paused", "completed", "canceled"]
 InitiativeStatus = Literal["Planned", "Active", "Completed"]
@@ -26,7 +35,9 @@ def _date(value: str | None, field: str) -> str | None:
     return None if value is None else parse_datetime_arg(value, field).date().isoformat()
 
 
-def _filter(records: list[dict[str, Any]], flt: dict[str, Any] | None, aliases: dict[str, str]) -> list[dict[str, Any]]:
+def _filter(
+    records: list[dict[str, Any]], flt: dict[str, Any] | None, aliases: dict[str, str]
+) -> list[dict[str, Any]]:
     """Linear-style filters: {field: value} or {field: {eq|neq|in|nin|contains|gte|lte: value}}."""
     if not flt:
         return records
@@ -37,18 +48,24 @@ def _filter(records: list[dict[str, Any]], flt: dict[str, Any] | None, aliases: 
             cond = {"eq": cond}
         for op, val in cond.items():
             if op not in ("eq", "neq", "in", "nin", "contains", "gte", "lte", "null"):
-                raise InvalidArguments(f"'filter.{key}': unknown operator {op!r} (use eq, neq, in, nin, contains, gte, lte, null)")
+                raise InvalidArguments(
+                    f"'filter.{key}': unknown operator {op!r} (use eq, neq, in, nin, contains, gte, lte, null)"
+                )
             tests.append((field, op, val))
     known = set(records[0]) if records else set()
     for field, _, _ in tests:
         if records and field not in known:
-            raise InvalidArguments(f"'filter': unknown field {field!r}; fields: {', '.join(sorted(known | set(aliases)))}")
+            raise InvalidArguments(
+                f"'filter': unknown field {field!r}; fields: {', '.join(sorted(known | set(aliases)))}"
+            )
 
     def ok(rec: dict[str, Any]) -> bool:
         for field, op, val in tests:
             v = rec.get(field)
             hit = {
-                "eq": lambda: v == val or (isinstance(v, str) and isinstance(val, str) and norm(v) == norm(val)),
+                "eq": lambda: (
+                    v == val or (isinstance(v, str) and isinstance(val, str) and norm(v) == norm(val))
+                ),
                 "neq": lambda: v != val,
                 "in": lambda: isinstance(val, list) and v in val,
                 "nin": lambda: isinstance(val, list) and v not in val,
@@ -106,11 +123,15 @@ class IssuesService(Service):
         if state_id is not None:
             st = self.states.require(state_id, "state_id")
             if st["team_id"] != team_id:
-                raise RuleViolation(f"state '{state_id}' belongs to another team's workflow", type="state_not_in_team")
+                raise RuleViolation(
+                    f"state '{state_id}' belongs to another team's workflow", type="state_not_in_team"
+                )
         if project_id is not None:
             proj = self.projects.require(project_id, "project_id")
             if team_id not in proj["team_ids"]:
-                raise RuleViolation(f"project '{proj['name']}' is not worked on by this team", type="project_not_in_team")
+                raise RuleViolation(
+                    f"project '{proj['name']}' is not worked on by this team", type="project_not_in_team"
+                )
 
     @tool
     def linear_get_teams(self) -> list[dict[str, Any]]:
@@ -118,11 +139,15 @@ class IssuesService(Service):
         out = []
         for t in sorted(self.teams.all(), key=lambda t: t["key"]):
             states = sorted(self.states.find(team_id=t["id"]), key=lambda s: s["position"])
-            out.append({**t, "states": [{"id": s["id"], "name": s["name"], "type": s["type"]} for s in states]})
+            out.append(
+                {**t, "states": [{"id": s["id"], "name": s["name"], "type": s["type"]} for s in states]}
+            )
         return out
 
     @tool
-    def linear_get_issues(self, team_id: str | None = None, limit: int = 10, filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def linear_get_issues(
+        self, team_id: str | None = None, limit: int = 10, filter: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Get issues, newest first, optionally of one team and filtered, e.g. {"priority": 1}, {"state": "In Progress"}, {"assignee_id": "..."}, {"due_date": {"lte": "2026-03-10"}}.
 
         Args:
@@ -135,7 +160,12 @@ class IssuesService(Service):
             self.teams.require(team_id, "team_id")
         recs = [self._view(i) for i in self.issues_.find(team_id=team_id)]
         flat = [{**r, "state": r["state"]["name"]} for r in recs]
-        keep = {r["id"] for r in _filter(flat, filter, {"assignee": "assignee_id", "project": "project_id", "team": "team_id"})}
+        keep = {
+            r["id"]
+            for r in _filter(
+                flat, filter, {"assignee": "assignee_id", "project": "project_id", "team": "team_id"}
+            )
+        }
         recs = sort_records([r for r in recs if r["id"] in keep], "created_at", descending=True)
         return recs[:limit]
 
@@ -151,8 +181,15 @@ class IssuesService(Service):
 
     @tool(mutates=True)
     def linear_create_issue(
-        self, team_id: str, title: str, description: str | None = None, assignee_id: str | None = None,
-        priority: int | None = None, state_id: str | None = None, project_id: str | None = None, due_date: str | None = None,
+        self,
+        team_id: str,
+        title: str,
+        description: str | None = None,
+        assignee_id: str | None = None,
+        priority: int | None = None,
+        state_id: str | None = None,
+        project_id: str | None = None,
+        due_date: str | None = None,
     ) -> dict[str, Any]:
         """Create a new issue in a team.
 
@@ -177,17 +214,35 @@ class IssuesService(Service):
         self.store.put(META, "counters", counters)
         todo = next(s["id"] for s in self.states.find(team_id=team_id) if s["name"] == "Todo")
         now = self.clock.iso()
-        issue = self.issues_.create({
-            "identifier": f"{team['key']}-{counters[team_id]}", "team_id": team_id, "title": title, "description": description or "",
-            "assignee_id": assignee_id, "creator_id": self._me, "priority": priority or 0, "state_id": state_id or todo,
-            "project_id": project_id, "due_date": _date(due_date, "due_date"), "created_at": now, "updated_at": now,
-        })
+        issue = self.issues_.create(
+            {
+                "identifier": f"{team['key']}-{counters[team_id]}",
+                "team_id": team_id,
+                "title": title,
+                "description": description or "",
+                "assignee_id": assignee_id,
+                "creator_id": self._me,
+                "priority": priority or 0,
+                "state_id": state_id or todo,
+                "project_id": project_id,
+                "due_date": _date(due_date, "due_date"),
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
         return self._view(issue)
 
     @tool(mutates=True)
     def linear_update_issue(
-        self, issue_id: str, title: str | None = None, description: str | None = None, assignee_id: str | None = None,
-        priority: int | None = None, state_id: str | None = None, project_id: str | None = None, due_date: str | None = None,
+        self,
+        issue_id: str,
+        title: str | None = None,
+        description: str | None = None,
+        assignee_id: str | None = None,
+        priority: int | None = None,
+        state_id: str | None = None,
+        project_id: str | None = None,
+        due_date: str | None = None,
     ) -> dict[str, Any]:
         """Update an issue; moving it to a completed state records when it was completed.
 
@@ -207,9 +262,19 @@ class IssuesService(Service):
         if title is not None and not title.strip():
             raise InvalidArguments("'title' must not be empty")
         self._check_issue_refs(i["team_id"], assignee_id, state_id, project_id)
-        changes = {k: v for k, v in {"title": title, "description": description, "assignee_id": assignee_id, "priority": priority,
-                                     "state_id": state_id, "project_id": project_id, "due_date": _date(due_date, "due_date")}.items()
-                   if v is not None}
+        changes = {
+            k: v
+            for k, v in {
+                "title": title,
+                "description": description,
+                "assignee_id": assignee_id,
+                "priority": priority,
+                "state_id": state_id,
+                "project_id": project_id,
+                "due_date": _date(due_date, "due_date"),
+            }.items()
+            if v is not None
+        }
         if not changes:
             raise InvalidArguments("give at least one field to update")
         if state_id is not None:
@@ -218,7 +283,9 @@ class IssuesService(Service):
         return self._view(self.issues_.update(i["id"], {**changes, "updated_at": self.clock.iso()}))
 
     @tool
-    def linear_search_issues(self, query: str, team_id: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
+    def linear_search_issues(
+        self, query: str, team_id: str | None = None, limit: int = 10
+    ) -> list[dict[str, Any]]:
         """Search issues by words in their identifier, title or description.
 
         Args:
@@ -233,7 +300,9 @@ class IssuesService(Service):
         return [self._view(i) for i in sort_records(hits, "updated_at", descending=True)[:limit]]
 
     @tool
-    def linear_get_projects(self, team_id: str | None = None, limit: int = 10, filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def linear_get_projects(
+        self, team_id: str | None = None, limit: int = 10, filter: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Get projects, optionally of one team and filtered (e.g. {"state": "started"}).
 
         Args:
@@ -246,8 +315,14 @@ class IssuesService(Service):
         return sort_records(_filter(recs, filter, {"lead": "lead_id"}), "created_at", descending=True)[:limit]
 
     @tool(mutates=True)
-    def linear_create_project(self, name: str, description: str | None = None, team_ids: list[str] | None = None,
-                              lead_id: str | None = None, target_date: str | None = None) -> dict[str, Any]:
+    def linear_create_project(
+        self,
+        name: str,
+        description: str | None = None,
+        team_ids: list[str] | None = None,
+        lead_id: str | None = None,
+        target_date: str | None = None,
+    ) -> dict[str, Any]:
         """Create a new project.
 
         Args:
@@ -267,12 +342,27 @@ class IssuesService(Service):
             self.users.require(lead_id, "lead_id")
         if self.projects.find(lambda p: norm(p["name"]) == norm(name)):
             raise RuleViolation(f"a project named {name!r} already exists", type="duplicate_project")
-        return self.projects.create({"name": name, "description": description or "", "team_ids": list(dict.fromkeys(team_ids)),
-                                     "lead_id": lead_id, "target_date": _date(target_date, "target_date"), "created_at": self.clock.iso()})
+        return self.projects.create(
+            {
+                "name": name,
+                "description": description or "",
+                "team_ids": list(dict.fromkeys(team_ids)),
+                "lead_id": lead_id,
+                "target_date": _date(target_date, "target_date"),
+                "created_at": self.clock.iso(),
+            }
+        )
 
     @tool(mutates=True)
-    def linear_update_project(self, project_id: str, name: str | None = None, description: str | None = None,
-                              state: ProjectState | None = None, target_date: str | None = None, lead_id: str | None = None) -> dict[str, Any]:
+    def linear_update_project(
+        self,
+        project_id: str,
+        name: str | None = None,
+        description: str | None = None,
+        state: ProjectState | None = None,
+        target_date: str | None = None,
+        lead_id: str | None = None,
+    ) -> dict[str, Any]:
         """Update a project.
 
         Args:
@@ -286,8 +376,17 @@ class IssuesService(Service):
         self.projects.require(project_id)
         if lead_id is not None:
             self.users.require(lead_id, "lead_id")
-        changes = {k: v for k, v in {"name": name, "description": description, "state": state,
-                                     "target_date": _date(target_date, "target_date"), "lead_id": lead_id}.items() if v is not None}
+        changes = {
+            k: v
+            for k, v in {
+                "name": name,
+                "description": description,
+                "state": state,
+                "target_date": _date(target_date, "target_date"),
+                "lead_id": lead_id,
+            }.items()
+            if v is not None
+        }
         if not changes:
             raise InvalidArguments("give at least one field to update")
         return self.projects.update(project_id, changes)
@@ -312,7 +411,9 @@ class IssuesService(Service):
         i = self._issue(issue_id)
         if not body.strip():
             raise InvalidArguments("'body' must not be empty")
-        return self.comments.create({"issue_id": i["id"], "user_id": self._me, "body": body, "created_at": self.clock.iso()})
+        return self.comments.create(
+            {"issue_id": i["id"], "user_id": self._me, "body": body, "created_at": self.clock.iso()}
+        )
 
     @tool(mutates=True)
     def linear_update_comment(self, comment_id: str, body: str) -> dict[str, Any]:
@@ -330,7 +431,9 @@ class IssuesService(Service):
         return self.comments.update(comment_id, {"body": body, "edited_at": self.clock.iso()})
 
     @tool
-    def linear_get_initiatives(self, limit: int = 10, filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def linear_get_initiatives(
+        self, limit: int = 10, filter: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Get initiatives with their projects.
 
         Args:
@@ -338,11 +441,19 @@ class IssuesService(Service):
             filter: Field filters, e.g. {"status": "Active"}.
         """
         check_limit(limit, "limit", 1, 250)
-        recs = sort_records(_filter(self.initiatives.all(), filter, {"owner": "owner_id"}), "created_at", descending=True)
+        recs = sort_records(
+            _filter(self.initiatives.all(), filter, {"owner": "owner_id"}), "created_at", descending=True
+        )
         return [self._initiative(i) for i in recs[:limit]]
 
     def _initiative(self, i: dict[str, Any]) -> dict[str, Any]:
-        return {**i, "projects": [{"link_id": link["id"], "project_id": link["project_id"]} for link in self.links.find(initiative_id=i["id"])]}
+        return {
+            **i,
+            "projects": [
+                {"link_id": link["id"], "project_id": link["project_id"]}
+                for link in self.links.find(initiative_id=i["id"])
+            ],
+        }
 
     @tool
     def linear_get_initiative_by_id(self, initiative_id: str) -> dict[str, Any]:
@@ -354,9 +465,16 @@ class IssuesService(Service):
         return self._initiative(self.initiatives.require(initiative_id))
 
     @tool(mutates=True)
-    def linear_create_initiative(self, name: str, description: str | None = None, owner_id: str | None = None,
-                                 target_date: str | None = None, status: InitiativeStatus = "Planned", color: str | None = None,
-                                 icon: str | None = None) -> dict[str, Any]:
+    def linear_create_initiative(
+        self,
+        name: str,
+        description: str | None = None,
+        owner_id: str | None = None,
+        target_date: str | None = None,
+        status: InitiativeStatus = "Planned",
+        color: str | None = None,
+        icon: str | None = None,
+    ) -> dict[str, Any]:
         """Create an initiative.
 
         Args:
@@ -372,14 +490,31 @@ class IssuesService(Service):
             raise InvalidArguments("'name' must not be empty")
         if owner_id is not None:
             self.users.require(owner_id, "owner_id")
-        return self.initiatives.create({"name": name, "description": description or "", "owner_id": owner_id,
-                                        "target_date": _date(target_date, "target_date"), "status": status, "color": color,
-                                        "icon": icon, "created_at": self.clock.iso()})
+        return self.initiatives.create(
+            {
+                "name": name,
+                "description": description or "",
+                "owner_id": owner_id,
+                "target_date": _date(target_date, "target_date"),
+                "status": status,
+                "color": color,
+                "icon": icon,
+                "created_at": self.clock.iso(),
+            }
+        )
 
     @tool(mutates=True)
-    def linear_update_initiative(self, initiative_id: str, name: str | None = None, description: str | None = None,
-                                 owner_id: str | None = None, target_date: str | None = None,
-                                 status: InitiativeStatus | None = None, color: str | None = None, icon: str | None = None) -> dict[str, Any]:
+    def linear_update_initiative(
+        self,
+        initiative_id: str,
+        name: str | None = None,
+        description: str | None = None,
+        owner_id: str | None = None,
+        target_date: str | None = None,
+        status: InitiativeStatus | None = None,
+        color: str | None = None,
+        icon: str | None = None,
+    ) -> dict[str, Any]:
         """Update an initiative. It can be Completed only when all its projects are completed or canceled.
 
         Args:
@@ -396,13 +531,29 @@ class IssuesService(Service):
         if owner_id is not None:
             self.users.require(owner_id, "owner_id")
         if status == "Completed":
-            open_ = [p["name"] for link in self.links.find(initiative_id=initiative_id)
-                     if (p := self.projects.get(link["project_id"])) and p["state"] not in ("completed", "canceled")]
+            open_ = [
+                p["name"]
+                for link in self.links.find(initiative_id=initiative_id)
+                if (p := self.projects.get(link["project_id"]))
+                and p["state"] not in ("completed", "canceled")
+            ]
             if open_:
-                raise RuleViolation(f"projects still open: {', '.join(open_)}", type="initiative_has_open_projects")
-        changes = {k: v for k, v in {"name": name, "description": description, "owner_id": owner_id,
-                                     "target_date": _date(target_date, "target_date"), "status": status, "color": color,
-                                     "icon": icon}.items() if v is not None}
+                raise RuleViolation(
+                    f"projects still open: {', '.join(open_)}", type="initiative_has_open_projects"
+                )
+        changes = {
+            k: v
+            for k, v in {
+                "name": name,
+                "description": description,
+                "owner_id": owner_id,
+                "target_date": _date(target_date, "target_date"),
+                "status": status,
+                "color": color,
+                "icon": icon,
+            }.items()
+            if v is not None
+        }
         if not changes:
             raise InvalidArguments("give at least one field to update")
         return self._initiative(self.initiatives.update(initiative_id, changes))

@@ -60,18 +60,24 @@ class ProjectsService(Service):
         return self._me if user_id == "me" else self.users.require(user_id, field)["gid"]
 
     def _project(self, ref: str, field: str = "project") -> dict[str, Any]:
-        p = self.projects.get(ref) or next((p for p in self.projects.all() if norm(p["name"]) == norm(ref)), None)
+        p = self.projects.get(ref) or next(
+            (p for p in self.projects.all() if norm(p["name"]) == norm(ref)), None
+        )
         if p is None:
             raise NotFound(f"project '{ref}' not found (from '{field}')", type="project_not_found")
         return p
 
     def _task_view(self, t: dict[str, Any], max_subtasks: int = 0) -> dict[str, Any]:
         out = {k: v for k, v in t.items() if k != "attachments"}
-        out["attachments"] = [{"gid": a["gid"], "name": a["name"], "size": a["size"]} for a in t["attachments"]]
+        out["attachments"] = [
+            {"gid": a["gid"], "name": a["name"], "size": a["size"]} for a in t["attachments"]
+        ]
         out["num_subtasks"] = len(self.tasks.find(parent_gid=t["gid"]))
         if max_subtasks:
             subs = sort_records(self.tasks.find(parent_gid=t["gid"]), "created_at")[:max_subtasks]
-            out["subtasks"] = [{"gid": s["gid"], "name": s["name"], "completed": s["completed"]} for s in subs]
+            out["subtasks"] = [
+                {"gid": s["gid"], "name": s["name"], "completed": s["completed"]} for s in subs
+            ]
         return out
 
     def _page(self, records: list[Any], limit: int, token: str | None) -> dict[str, Any]:
@@ -82,9 +88,16 @@ class ProjectsService(Service):
     # ---- tasks --------------------------------------------------------------------------
     @tool(mutates=True)
     def asana_create_task(
-        self, name: str, workspace_id: str, start_date: str | None = None, due_date: str | None = None,
-        description: str | None = None, parent_task_id: str | None = None, project: str | None = None,
-        assignee_id: str | None = None, tags: list[str] | None = None,
+        self,
+        name: str,
+        workspace_id: str,
+        start_date: str | None = None,
+        due_date: str | None = None,
+        description: str | None = None,
+        parent_task_id: str | None = None,
+        project: str | None = None,
+        assignee_id: str | None = None,
+        tags: list[str] | None = None,
     ) -> dict[str, Any]:
         """Create a task in a workspace, optionally in a project (by id or name), as a subtask, with tags (ids or names).
 
@@ -104,7 +117,9 @@ class ProjectsService(Service):
             raise InvalidArguments("'name' must not be empty")
         start, due = _day(start_date, "start_date"), _day(due_date, "due_date")
         if start and due and start > due:
-            raise RuleViolation(f"a task cannot start ({start}) after it is due ({due})", type="start_after_due")
+            raise RuleViolation(
+                f"a task cannot start ({start}) after it is due ({due})", type="start_after_due"
+            )
         if start and not due:
             raise InvalidArguments("'due_date' is required when 'start_date' is given")
         if parent_task_id is not None:
@@ -126,10 +141,22 @@ class ProjectsService(Service):
                 raise NotFound(f"tag '{ref}' not found", type="tag_not_found")
             tag_gids.append(t["gid"])
         now = self.clock.iso()
-        task = self.tasks.create({"name": name, "notes": description or "", "workspace_gid": ws["gid"], "project_gids": projects,
-                                  "parent_gid": parent_task_id, "assignee_gid": self._user(assignee_id, "assignee_id"),
-                                  "tag_gids": list(dict.fromkeys(tag_gids)), "start_on": start, "due_on": due,
-                                  "created_at": now, "modified_at": now}, id=self._gid())
+        task = self.tasks.create(
+            {
+                "name": name,
+                "notes": description or "",
+                "workspace_gid": ws["gid"],
+                "project_gids": projects,
+                "parent_gid": parent_task_id,
+                "assignee_gid": self._user(assignee_id, "assignee_id"),
+                "tag_gids": list(dict.fromkeys(tag_gids)),
+                "start_on": start,
+                "due_on": due,
+                "created_at": now,
+                "modified_at": now,
+            },
+            id=self._gid(),
+        )
         return self._task_view(task)
 
     @tool
@@ -145,10 +172,21 @@ class ProjectsService(Service):
 
     @tool
     def asana_search_tasks(
-        self, workspace_id: str, keywords: str | None = None, assignee_id: str | None = None, project: str | None = None,
-        team_id: str | None = None, tags: list[str] | None = None, due_on: str | None = None, due_on_or_after: str | None = None,
-        due_on_or_before: str | None = None, start_on: str | None = None, start_on_or_after: str | None = None,
-        start_on_or_before: str | None = None, completed: bool | None = None, limit: int = 20,
+        self,
+        workspace_id: str,
+        keywords: str | None = None,
+        assignee_id: str | None = None,
+        project: str | None = None,
+        team_id: str | None = None,
+        tags: list[str] | None = None,
+        due_on: str | None = None,
+        due_on_or_after: str | None = None,
+        due_on_or_before: str | None = None,
+        start_on: str | None = None,
+        start_on_or_after: str | None = None,
+        start_on_or_before: str | None = None,
+        completed: bool | None = None,
+        limit: int = 20,
         sort_by: Literal["due_date", "created_at", "completed_at", "likes", "modified_at"] = "modified_at",
         sort_order: Literal["ascending", "descending"] = "descending",
     ) -> list[dict[str, Any]]:
@@ -176,10 +214,23 @@ class ProjectsService(Service):
         check_limit(limit, "limit", 1, 100)
         assignee = self._user(assignee_id, "assignee_id")
         proj = self._project(project)["gid"] if project else None
-        team_projects = {p["gid"] for p in self.projects.find(team_gid=self.teams.require(team_id, "team_id")["gid"])} if team_id else None
-        d = {k: _day(v, k) for k, v in (("due_on", due_on), ("due_on_or_after", due_on_or_after), ("due_on_or_before", due_on_or_before),
-                                        ("start_on", start_on), ("start_on_or_after", start_on_or_after),
-                                        ("start_on_or_before", start_on_or_before)) if v}
+        team_projects = (
+            {p["gid"] for p in self.projects.find(team_gid=self.teams.require(team_id, "team_id")["gid"])}
+            if team_id
+            else None
+        )
+        d = {
+            k: _day(v, k)
+            for k, v in (
+                ("due_on", due_on),
+                ("due_on_or_after", due_on_or_after),
+                ("due_on_or_before", due_on_or_before),
+                ("start_on", start_on),
+                ("start_on_or_after", start_on_or_after),
+                ("start_on_or_before", start_on_or_before),
+            )
+            if v
+        }
 
         def ok(t: dict[str, Any]) -> bool:
             checks = [
@@ -199,15 +250,27 @@ class ProjectsService(Service):
             return all(checks)
 
         hits = [t for t in self.tasks.find(workspace_gid=workspace_id) if ok(t)]
-        key = {"due_date": "due_on", "created_at": "created_at", "completed_at": "completed_at", "likes": "modified_at",
-               "modified_at": "modified_at"}[sort_by]
+        key = {
+            "due_date": "due_on",
+            "created_at": "created_at",
+            "completed_at": "completed_at",
+            "likes": "modified_at",
+            "modified_at": "modified_at",
+        }[sort_by]
         hits = sort_records(hits, key, descending=sort_order == "descending")
         return [self._task_view(t) for t in hits[:limit]]
 
     @tool(mutates=True)
-    def asana_update_task(self, task_id: str, name: str | None = None, completed: bool | None = None,
-                          start_date: str | None = None, due_date: str | None = None, description: str | None = None,
-                          assignee_id: str | None = None) -> dict[str, Any]:
+    def asana_update_task(
+        self,
+        task_id: str,
+        name: str | None = None,
+        completed: bool | None = None,
+        start_date: str | None = None,
+        due_date: str | None = None,
+        description: str | None = None,
+        assignee_id: str | None = None,
+    ) -> dict[str, Any]:
         """Update a task's name, completion, dates, description or assignee.
 
         Args:
@@ -223,16 +286,29 @@ class ProjectsService(Service):
         start = _day(start_date, "start_date") or t["start_on"]
         due = _day(due_date, "due_date") or t["due_on"]
         if start and due and start > due:
-            raise RuleViolation(f"a task cannot start ({start}) after it is due ({due})", type="start_after_due")
+            raise RuleViolation(
+                f"a task cannot start ({start}) after it is due ({due})", type="start_after_due"
+            )
         if name is not None and not name.strip():
             raise InvalidArguments("'name' must not be empty")
-        changes: dict[str, Any] = {k: v for k, v in {"name": name, "notes": description, "assignee_gid": self._user(assignee_id, "assignee_id")}.items() if v is not None}
+        changes: dict[str, Any] = {
+            k: v
+            for k, v in {
+                "name": name,
+                "notes": description,
+                "assignee_gid": self._user(assignee_id, "assignee_id"),
+            }.items()
+            if v is not None
+        }
         if start_date is not None or due_date is not None:
             changes.update(start_on=start, due_on=due)
         if completed is not None:
             if completed:
                 self._check_subtasks_done(t)
-            changes.update(completed=completed, completed_at=(t["completed_at"] or self.clock.iso()) if completed else None)
+            changes.update(
+                completed=completed,
+                completed_at=(t["completed_at"] or self.clock.iso()) if completed else None,
+            )
         if not changes:
             raise InvalidArguments("give at least one field to update")
         return self._task_view(self.tasks.update(task_id, {**changes, "modified_at": self.clock.iso()}))
@@ -240,7 +316,10 @@ class ProjectsService(Service):
     def _check_subtasks_done(self, t: dict[str, Any]) -> None:
         open_ = [s["name"] for s in self.tasks.find(parent_gid=t["gid"], completed=False)]
         if open_:
-            raise RuleViolation(f"task has {len(open_)} open subtask(s); complete them first: {', '.join(open_[:3])}", type="open_subtasks")
+            raise RuleViolation(
+                f"task has {len(open_)} open subtask(s); complete them first: {', '.join(open_[:3])}",
+                type="open_subtasks",
+            )
 
     @tool(mutates=True)
     def asana_mark_task_completed(self, task_id: str) -> dict[str, Any]:
@@ -254,10 +333,14 @@ class ProjectsService(Service):
             raise Conflict(f"task '{t['name']}' is already completed", type="already_completed")
         self._check_subtasks_done(t)
         now = self.clock.iso()
-        return self._task_view(self.tasks.update(task_id, {"completed": True, "completed_at": now, "modified_at": now}))
+        return self._task_view(
+            self.tasks.update(task_id, {"completed": True, "completed_at": now, "modified_at": now})
+        )
 
     @tool
-    def asana_get_subtasks(self, task_id: str, limit: int = 100, next_page_token: str | None = None) -> dict[str, Any]:
+    def asana_get_subtasks(
+        self, task_id: str, limit: int = 100, next_page_token: str | None = None
+    ) -> dict[str, Any]:
         """Get the subtasks of a task.
 
         Args:
@@ -270,9 +353,15 @@ class ProjectsService(Service):
         return self._page([self._task_view(s) for s in subs], limit, next_page_token)
 
     @tool(mutates=True)
-    def asana_attach_file_to_task(self, task_id: str, file_name: str, file_content_str: str | None = None,
-                                  file_content_base64: str | None = None, file_content_url: str | None = None,
-                                  file_encoding: str = "utf-8") -> dict[str, Any]:
+    def asana_attach_file_to_task(
+        self,
+        task_id: str,
+        file_name: str,
+        file_content_str: str | None = None,
+        file_content_base64: str | None = None,
+        file_content_url: str | None = None,
+        file_encoding: str = "utf-8",
+    ) -> dict[str, Any]:
         """Attach a file to a task, given as text, base64 or a URL (URLs are recorded, never fetched).
 
         Args:
@@ -286,7 +375,9 @@ class ProjectsService(Service):
         t = self.tasks.require(task_id)
         given = [x for x in (file_content_str, file_content_base64, file_content_url) if x is not None]
         if len(given) != 1:
-            raise InvalidArguments("give exactly one of 'file_content_str', 'file_content_base64' or 'file_content_url'")
+            raise InvalidArguments(
+                "give exactly one of 'file_content_str', 'file_content_base64' or 'file_content_url'"
+            )
         if not file_name.strip() or "/" in file_name:
             raise InvalidArguments("'file_name' must be a plain file name")
         if file_content_base64 is not None:
@@ -298,15 +389,24 @@ class ProjectsService(Service):
         elif file_content_url is not None:
             preview, size = file_content_url, 0
         else:
-            preview, size = file_content_str[:200], len(file_content_str.encode(file_encoding, "replace") if file_encoding else file_content_str)
+            preview, size = (
+                file_content_str[:200],
+                len(file_content_str.encode(file_encoding, "replace") if file_encoding else file_content_str),
+            )
         att = {"gid": self._gid(), "name": file_name, "size": size, "content_preview": preview}
         self.tasks.update(task_id, {"attachments": [*t["attachments"], att], "modified_at": self.clock.iso()})
         return {"gid": att["gid"], "name": file_name, "size": size, "parent": task_id}
 
     # ---- projects -----------------------------------------------------------------------
     @tool
-    def asana_get_projects(self, workspace_id: str, team_id: str | None = None, limit: int = 100,
-                           next_page_token: str | None = None, filter: dict[str, Any] | None = None) -> dict[str, Any]:
+    def asana_get_projects(
+        self,
+        workspace_id: str,
+        team_id: str | None = None,
+        limit: int = 100,
+        next_page_token: str | None = None,
+        filter: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """List projects of a workspace, optionally of one team; filter by {"archived": true|false} or {"name": "..."}.
 
         Args:
@@ -321,9 +421,14 @@ class ProjectsService(Service):
         if bad:
             raise InvalidArguments(f"'filter' supports archived and name, not {sorted(bad)}")
         f = filter or {}
-        recs = self.projects.find(lambda p: ("archived" not in f or p["archived"] == bool(f["archived"]))
-                                  and ("name" not in f or norm(str(f["name"])) in norm(p["name"])),
-                                  workspace_gid=workspace_id, team_gid=team_id)
+        recs = self.projects.find(
+            lambda p: (
+                ("archived" not in f or p["archived"] == bool(f["archived"]))
+                and ("name" not in f or norm(str(f["name"])) in norm(p["name"]))
+            ),
+            workspace_gid=workspace_id,
+            team_gid=team_id,
+        )
         return self._page(sort_records(recs, "name"), limit, next_page_token)
 
     @tool
@@ -338,8 +443,13 @@ class ProjectsService(Service):
         return {**p, "num_tasks": len(tasks), "num_completed_tasks": sum(t["completed"] for t in tasks)}
 
     @tool
-    def asana_get_project_tasks(self, project_id: str, completed_since: str | None = None, limit: int = 100,
-                                next_page_token: str | None = None) -> dict[str, Any]:
+    def asana_get_project_tasks(
+        self,
+        project_id: str,
+        completed_since: str | None = None,
+        limit: int = 100,
+        next_page_token: str | None = None,
+    ) -> dict[str, Any]:
         """List the tasks of a project; completed_since='now' returns only incomplete tasks.
 
         Args:
@@ -349,10 +459,24 @@ class ProjectsService(Service):
             next_page_token: Token of the next page.
         """
         self.projects.require(project_id)
-        since = self.clock.iso() if completed_since == "now" else (parse_datetime_arg(completed_since, "completed_since").strftime("%Y-%m-%dT%H:%M:%SZ") if completed_since else None)
-        recs = self.tasks.find(lambda t: project_id in t["project_gids"]
-                               and (since is None or not t["completed"] or (t["completed_at"] or "") >= since))
-        return self._page([self._task_view(t) for t in sort_records(recs, "created_at")], limit, next_page_token)
+        since = (
+            self.clock.iso()
+            if completed_since == "now"
+            else (
+                parse_datetime_arg(completed_since, "completed_since").strftime("%Y-%m-%dT%H:%M:%SZ")
+                if completed_since
+                else None
+            )
+        )
+        recs = self.tasks.find(
+            lambda t: (
+                project_id in t["project_gids"]
+                and (since is None or not t["completed"] or (t["completed_at"] or "") >= since)
+            )
+        )
+        return self._page(
+            [self._task_view(t) for t in sort_records(recs, "created_at")], limit, next_page_token
+        )
 
     # ---- workspaces, users, teams, tags ----------------------------------------------------
     @tool
@@ -375,7 +499,9 @@ class ProjectsService(Service):
         return self._ws(workspace_id)
 
     @tool
-    def asana_get_users(self, workspace_id: str, limit: int = 100, next_page_token: str | None = None) -> dict[str, Any]:
+    def asana_get_users(
+        self, workspace_id: str, limit: int = 100, next_page_token: str | None = None
+    ) -> dict[str, Any]:
         """List the users of a workspace.
 
         Args:
@@ -397,7 +523,9 @@ class ProjectsService(Service):
         return self.users.require(self._user(user_id, "user_id"))
 
     @tool
-    def asana_get_teams(self, workspace_id: str, limit: int = 100, next_page_token: str | None = None) -> dict[str, Any]:
+    def asana_get_teams(
+        self, workspace_id: str, limit: int = 100, next_page_token: str | None = None
+    ) -> dict[str, Any]:
         """List the teams of a workspace.
 
         Args:
@@ -406,7 +534,9 @@ class ProjectsService(Service):
             next_page_token: Token of the next page.
         """
         self._ws(workspace_id)
-        return self._page(sort_records(self.teams.find(workspace_gid=workspace_id), "name"), limit, next_page_token)
+        return self._page(
+            sort_records(self.teams.find(workspace_gid=workspace_id), "name"), limit, next_page_token
+        )
 
     @tool
     def asana_get_team(self, team_id: str) -> dict[str, Any]:
@@ -418,7 +548,9 @@ class ProjectsService(Service):
         return self.teams.require(team_id)
 
     @tool
-    def asana_get_user_teams(self, workspace_id: str | None = None, limit: int = 100, next_page_token: str | None = None) -> dict[str, Any]:
+    def asana_get_user_teams(
+        self, workspace_id: str | None = None, limit: int = 100, next_page_token: str | None = None
+    ) -> dict[str, Any]:
         """List the teams you are a member of.
 
         Args:
@@ -432,7 +564,9 @@ class ProjectsService(Service):
         return self._page(sort_records(recs, "name"), limit, next_page_token)
 
     @tool
-    def asana_get_tags(self, workspace_id: str, limit: int = 100, next_page_token: str | None = None) -> dict[str, Any]:
+    def asana_get_tags(
+        self, workspace_id: str, limit: int = 100, next_page_token: str | None = None
+    ) -> dict[str, Any]:
         """List the tags of a workspace.
 
         Args:
@@ -441,7 +575,9 @@ class ProjectsService(Service):
             next_page_token: Token of the next page.
         """
         self._ws(workspace_id)
-        return self._page(sort_records(self.tags.find(workspace_gid=workspace_id), "name"), limit, next_page_token)
+        return self._page(
+            sort_records(self.tags.find(workspace_gid=workspace_id), "name"), limit, next_page_token
+        )
 
     @tool
     def asana_get_tag(self, tag_id: str) -> dict[str, Any]:
@@ -453,7 +589,9 @@ class ProjectsService(Service):
         return self.tags.require(tag_id)
 
     @tool(mutates=True)
-    def asana_create_tag(self, name: str, workspace_id: str, description: str | None = None, color: str | None = None) -> dict[str, Any]:
+    def asana_create_tag(
+        self, name: str, workspace_id: str, description: str | None = None, color: str | None = None
+    ) -> dict[str, Any]:
         """Create a tag in a workspace; tag names are unique per workspace.
 
         Args:
@@ -467,4 +605,7 @@ class ProjectsService(Service):
             raise InvalidArguments("'name' must not be empty")
         if self.tags.find(lambda t: norm(t["name"]) == norm(name), workspace_gid=workspace_id):
             raise Conflict(f"a tag named {name!r} already exists", type="tag_exists")
-        return self.tags.create({"name": name, "notes": description or "", "color": color, "workspace_gid": workspace_id}, id=self._gid())
+        return self.tags.create(
+            {"name": name, "notes": description or "", "color": color, "workspace_gid": workspace_id},
+            id=self._gid(),
+        )
