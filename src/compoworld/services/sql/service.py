@@ -1,0 +1,314 @@
+"""SQL database: a real embedded SQLite engine, modelled on mcp-official-archived_sqlite.json (the
+official SQLite MCP server), plus the official Postgres server's read-only `query` tool
+(mcp-official-archived_postgres.json).
+
+State is the database itself: snapshots and restores use SQLite's own `serialize` /
+`deserialize`, and the hash is taken over the canonical content (schema and sorted rows). An
+authorizer allows only plain SQL: no ATTACH, no VACUUM INTO, no extension loading, so no query can
+reach the host's files; `random()` and the wall clock ('now', CURRENT_TIMESTAMP) are refused so
+that every query is deterministic. Each write runs in a savepoint: a failed statement changes nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import sqlite3
+from typing import Any
+
+from compoworld.core.envelope import InvalidArguments, NotFound, RuleViolation
+from compoworld.core.service import SeedContext, Service
+from compoworld.core.state import Change, hash_value
+from compoworld.core.tool import tool
+from compoworld.services.sql.seed import seed_sql
+from compoworld.services.sql.state import SqlState
+
+DB = "_sqlite"  # the pseudo-table that carries the serialised database in snapshots
+MAX_ROWS = 1000
+_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE,
+            sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_CREATE_INDEX, sqlite3.SQLITE_CREATE_VIEW, sqlite3.SQLITE_FUNCTION,
+            sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT, sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_INSERT}
+_FORBIDDEN_FUNCS = {"random", "randomblob", "load_extension", "changes", "last_insert_rowid", "total_changes"}
+_CLOCK = re.compile(r"'now'|\bcurrent_(timestamp|date|time)\b", re.I)
+_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
+
+
+def _authorizer(action: int, arg1: str | None, arg2: str | None, dbname: str | None, source: str | None) -> int:
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _FORBIDDEN_FUNCS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA:
+        return sqlite3.SQLITE_OK if (arg1 or "").lower() in ("table_info", "table_xinfo", "index_list", "foreign_key_list") else sqlite3.SQLITE_DENY
+    if action in (sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE) and (arg1 or "").startswith("sqlite_"):
+        return sqlite3.SQLITE_OK if action == sqlite3.SQLITE_READ else sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
+
+
+def _plain(value: Any) -> Any:
+    return value.hex() if isinstance(value, bytes) else value
+
+
+def _one_statement(query: str, field: str = "query") -> str:
+    q = query.strip()
+    body = _COMMENT.sub(" ", q).strip().rstrip(";").strip()
+    if not body:
+        raise InvalidArguments(f"'{field}' is empty")
+    if not sqlite3.complete_statement(body + ";") or ";" in _strip_strings(body):
+        raise InvalidArguments(f"'{field}' must be exactly one complete SQL statement")
+    if _CLOCK.search(_strip_strings_keep(body)):
+        raise InvalidArguments(
+            f"'{field}' reads the wall clock ('now' / CURRENT_TIMESTAMP); this database has none. Use an explicit date, "
+            "e.g. '2026-03-02'", type="nondeterministic_query")
+    return body
+
+
+def _strip_strings(sql: str) -> str:
+    return re.sub(r"'(?:[^']|'')*'", "''", sql)
+
+
+def _strip_strings_keep(sql: str) -> str:
+    """Keep the literal 'now' but blank other strings, so 'now' inside a longer text is allowed."""
+    return re.sub(r"'(?:[^']|'')*'", lambda m: m.group(0) if m.group(0).lower() == "'now'" else "''", sql)
+
+
+def _first_word(sql: str) -> str:
+    m = re.match(r"\s*(\w+)", sql)
+    return m.group(1).upper() if m else ""
+
+
+class SqlService(Service):
+    """SQLite business database: customers, contacts, products, employees, orders, invoices."""
+
+    name = "sql"
+    domain = "database"
+    spec = "mcp-official-archived_sqlite.json"
+    state_model = SqlState
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self._image: str | None = None  # serialised database, valid while not dirty
+        self._dirty = True
+        self._hash: str | None = None
+
+    def seed_data(self, ctx: SeedContext) -> None:
+        seed_sql(self.db, ctx)
+        self.db.set_authorizer(_authorizer)
+
+    # ---- state: the database is part of every snapshot -----------------------------------
+    def _serialise(self) -> str:
+        if self._dirty or self._image is None:
+            self.db.set_authorizer(None)
+            self._image = base64.b64encode(self.db.serialize()).decode()
+            self.db.set_authorizer(_authorizer)
+            self._dirty = False
+        return self._image
+
+    def snapshot(self) -> dict[str, Any]:
+        return {**self.store.snapshot(), DB: {"image": self._serialise()}}
+
+    def restore(self, snap: dict[str, Any]) -> None:
+        self.store.restore({k: v for k, v in snap.items() if k != DB})
+        image = snap[DB]["image"]
+        if image is self._image and not self._dirty:
+            return
+        self.db.set_authorizer(None)
+        self.db.deserialize(base64.b64decode(image))
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.db.set_authorizer(_authorizer)
+        self._image, self._dirty, self._hash = image, False, None
+
+    def _content(self, db: sqlite3.Connection) -> dict[str, Any]:
+        db.set_authorizer(None)
+        try:
+            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+            schema = [r[0] for r in db.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name")]
+            rows = {}
+            for t in tables:
+                cur = db.execute(f'SELECT * FROM "{t}"')
+                cols = [d[0] for d in cur.description]
+                rows[t] = sorted(([_plain(v) for v in r] for r in cur), key=repr)
+                rows[t].insert(0, cols)
+            return {"schema": schema, "rows": rows}
+        finally:
+            if db is self.db:
+                db.set_authorizer(_authorizer)
+
+    def state_hash(self) -> str:
+        if self._hash is None or self._dirty:
+            self._hash = hash_value(self._content(self.db))
+        return hash_value([self.store.state_hash(), self._hash])
+
+    def diff(self, a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
+        out = super().diff({k: v for k, v in a.items() if k != DB}, {k: v for k, v in b.items() if k != DB})
+        if a.get(DB, {}).get("image") == b.get(DB, {}).get("image"):
+            return out
+        contents = []
+        for snap in (a, b):
+            db = sqlite3.connect(":memory:")
+            db.deserialize(base64.b64decode(snap[DB]["image"]))
+            contents.append(self._content(db))
+            db.close()
+        ra, rb = contents[0]["rows"], contents[1]["rows"]
+        for t in sorted(set(ra) | set(rb)):
+            cols = (rb.get(t) or ra.get(t))[0]
+            keyed = []
+            for rows in (ra.get(t, [])[1:], rb.get(t, [])[1:]):
+                by_first = {repr(r[0]): r for r in rows}
+                keyed.append(by_first if len(by_first) == len(rows) else {repr(r): r for r in rows})
+            ka, kb = keyed
+            for k in sorted(set(ka) | set(kb)):
+                x, y = ka.get(k), kb.get(k)
+                if x == y:
+                    continue
+                path = f"db/{t}/{(x or y)[0]}"
+                if x is None:
+                    out.append(Change(self.name, path, "add", None, dict(zip(cols, y, strict=False))))
+                elif y is None:
+                    out.append(Change(self.name, path, "remove", dict(zip(cols, x, strict=False)), None))
+                else:
+                    for c, va, vb in zip(cols, x, y, strict=False):
+                        if va != vb:
+                            out.append(Change(self.name, f"{path}/{c}", "change", va, vb))
+        if contents[0]["schema"] != contents[1]["schema"]:
+            out.append(Change(self.name, "db/schema", "change", contents[0]["schema"], contents[1]["schema"]))
+        return out
+
+    def validate_state(self) -> None:
+        super().validate_state()
+        self.db.set_authorizer(None)
+        try:
+            problems = self.db.execute("PRAGMA foreign_key_check").fetchall()
+            if self.db.execute("PRAGMA integrity_check").fetchone()[0] != "ok" or problems:
+                raise ValueError(f"database integrity check failed: {problems[:3]}")
+        finally:
+            self.db.set_authorizer(_authorizer)
+
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        """All rows of a table as dicts (for verifiers and task generation, not an agent tool)."""
+        self.db.set_authorizer(None)
+        try:
+            cur = self.db.execute(f'SELECT * FROM "{table}"')
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, map(_plain, r), strict=True)) for r in cur]
+        finally:
+            self.db.set_authorizer(_authorizer)
+
+    # ---- execution --------------------------------------------------------------------
+    def _run(self, sql: str, write: bool) -> dict[str, Any]:
+        try:
+            if not write:
+                cur = self.db.execute(sql)
+                cols = [d[0] for d in cur.description] if cur.description else []
+                rows = cur.fetchmany(MAX_ROWS + 1)
+                return {"columns": cols, "rows": [dict(zip(cols, map(_plain, r), strict=True)) for r in rows[:MAX_ROWS]],
+                        "truncated": len(rows) > MAX_ROWS}
+            self.db.execute("SAVEPOINT tool_call")
+            try:
+                cur = self.db.execute(sql)
+                affected = cur.rowcount
+                if cur.description:
+                    cur.fetchall()
+                self.db.execute("RELEASE tool_call")
+            except BaseException:
+                self.db.execute("ROLLBACK TO tool_call")
+                self.db.execute("RELEASE tool_call")
+                raise
+            self._dirty, self._hash = True, None
+            return {"affected_rows": affected}
+        except sqlite3.IntegrityError as e:
+            raise RuleViolation(f"constraint violated: {e}", type="constraint_violation") from None
+        except sqlite3.DatabaseError as e:
+            msg = str(e)
+            if "not authorized" in msg or "prohibited" in msg:
+                raise RuleViolation(f"not allowed here: {msg} (ATTACH, PRAGMA, random() and extensions are disabled)", type="not_authorized") from None
+            if "no such table" in msg:
+                raise NotFound(f"{msg}; see list_tables", type="table_not_found") from None
+            raise InvalidArguments(f"SQL error: {msg}", type="sql_error") from None
+        except (OverflowError, ValueError, MemoryError) as e:
+            raise InvalidArguments(f"SQL error: {e}", type="sql_error") from None
+
+    # ---- tools ------------------------------------------------------------------------
+    @tool
+    def read_query(self, query: str) -> dict[str, Any]:
+        """Execute a SELECT query on the SQLite database (at most 1000 rows are returned).
+
+        Args:
+            query: SELECT SQL query to execute
+        """
+        sql = _one_statement(query)
+        if _first_word(sql) not in ("SELECT", "WITH", "VALUES"):
+            raise InvalidArguments("read_query only runs SELECT queries; use write_query for changes", type="not_a_select")
+        if _first_word(sql) == "WITH" and re.search(r"\b(INSERT|UPDATE|DELETE|REPLACE)\b", _strip_strings(sql), re.I):
+            raise InvalidArguments("read_query only runs SELECT queries; use write_query for changes", type="not_a_select")
+        return self._run(sql, write=False)
+
+    @tool
+    def query(self, sql: str | None = None) -> dict[str, Any]:
+        """Run a read-only SQL query (the Postgres server's tool; same database).
+
+        Args:
+            sql: The SQL query to run.
+        """
+        if sql is None:
+            raise InvalidArguments("'sql' is required")
+        return self.read_query(sql)
+
+    @tool(mutates=True)
+    def write_query(self, query: str) -> dict[str, Any]:
+        """Execute an INSERT, UPDATE, or DELETE query on the SQLite database. Constraints (keys, CHECKs, foreign keys) are enforced.
+
+        Args:
+            query: SQL query to execute
+        """
+        sql = _one_statement(query)
+        if _first_word(sql) not in ("INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"):
+            raise InvalidArguments("write_query runs INSERT, UPDATE or DELETE; use read_query or create_table otherwise", type="not_a_write")
+        return self._run(sql, write=True)
+
+    @tool(mutates=True)
+    def create_table(self, query: str) -> dict[str, Any]:
+        """Create a new table in the SQLite database (also CREATE INDEX / CREATE VIEW).
+
+        Args:
+            query: CREATE TABLE SQL statement
+        """
+        sql = _one_statement(query)
+        if _first_word(sql) != "CREATE":
+            raise InvalidArguments("create_table runs a CREATE TABLE statement", type="not_a_create")
+        self._run(sql, write=True)
+        return {"created": True, "statement": sql}
+
+    @tool
+    def list_tables(self) -> list[str]:
+        """List all tables in the SQLite database"""
+        return [r["name"] for r in self._run("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name", False)["rows"]]
+
+    @tool
+    def describe_table(self, table_name: str) -> list[dict[str, Any]]:
+        """Get the schema information for a specific table
+
+        Args:
+            table_name: Name of the table to describe
+        """
+        if table_name not in self.list_tables():
+            raise NotFound(f"table '{table_name}' not found; see list_tables", type="table_not_found")
+        info = self._run(f"PRAGMA table_info(\"{table_name}\")", False)["rows"]
+        return [{"name": c["name"], "type": c["type"], "notnull": bool(c["notnull"]), "default": c["dflt_value"], "pk": bool(c["pk"])} for c in info]
+
+    @tool(mutates=True)
+    def append_insight(self, insight: str) -> dict[str, Any]:
+        """Add a business insight to the memo
+
+        Args:
+            insight: Business insight discovered from data analysis
+        """
+        if not insight.strip():
+            raise InvalidArguments("'insight' must not be empty")
+        if len(insight) > 10000:
+            raise InvalidArguments("'insight' is longer than 10000 characters")
+        rec = {"id": self.next_id("ins", 10), "text": insight.strip(), "created_at": self.clock.iso()}
+        self.insert("insights", rec)
+        memo = sorted(self.table("insights").values(), key=lambda r: r["id"])
+        return {"added": rec, "memo": "\n".join(f"- {r['text']}" for r in memo)}
+
