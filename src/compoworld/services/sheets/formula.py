@@ -1,0 +1,135 @@
+"""A small, safe spreadsheet formula evaluator: numbers, A1 references, + - * / and parentheses,
+and SUM / AVERAGE / MIN / MAX / COUNT over ranges. No Python `eval`: formulas are data."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+_TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Z]+\d+(?::[A-Z]+\d+)?)|([A-Z]+)\(|([-+*/()]))")
+FUNCS: dict[str, Callable[[list[float]], float]] = {
+    "SUM": sum,
+    "AVERAGE": lambda xs: sum(xs) / len(xs) if xs else 0.0,
+    "MIN": lambda xs: min(xs) if xs else 0.0,
+    "MAX": lambda xs: max(xs) if xs else 0.0,
+    "COUNT": lambda xs: float(len(xs)),
+}
+
+
+def col_index(col: str) -> int:
+    n = 0
+    for ch in col:
+        n = n * 26 + ord(ch) - 64
+    return n
+
+
+def col_name(n: int) -> str:
+    out = ""
+    while n:
+        n, r = divmod(n - 1, 26)
+        out = chr(65 + r) + out
+    return out
+
+
+def split_ref(ref: str) -> tuple[str, int]:
+    m = re.fullmatch(r"([A-Z]+)(\d+)", ref)
+    if not m:
+        raise ValueError(f"bad cell reference {ref!r}")
+    return m.group(1), int(m.group(2))
+
+
+def expand(rng: str) -> list[str]:
+    a, _, b = rng.partition(":")
+    if not b:
+        return [a]
+    (ca, ra), (cb, rb) = split_ref(a), split_ref(b)
+    c1, c2 = sorted((col_index(ca), col_index(cb)))
+    r1, r2 = sorted((ra, rb))
+    if (c2 - c1 + 1) * (r2 - r1 + 1) > 10000:
+        raise ValueError("range too large")
+    return [f"{col_name(c)}{r}" for r in range(r1, r2 + 1) for c in range(c1, c2 + 1)]
+
+
+def evaluate(formula: str, lookup: Callable[[str], Any], depth: int = 0) -> float | str:
+    """Value of '=...'; errors become '#ERROR!' like a spreadsheet, never exceptions."""
+    if depth > 50:
+        return "#REF!"
+    try:
+        tokens = _tokens(formula[1:].upper())
+        pos, val = _expr(tokens, 0, lambda ref: _num(lookup(ref), lookup, depth))
+        if pos != len(tokens):
+            return "#ERROR!"
+        return int(val) if float(val).is_integer() else round(val, 10)
+    except ZeroDivisionError:
+        return "#DIV/0!"
+    except (ValueError, IndexError, TypeError):
+        return "#ERROR!"
+
+
+def _num(v: Any, lookup: Callable[[str], Any], depth: int) -> float | None:
+    if isinstance(v, str) and v.startswith("="):
+        v = evaluate(v, lookup, depth + 1)
+    if isinstance(v, bool) or v is None or v == "":
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _tokens(s: str) -> list[tuple[str, str]]:
+    out, i = [], 0
+    while i < len(s):
+        if s[i].isspace():
+            i += 1
+            continue
+        m = _TOKEN.match(s, i)
+        if not m:
+            raise ValueError(f"cannot read formula at {s[i:]!r}")
+        kind = "num" if m.group(1) else "ref" if m.group(2) else "fn" if m.group(3) else "op"
+        out.append((kind, m.group(1) or m.group(2) or m.group(3) or m.group(4)))
+        i = m.end()
+    return out
+
+
+def _expr(t, i, cell):
+    i, v = _term(t, i, cell)
+    while i < len(t) and t[i] in (("op", "+"), ("op", "-")):
+        op = t[i][1]
+        i, w = _term(t, i + 1, cell)
+        v = v + w if op == "+" else v - w
+    return i, v
+
+
+def _term(t, i, cell):
+    i, v = _factor(t, i, cell)
+    while i < len(t) and t[i] in (("op", "*"), ("op", "/")):
+        op = t[i][1]
+        i, w = _factor(t, i + 1, cell)
+        v = v * w if op == "*" else v / w
+    return i, v
+
+
+def _factor(t, i, cell):
+    kind, val = t[i]
+    if kind == "num":
+        return i + 1, float(val)
+    if kind == "op" and val == "-":
+        i, v = _factor(t, i + 1, cell)
+        return i, -v
+    if kind == "op" and val == "(":
+        i, v = _expr(t, i + 1, cell)
+        if t[i] != ("op", ")"):
+            raise ValueError("missing )")
+        return i + 1, v
+    if kind == "ref":
+        if ":" in val:
+            raise ValueError("a range needs a function")
+        return i + 1, cell(val) or 0.0
+    if kind == "fn":
+        if val not in FUNCS or t[i + 1][0] != "ref" or t[i + 2] != ("op", ")"):
+            raise ValueError(f"unknown function {val}")
+        nums = [x for ref in expand(t[i + 1][1]) if (x := cell(ref)) is not None]
+        return i + 3, FUNCS[val](nums)
+    raise ValueError("unexpected token")
