@@ -71,13 +71,20 @@ class SheetsService(Service):
                 continue
             col, row = split_ref(ref)
             raw = cells[ref]
-            shown = {"formatted": _fmt(self._value(sheet, ref)), "userEntered": _fmt(raw),
-                     "all": {"userEnteredValue": raw, "formattedValue": _fmt(self._value(sheet, ref))}}[fmt]
+            shown = {
+                "formatted": _fmt(self._value(sheet, ref)),
+                "userEntered": _fmt(raw),
+                "all": {"userEnteredValue": raw, "formattedValue": _fmt(self._value(sheet, ref))},
+            }[fmt]
             out.setdefault(str(row), {})[col] = shown
-        return {r: dict(sorted(out[r].items(), key=lambda kv: col_index(kv[0]))) for r in sorted(out, key=int)}
+        return {
+            r: dict(sorted(out[r].items(), key=lambda kv: col_index(kv[0]))) for r in sorted(out, key=int)
+        }
 
     @tool(mutates=True)
-    def google_sheets_create_spreadsheet(self, title: str, data: str | dict[str, Any] | None = None) -> dict[str, Any]:
+    def google_sheets_create_spreadsheet(
+        self, title: str, data: str | dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Create a new spreadsheet with a title and optional data: a JSON object mapping row numbers to objects mapping column letters to values, e.g. {"1": {"A": "Name", "B": "Score"}, "2": {"A": "Ana", "B": 9}}.
 
         Args:
@@ -89,17 +96,36 @@ class SheetsService(Service):
         cells = {}
         for row, cols in json_object(data, "data").items():
             if not str(row).isdigit() or not 1 <= int(row) <= MAX_ROWS or not isinstance(cols, dict):
-                raise InvalidArguments(f"'data': row key {row!r} must be a row number mapping to {{column: value}}")
+                raise InvalidArguments(
+                    f"'data': row key {row!r} must be a row number mapping to {{column: value}}"
+                )
             for col, value in cols.items():
                 if not _COL.match(str(col)) or isinstance(value, dict | list) or value is None:
-                    raise InvalidArguments(f"'data[{row}]': column {col!r} must be letters with a scalar value")
+                    raise InvalidArguments(
+                        f"'data[{row}]': column {col!r} must be letters with a scalar value"
+                    )
                 cells[f"{col}{int(row)}"] = value
-        book = self.books.create({"title": title, "sheets": [{"sheetId": 0, "title": "Sheet1", "cells": cells}], "modified": self.clock.iso()})
-        return {"spreadsheet_id": book["id"], "title": title, "sheets": ["Sheet1"], "cells_written": len(cells)}
+        book = self.books.create(
+            {
+                "title": title,
+                "sheets": [{"sheetId": 0, "title": "Sheet1", "cells": cells}],
+                "modified": self.clock.iso(),
+            }
+        )
+        return {
+            "spreadsheet_id": book["id"],
+            "title": title,
+            "sheets": ["Sheet1"],
+            "cells_written": len(cells),
+        }
 
     @tool
-    def google_sheets_get_spreadsheet(self, spreadsheet_id: str, range: str | None = None,
-                                      cell_value_format: Literal["formatted", "userEntered", "all"] = "formatted") -> dict[str, Any]:
+    def google_sheets_get_spreadsheet(
+        self,
+        spreadsheet_id: str,
+        range: str | None = None,
+        cell_value_format: Literal["formatted", "userEntered", "all"] = "formatted",
+    ) -> dict[str, Any]:
         """Retrieve spreadsheet properties and cell data, optionally of one range ('Sheet1!A1:D10' or 'Sheet1').
 
         Args:
@@ -109,8 +135,14 @@ class SheetsService(Service):
         """
         book = self.books.require(spreadsheet_id, "spreadsheet_id")
         if range is None:
-            return {"spreadsheet_id": book["id"], "title": book["title"],
-                    "sheets": [{"title": s["title"], "rows": self._rows(s, None, cell_value_format)} for s in book["sheets"]]}
+            return {
+                "spreadsheet_id": book["id"],
+                "title": book["title"],
+                "sheets": [
+                    {"title": s["title"], "rows": self._rows(s, None, cell_value_format)}
+                    for s in book["sheets"]
+                ],
+            }
         name, _, cells = range.rpartition("!") if "!" in range else (range, "", "")
         if not cells and re.fullmatch(r"[A-Z]+\d+(:[A-Z]+\d+)?", name):
             name, cells = None, name
@@ -119,11 +151,17 @@ class SheetsService(Service):
             refs = expand(cells) if cells else None
         except ValueError as e:
             raise InvalidArguments(f"'range' {range!r}: {e}") from None
-        return {"spreadsheet_id": book["id"], "title": book["title"], "range": range,
-                "sheets": [{"title": sheet["title"], "rows": self._rows(sheet, refs, cell_value_format)}]}
+        return {
+            "spreadsheet_id": book["id"],
+            "title": book["title"],
+            "range": range,
+            "sheets": [{"title": sheet["title"], "rows": self._rows(sheet, refs, cell_value_format)}],
+        }
 
     @tool(mutates=True)
-    def google_sheets_write_to_cell(self, spreadsheet_id: str, column: str, row: int, value: str, sheet_name: str | None = None) -> dict[str, Any]:
+    def google_sheets_write_to_cell(
+        self, spreadsheet_id: str, column: str, row: int, value: str, sheet_name: str | None = None
+    ) -> dict[str, Any]:
         """Write a value (or a formula starting with '=') to one cell. Numbers given as text are stored as numbers.
 
         Args:
@@ -152,7 +190,10 @@ class SheetsService(Service):
     @tool
     def google_sheets_list_spreadsheets(self) -> list[dict[str, Any]]:
         """List all spreadsheets in the user's Drive, most recently modified first."""
-        return [{"id": b["id"], "title": b["title"], "modified": b["modified"]} for b in sort_records(self.books.all(), "modified", descending=True)]
+        return [
+            {"id": b["id"], "title": b["title"], "modified": b["modified"]}
+            for b in sort_records(self.books.all(), "modified", descending=True)
+        ]
 
     @tool
     def google_sheets_list_sheets(self, spreadsheet_id: str) -> list[dict[str, Any]]:
@@ -165,8 +206,15 @@ class SheetsService(Service):
         out = []
         for i, s in enumerate(book["sheets"]):
             refs = [split_ref(r) for r in s["cells"]]
-            out.append({"sheetId": s["sheetId"], "title": s["title"], "index": i, "rowCount": max((r for _, r in refs), default=0),
-                        "columnCount": max((col_index(c) for c, _ in refs), default=0)})
+            out.append(
+                {
+                    "sheetId": s["sheetId"],
+                    "title": s["title"],
+                    "index": i,
+                    "rowCount": max((r for _, r in refs), default=0),
+                    "columnCount": max((col_index(c) for c, _ in refs), default=0),
+                }
+            )
         return out
 
     @tool(mutates=True)
@@ -188,10 +236,15 @@ class SheetsService(Service):
         next_id = max(s["sheetId"] for s in book["sheets"]) + 1
         new = [{"sheetId": next_id + i, "title": n, "cells": {}} for i, n in enumerate(sheet_names)]
         self._save(book, [*book["sheets"], *new])
-        return {"spreadsheet_id": book["id"], "created": [{"sheetId": s["sheetId"], "title": s["title"]} for s in new]}
+        return {
+            "spreadsheet_id": book["id"],
+            "created": [{"sheetId": s["sheetId"], "title": s["title"]} for s in new],
+        }
 
     @tool(mutates=True)
-    def google_sheets_append_rows(self, spreadsheet_id: str, rows: list[list[str | int | float | bool]], sheet_name: str | None = None) -> dict[str, Any]:
+    def google_sheets_append_rows(
+        self, spreadsheet_id: str, rows: list[list[str | int | float | bool]], sheet_name: str | None = None
+    ) -> dict[str, Any]:
         """Append rows after the last used row of a sheet, starting at column A.
 
         Args:
@@ -229,7 +282,13 @@ class SheetsService(Service):
         cleared = [r for r in sheet["cells"] if r in refs]
         if not cleared:
             raise RuleViolation(f"the range {range} is already empty", type="range_empty")
-        self._save(book, [{**s, "cells": {k: v for k, v in s["cells"].items() if k not in refs}} if s is sheet else s for s in book["sheets"]])
+        self._save(
+            book,
+            [
+                {**s, "cells": {k: v for k, v in s["cells"].items() if k not in refs}} if s is sheet else s
+                for s in book["sheets"]
+            ],
+        )
         return {"sheet": sheet["title"], "cleared_cells": len(cleared)}
 
     @tool(mutates=True)

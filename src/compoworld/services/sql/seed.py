@@ -11,12 +11,22 @@ from compoworld.services.sql.state import SCHEMA
 def seed_sql(db, ctx: SeedContext) -> None:
     company, rng, now = ctx.company, ctx.rng, ctx.clock.now()
     db.executescript(SCHEMA)
-    db.executemany("INSERT INTO customers VALUES (?,?,?,?,?)", [(c.id, c.name, c.industry, c.city, c.tier) for c in company.customers])
-    db.executemany("INSERT INTO contacts VALUES (?,?,?,?,?)",
-                   [(p.id, p.company_id, p.name, p.email, p.title) for p in company.contacts])
-    db.executemany("INSERT INTO products VALUES (?,?,?,?,?)", [(p.id, p.sku, p.name, p.category, p.price) for p in company.products])
-    db.executemany("INSERT INTO employees VALUES (?,?,?,?,?,?,?)",
-                   [(p.id, p.name, p.email, p.team, p.title, p.manager_id, p.location) for p in company.employees])
+    db.executemany(
+        "INSERT INTO customers VALUES (?,?,?,?,?)",
+        [(c.id, c.name, c.industry, c.city, c.tier) for c in company.customers],
+    )
+    db.executemany(
+        "INSERT INTO contacts VALUES (?,?,?,?,?)",
+        [(p.id, p.company_id, p.name, p.email, p.title) for p in company.contacts],
+    )
+    db.executemany(
+        "INSERT INTO products VALUES (?,?,?,?,?)",
+        [(p.id, p.sku, p.name, p.category, p.price) for p in company.products],
+    )
+    db.executemany(
+        "INSERT INTO employees VALUES (?,?,?,?,?,?,?)",
+        [(p.id, p.name, p.email, p.team, p.title, p.manager_id, p.location) for p in company.employees],
+    )
     orders, items, invoices = [], [], []
     for oid in range(1, ctx.scale(30, 300, 1200) + 1):
         cust = rng.choice(company.customers)

@@ -25,20 +25,43 @@ from compoworld.services.sql.state import SqlState
 
 DB = "_sqlite"  # the pseudo-table that carries the serialised database in snapshots
 MAX_ROWS = 1000
-_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE,
-            sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_CREATE_INDEX, sqlite3.SQLITE_CREATE_VIEW, sqlite3.SQLITE_FUNCTION,
-            sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT, sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_INSERT}
+_ALLOWED = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_INSERT,
+    sqlite3.SQLITE_UPDATE,
+    sqlite3.SQLITE_DELETE,
+    sqlite3.SQLITE_CREATE_TABLE,
+    sqlite3.SQLITE_CREATE_INDEX,
+    sqlite3.SQLITE_CREATE_VIEW,
+    sqlite3.SQLITE_FUNCTION,
+    sqlite3.SQLITE_TRANSACTION,
+    sqlite3.SQLITE_SAVEPOINT,
+    sqlite3.SQLITE_RECURSIVE,
+    sqlite3.SQLITE_INSERT,
+}
 _FORBIDDEN_FUNCS = {"random", "randomblob", "load_extension", "changes", "last_insert_rowid", "total_changes"}
 _CLOCK = re.compile(r"'now'|\bcurrent_(timestamp|date|time)\b", re.I)
 _COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 
 
-def _authorizer(action: int, arg1: str | None, arg2: str | None, dbname: str | None, source: str | None) -> int:
+def _authorizer(
+    action: int, arg1: str | None, arg2: str | None, dbname: str | None, source: str | None
+) -> int:
     if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _FORBIDDEN_FUNCS:
         return sqlite3.SQLITE_DENY
     if action == sqlite3.SQLITE_PRAGMA:
-        return sqlite3.SQLITE_OK if (arg1 or "").lower() in ("table_info", "table_xinfo", "index_list", "foreign_key_list") else sqlite3.SQLITE_DENY
-    if action in (sqlite3.SQLITE_READ, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE) and (arg1 or "").startswith("sqlite_"):
+        return (
+            sqlite3.SQLITE_OK
+            if (arg1 or "").lower() in ("table_info", "table_xinfo", "index_list", "foreign_key_list")
+            else sqlite3.SQLITE_DENY
+        )
+    if action in (
+        sqlite3.SQLITE_READ,
+        sqlite3.SQLITE_INSERT,
+        sqlite3.SQLITE_UPDATE,
+        sqlite3.SQLITE_DELETE,
+    ) and (arg1 or "").startswith("sqlite_"):
         return sqlite3.SQLITE_OK if action == sqlite3.SQLITE_READ else sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
 
@@ -57,7 +80,9 @@ def _one_statement(query: str, field: str = "query") -> str:
     if _CLOCK.search(_strip_strings_keep(body)):
         raise InvalidArguments(
             f"'{field}' reads the wall clock ('now' / CURRENT_TIMESTAMP); this database has none. Use an explicit date, "
-            "e.g. '2026-03-02'", type="nondeterministic_query")
+            "e.g. '2026-03-02'",
+            type="nondeterministic_query",
+        )
     return body
 
 
@@ -121,8 +146,16 @@ class SqlService(Service):
     def _content(self, db: sqlite3.Connection) -> dict[str, Any]:
         db.set_authorizer(None)
         try:
-            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-            schema = [r[0] for r in db.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name")]
+            tables = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
+            ]
+            schema = [
+                r[0]
+                for r in db.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name")
+            ]
             rows = {}
             for t in tables:
                 cur = db.execute(f'SELECT * FROM "{t}"')
@@ -201,8 +234,11 @@ class SqlService(Service):
                 cur = self.db.execute(sql)
                 cols = [d[0] for d in cur.description] if cur.description else []
                 rows = cur.fetchmany(MAX_ROWS + 1)
-                return {"columns": cols, "rows": [dict(zip(cols, map(_plain, r), strict=True)) for r in rows[:MAX_ROWS]],
-                        "truncated": len(rows) > MAX_ROWS}
+                return {
+                    "columns": cols,
+                    "rows": [dict(zip(cols, map(_plain, r), strict=True)) for r in rows[:MAX_ROWS]],
+                    "truncated": len(rows) > MAX_ROWS,
+                }
             self.db.execute("SAVEPOINT tool_call")
             try:
                 cur = self.db.execute(sql)
@@ -221,7 +257,10 @@ class SqlService(Service):
         except sqlite3.DatabaseError as e:
             msg = str(e)
             if "not authorized" in msg or "prohibited" in msg:
-                raise RuleViolation(f"not allowed here: {msg} (ATTACH, PRAGMA, random() and extensions are disabled)", type="not_authorized") from None
+                raise RuleViolation(
+                    f"not allowed here: {msg} (ATTACH, PRAGMA, random() and extensions are disabled)",
+                    type="not_authorized",
+                ) from None
             if "no such table" in msg:
                 raise NotFound(f"{msg}; see list_tables", type="table_not_found") from None
             raise InvalidArguments(f"SQL error: {msg}", type="sql_error") from None
@@ -238,9 +277,15 @@ class SqlService(Service):
         """
         sql = _one_statement(query)
         if _first_word(sql) not in ("SELECT", "WITH", "VALUES"):
-            raise InvalidArguments("read_query only runs SELECT queries; use write_query for changes", type="not_a_select")
-        if _first_word(sql) == "WITH" and re.search(r"\b(INSERT|UPDATE|DELETE|REPLACE)\b", _strip_strings(sql), re.I):
-            raise InvalidArguments("read_query only runs SELECT queries; use write_query for changes", type="not_a_select")
+            raise InvalidArguments(
+                "read_query only runs SELECT queries; use write_query for changes", type="not_a_select"
+            )
+        if _first_word(sql) == "WITH" and re.search(
+            r"\b(INSERT|UPDATE|DELETE|REPLACE)\b", _strip_strings(sql), re.I
+        ):
+            raise InvalidArguments(
+                "read_query only runs SELECT queries; use write_query for changes", type="not_a_select"
+            )
         return self._run(sql, write=False)
 
     @tool
@@ -263,7 +308,10 @@ class SqlService(Service):
         """
         sql = _one_statement(query)
         if _first_word(sql) not in ("INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"):
-            raise InvalidArguments("write_query runs INSERT, UPDATE or DELETE; use read_query or create_table otherwise", type="not_a_write")
+            raise InvalidArguments(
+                "write_query runs INSERT, UPDATE or DELETE; use read_query or create_table otherwise",
+                type="not_a_write",
+            )
         return self._run(sql, write=True)
 
     @tool(mutates=True)
@@ -282,7 +330,13 @@ class SqlService(Service):
     @tool
     def list_tables(self) -> list[str]:
         """List all tables in the SQLite database"""
-        return [r["name"] for r in self._run("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name", False)["rows"]]
+        return [
+            r["name"]
+            for r in self._run(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+                False,
+            )["rows"]
+        ]
 
     @tool
     def describe_table(self, table_name: str) -> list[dict[str, Any]]:
@@ -293,8 +347,17 @@ class SqlService(Service):
         """
         if table_name not in self.list_tables():
             raise NotFound(f"table '{table_name}' not found; see list_tables", type="table_not_found")
-        info = self._run(f"PRAGMA table_info(\"{table_name}\")", False)["rows"]
-        return [{"name": c["name"], "type": c["type"], "notnull": bool(c["notnull"]), "default": c["dflt_value"], "pk": bool(c["pk"])} for c in info]
+        info = self._run(f'PRAGMA table_info("{table_name}")', False)["rows"]
+        return [
+            {
+                "name": c["name"],
+                "type": c["type"],
+                "notnull": bool(c["notnull"]),
+                "default": c["dflt_value"],
+                "pk": bool(c["pk"]),
+            }
+            for c in info
+        ]
 
     @tool(mutates=True)
     def append_insight(self, insight: str) -> dict[str, Any]:
@@ -311,4 +374,3 @@ class SqlService(Service):
         self.insert("insights", rec)
         memo = sorted(self.table("insights").values(), key=lambda r: r["id"])
         return {"added": rec, "memo": "\n".join(f"- {r['text']}" for r in memo)}
-
