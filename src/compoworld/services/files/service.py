@@ -2,7 +2,7 @@
 
 The tree lives in state: paths are names in a virtual namespace, never host paths, and uploads read
 only `data:` URIs (file://, http(s):// and ftp:// are refused: nothing reaches the host or network).
-35 of the spec's 44 tools are modelled. Not modelled: the six shared-folder membership tools
+34 of the spec's 44 tools are modelled. Not modelled: the six shared-folder membership tools
 (`dropbox_share_folder`, `dropbox_list_folder_members`, `dropbox_add_folder_member`,
 `dropbox_list_shared_folders`, `dropbox_unshare_folder`, `dropbox_remove_folder_member`), which
 need a second account's namespace; `dropbox_save_url` and its job check, which download from the

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from compoworld.core.envelope import InvalidArguments, NotFound, RuleViolation
-from compoworld.core.query import check_limit, matches, norm, parse_datetime_arg
+from compoworld.core.query import check_limit, norm, parse_datetime_arg
 from compoworld.core.resource import Resource, sort_records
 from compoworld.core.service import SeedContext, Service
 from compoworld.core.state import META
