@@ -35,6 +35,20 @@ def _date(value: str | None, field: str) -> str | None:
     return None if value is None else parse_datetime_arg(value, field).date().isoformat()
 
 
+def _test(op: str, v: Any, val: Any) -> bool:
+    if op == "eq":
+        return v == val or (isinstance(v, str) and isinstance(val, str) and norm(v) == norm(val))
+    if op == "neq":
+        return v != val
+    if op in ("in", "nin"):
+        return isinstance(val, list) and ((v in val) == (op == "in"))
+    if op == "contains":
+        return v is not None and norm(str(val)) in norm(str(v))
+    if op in ("gte", "lte"):
+        return v is not None and (str(v) >= str(val) if op == "gte" else str(v) <= str(val))
+    return (v is None) == bool(val)
+
+
 def _filter(
     records: list[dict[str, Any]], flt: dict[str, Any] | None, aliases: dict[str, str]
 ) -> list[dict[str, Any]]:
@@ -61,19 +75,7 @@ def _filter(
 
     def ok(rec: dict[str, Any]) -> bool:
         for field, op, val in tests:
-            v = rec.get(field)
-            hit = {
-                "eq": lambda: (
-                    v == val or (isinstance(v, str) and isinstance(val, str) and norm(v) == norm(val))
-                ),
-                "neq": lambda: v != val,
-                "in": lambda: isinstance(val, list) and v in val,
-                "nin": lambda: isinstance(val, list) and v not in val,
-                "contains": lambda: v is not None and norm(str(val)) in norm(str(v)),
-                "gte": lambda: v is not None and str(v) >= str(val),
-                "lte": lambda: v is not None and str(v) <= str(val),
-                "null": lambda: (v is None) == bool(val),
-            }[op]()
+            hit = _test(op, rec.get(field), val)
             if not hit:
                 return False
         return True
