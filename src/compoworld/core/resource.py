@@ -15,7 +15,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from compoworld.core.envelope import InvalidArguments, NotFound
-from compoworld.core.query import check_limit, matches, paginate
+from compoworld.core.query import check_limit, matches
 
 if TYPE_CHECKING:
     from compoworld.core.service import Service
@@ -173,19 +173,17 @@ class Bound:
 
 
 def sort_records(records: list[dict[str, Any]], key: str, descending: bool = False) -> list[dict[str, Any]]:
-    """Stable order by `key` then id; None sorts first."""
-    return sorted(
-        records,
-        key=lambda r: (r.get(key) is not None, r.get(key) or "", str(r.get("id"))),
-        reverse=descending,
-    )
+    """Stable order by `key` then id; None sorts first, text compares case-insensitively."""
 
+    def k(r: dict[str, Any]) -> tuple[Any, ...]:
+        v = r.get(key)
+        return (
+            v is not None,
+            v.casefold() if isinstance(v, str) else (v if v is not None else ""),
+            str(r.get("id")),
+        )
 
-def page_cursor(
-    records: list[Any], limit: int, cursor: str | None, field: str = "cursor", hi: int = 1000
-) -> tuple[list[Any], str | None]:
-    check_limit(limit, "limit" if field == "cursor" else "limit", 1, hi)
-    return paginate(records, cursor, limit, field)
+    return sorted(records, key=k, reverse=descending)
 
 
 def page_number(records: list[Any], page: int, per_page: int, hi: int = 100) -> dict[str, Any]:

@@ -459,21 +459,20 @@ class ProjectsService(Service):
             next_page_token: Token of the next page.
         """
         self.projects.require(project_id)
-        since = (
-            self.clock.iso()
-            if completed_since == "now"
-            else (
+        if completed_since == "now":  # Asana's idiom for "incomplete tasks only"
+            recs = self.tasks.find(lambda t: project_id in t["project_gids"] and not t["completed"])
+        else:
+            since = (
                 parse_datetime_arg(completed_since, "completed_since").strftime("%Y-%m-%dT%H:%M:%SZ")
                 if completed_since
                 else None
             )
-        )
-        recs = self.tasks.find(
-            lambda t: (
-                project_id in t["project_gids"]
-                and (since is None or not t["completed"] or (t["completed_at"] or "") >= since)
+            recs = self.tasks.find(
+                lambda t: (
+                    project_id in t["project_gids"]
+                    and (since is None or not t["completed"] or (t["completed_at"] or "") >= since)
+                )
             )
-        )
         return self._page(
             [self._task_view(t) for t in sort_records(recs, "created_at")], limit, next_page_token
         )

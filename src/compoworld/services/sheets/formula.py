@@ -51,6 +51,10 @@ def expand(rng: str) -> list[str]:
     return [f"{col_name(c)}{r}" for r in range(r1, r2 + 1) for c in range(c1, c2 + 1)]
 
 
+class CellError(Exception):
+    """An error value (#REF!, #DIV/0!, ...) in a referenced cell: it propagates, as in a spreadsheet."""
+
+
 def evaluate(formula: str, lookup: Callable[[str], Any], depth: int = 0) -> float | str:
     """Value of '=...'; errors become '#ERROR!' like a spreadsheet, never exceptions."""
     if depth > 50:
@@ -61,6 +65,8 @@ def evaluate(formula: str, lookup: Callable[[str], Any], depth: int = 0) -> floa
         if pos != len(tokens):
             return "#ERROR!"
         return int(val) if float(val).is_integer() else round(val, 10)
+    except CellError as e:
+        return str(e)
     except ZeroDivisionError:
         return "#DIV/0!"
     except (ValueError, IndexError, TypeError):
@@ -70,6 +76,8 @@ def evaluate(formula: str, lookup: Callable[[str], Any], depth: int = 0) -> floa
 def _num(v: Any, lookup: Callable[[str], Any], depth: int) -> float | None:
     if isinstance(v, str) and v.startswith("="):
         v = evaluate(v, lookup, depth + 1)
+        if isinstance(v, str) and v.startswith("#"):
+            raise CellError(v)
     if isinstance(v, bool) or v is None or v == "":
         return None
     try:

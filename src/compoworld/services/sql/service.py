@@ -56,13 +56,6 @@ def _authorizer(
             if (arg1 or "").lower() in ("table_info", "table_xinfo", "index_list", "foreign_key_list")
             else sqlite3.SQLITE_DENY
         )
-    if action in (
-        sqlite3.SQLITE_READ,
-        sqlite3.SQLITE_INSERT,
-        sqlite3.SQLITE_UPDATE,
-        sqlite3.SQLITE_DELETE,
-    ) and (arg1 or "").startswith("sqlite_"):
-        return sqlite3.SQLITE_OK if action == sqlite3.SQLITE_READ else sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
 
 
