@@ -12,7 +12,7 @@ demo: $(BIN)/compoworld
 	$(BIN)/compoworld demo
 
 test: $(BIN)/compoworld
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 lint: $(BIN)/compoworld
 	$(BIN)/ruff check src tests benchmarks
