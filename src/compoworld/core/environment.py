@@ -11,7 +11,7 @@ from compoworld.core.clock import SimClock, derive_rng
 from compoworld.core.company import Company, make_company
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure
 from compoworld.core.service import SIZES, SeedContext, Service
-from compoworld.core.state import Change, combine, hash_value
+from compoworld.core.state import META, Change, combine, hash_value
 from compoworld.core.tool import ToolSpec
 
 SEP = "__"
@@ -87,6 +87,7 @@ class Environment:
             if cls.name in self.services:
                 raise ValueError(f"service {cls.name!r} listed twice")
             svc = cls(seed=self.seed, clock=self.clock)
+            svc.store.put(META, "seed", self.seed)  # travels with snapshots: see Service.ids
             # Each service's data depends only on (seed, service): composing never changes it.
             ctx = SeedContext(self.company, derive_rng(self.seed, "seed", cls.name), size, self.clock)
             svc.seed_data(ctx)
@@ -96,6 +97,29 @@ class Environment:
                 self._tools[check_name(cls.name, tname)] = (svc, spec)
         self._gateway = None
         self.initial = self.snapshot()
+
+    @classmethod
+    def from_snapshot(cls, services: Sequence[str], snapshot: dict[str, Any]) -> Environment:
+        """An environment in exactly `snapshot`'s state, without running any seeding (cheap)."""
+        from compoworld.services import get_service
+
+        env = cls.__new__(cls)
+        env.seed = 0
+        env.size = "snapshot"
+        env.clock = SimClock(snapshot.get("clock"))
+        env.company = None  # type: ignore[assignment]
+        env.services = {}
+        env._tools = {}
+        for name in services:
+            svc_cls = get_service(name)
+            svc = svc_cls(seed=0, clock=env.clock)
+            env.services[name] = svc
+            for tname, spec in svc_cls.tool_specs.items():
+                env._tools[check_name(name, tname)] = (svc, spec)
+        env._gateway = None
+        env.restore(snapshot)
+        env.initial = env.snapshot()
+        return env
 
     # ---- tools --------------------------------------------------------------------------
     @property

@@ -76,7 +76,6 @@ class Service:
         self.store = Store()
         self.seed = seed
         self.clock = clock
-        self.ids = IdFactory(seed, self.name)
         for table in self.state_model.model_fields if self.state_model else ():
             self.store.tables[table] = {}  # every table exists from the start: reads never create one
 
@@ -125,6 +124,12 @@ class Service:
         self.require(table, key)
         return self.store.delete(table, key)
 
+    @property
+    def ids(self) -> IdFactory:
+        """Ids are salted with the seed recorded in state, so an environment rebuilt from a snapshot
+        mints exactly the ids the original would have."""
+        return IdFactory(self.store.tables[META].get("seed", self.seed), self.name)
+
     def next_id(self, prefix: str, width: int = 12, alphabet: str = "hex") -> str:
         """A fresh deterministic id; its counter lives in state, so restores replay the same ids."""
         counter = f"id:{prefix}"
@@ -139,7 +144,7 @@ class Service:
 
     def rng(self, *parts: Any) -> random.Random:
         """Randomness for a tool: derived from the seed, the service and the call's own parts."""
-        return derive_rng(self.seed, self.name, self.next_seq("seq:rng"), *parts)
+        return derive_rng(self.store.tables[META].get("seed", self.seed), self.name, self.next_seq("seq:rng"), *parts)
 
     # ---- calls --------------------------------------------------------------------------
     def invoke(self, spec: ToolSpec, arguments: Any) -> dict[str, Any]:

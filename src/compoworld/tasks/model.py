@@ -1,0 +1,137 @@
+"""The task model. A task is pure data: loading one runs nothing (no code, no eval, no imports)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from compoworld.core.state import hash_value
+
+
+class Fact(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: str
+    value: str
+
+
+class Edge(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: int
+    target: int
+    fact: Fact
+
+
+class Node(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    step: int
+    service: str
+    move: str
+    mutates: bool
+
+
+class DependencyGraph(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    nodes: list[Node]
+    edges: list[Edge]
+
+
+class RubricItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    description: str
+    weight: float = 1.0
+    check: dict[str, Any]
+
+
+class Call(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tool: str
+    arguments: dict[str, Any]
+    step: int
+
+
+class Task(BaseModel):
+    """One verified cross-service task (see DESIGN.md, "Tasks")."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    instruction: str
+    services: list[str]
+    distractors: list[str]
+    initial_state: dict[str, Any] = Field(repr=False)
+    initial_state_hash: str
+    dependency_graph: DependencyGraph
+    walk: list[str]
+    rubric: list[RubricItem]
+    answer: str | None = None
+    reference_solution: list[Call]
+    hint: str
+    subtasks: list[str]
+    meta: dict[str, Any]
+
+    @property
+    def all_services(self) -> list[str]:
+        return [*self.services, *self.distractors]
+
+    def environment(self):
+        """A fresh environment in this task's initial state."""
+        from compoworld.core.environment import Environment
+
+        return Environment.from_snapshot(self.all_services, self.initial_state)
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+
+
+def state_hash_of(snapshot: dict[str, Any]) -> str:
+    return hash_value(snapshot)
+
+
+def save_tasks(tasks: list[Task], path: str | Path) -> None:
+    """Write tasks as JSONL, one task a line; written to a temporary file then renamed (never half-written)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(p.suffix + ".tmp")
+    with tmp.open("wb") as f:
+        for t in tasks:
+            f.write(t.to_json() + b"\n")
+    tmp.replace(p)
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """Read a JSONL task file; an invalid line raises ValueError naming the file, the line and the field."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such task file")
+    out = []
+    with p.open("rb") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(Task.model_validate(orjson.loads(line)))
+            except orjson.JSONDecodeError as e:
+                raise ValueError(f"{p}:{n}: not valid JSON ({e})") from None
+            except ValidationError as e:
+                first = e.errors(include_url=False)[0]
+                raise ValueError(f"{p}:{n}: invalid task: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return out
+
+
+def export_parquet(tasks: list[Task], path: str | Path) -> None:
+    """Parquet export (columns of plain types; nested fields as JSON text). Needs pyarrow."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise RuntimeError("Parquet export needs pyarrow: pip install 'compoworld[parquet]'") from None
+    rows: dict[str, list[Any]] = {k: [] for k in Task.model_fields}
+    for t in tasks:
+        d = t.model_dump(mode="json")
+        for k in rows:
+            v = d[k]
+            rows[k].append(orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode() if isinstance(v, dict | list) else v)
+    pq.write_table(pa.table(rows), str(path))

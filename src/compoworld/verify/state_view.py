@@ -1,0 +1,57 @@
+"""Read-only access to tables inside snapshots, including the SQL service's serialised database."""
+
+from __future__ import annotations
+
+import base64
+import sqlite3
+from typing import Any
+
+from compoworld.core.state import META
+
+_DB = "_sqlite"
+
+
+class StateView:
+    """Tables of one snapshot by (service, table); SQL tables are decoded once per snapshot."""
+
+    def __init__(self, snapshot: dict[str, Any] | None) -> None:
+        self.snapshot = snapshot or {"services": {}}
+        self._sql: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def services(self) -> dict[str, Any]:
+        return self.snapshot.get("services", {})
+
+    def table(self, service: str, table: str) -> dict[str, Any]:
+        svc = self.services().get(service)
+        if svc is None:
+            return {}
+        if _DB in svc and table not in svc:
+            return self._sql_table(service, svc[_DB]["image"], table)
+        return svc.get(table) or {}
+
+    def _sql_table(self, service: str, image: str, table: str) -> dict[str, Any]:
+        cache = self._sql.get(service)
+        if cache is None:
+            cache = self._sql[service] = {}
+            db = sqlite3.connect(":memory:")
+            db.deserialize(base64.b64decode(image))
+            names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+            for name in names:
+                cur = db.execute(f'SELECT rowid AS "__rowid__", * FROM "{name}"')
+                cols = [d[0] for d in cur.description]
+                rows = {}
+                for r in cur:
+                    rec = dict(zip(cols, r, strict=True))
+                    key = rec.pop("__rowid__")
+                    rows[str(rec.get("id", key))] = {k: (v.hex() if isinstance(v, bytes) else v) for k, v in rec.items()}
+                cache[name] = rows
+            db.close()
+        return cache.get(table, {})
+
+    def tables(self, service: str) -> list[str]:
+        svc = self.services().get(service) or {}
+        names = [t for t in svc if t not in (META, _DB)]
+        if _DB in svc:
+            self._sql_table(service, svc[_DB]["image"], "")
+            names += list(self._sql.get(service, {}))
+        return names

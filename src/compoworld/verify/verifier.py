@@ -1,0 +1,50 @@
+"""The verifier: V = all checks pass; the score is the weighted fraction of passing checks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from compoworld.verify.predicates import PREDICATES, CheckContext, validate_check
+from compoworld.verify.state_view import StateView
+
+if TYPE_CHECKING:
+    from compoworld.tasks.model import Task
+
+
+class CheckResult(BaseModel):
+    id: str
+    passed: bool
+    weight: float
+    detail: str
+
+
+class VerifyResult(BaseModel):
+    checks: list[CheckResult]
+    passed: bool
+    score: float
+
+    @property
+    def V(self) -> int:  # noqa: N802 (the papers' name)
+        return int(self.passed)
+
+
+def verify_checks(rubric: list[dict[str, Any]], s0: dict[str, Any], final: dict[str, Any], answer: str | None) -> VerifyResult:
+    ctx = CheckContext(StateView(s0), StateView(final), answer)
+    results = []
+    for item in rubric:
+        name, args = validate_check(item["check"])
+        try:
+            passed, detail = PREDICATES[name][1](ctx, args)
+        except Exception as e:  # a broken check fails loudly instead of passing
+            passed, detail = False, f"check raised {type(e).__name__}: {e}"
+        results.append(CheckResult(id=item["id"], passed=bool(passed), weight=float(item.get("weight", 1.0)), detail=detail))
+    total = sum(r.weight for r in results) or 1.0
+    score = sum(r.weight for r in results if r.passed) / total
+    return VerifyResult(checks=results, passed=all(r.passed for r in results) and bool(results), score=round(score, 6))
+
+
+def verify(task: Task, final_state: dict[str, Any], answer: str | None = None) -> VerifyResult:
+    """Per-check results, `passed` (V = 1 only if every check passes) and the weighted score."""
+    return verify_checks(task.rubric, task.initial_state, final_state, answer)
