@@ -19,6 +19,15 @@ console = Console()
 err = Console(stderr=True)
 
 
+def _register_subcommands() -> None:
+    from compoworld.cli.tasks import app as tasks_app
+
+    app.add_typer(tasks_app, name="tasks")
+
+
+_register_subcommands()
+
+
 def _split(services: str) -> list[str]:
     names = [s.strip() for s in services.split(",") if s.strip()]
     if not names:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ class RubricItem(BaseModel):
     description: str
     weight: float = 1.0
     check: dict[str, Any]
+    step: int | None = None  # the walk step whose effect this checks, if any
 
 
 class Call(BaseModel):
@@ -94,11 +96,18 @@ def save_tasks(tasks: list[Task], path: str | Path) -> None:
     """Write tasks as JSONL, one task a line; written to a temporary file then renamed (never half-written)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(p.suffix + ".tmp")
-    with tmp.open("wb") as f:
+    tmp = p.with_name(p.name + ".tmp")
+    with _open(tmp, "wb", gz=p.suffix == ".gz") as f:
         for t in tasks:
             f.write(t.to_json() + b"\n")
     tmp.replace(p)
+
+
+def _open(p: Path, mode: str, gz: bool | None = None):
+    """Plain or gzip file (by suffix): task files are large, and compress ~10x."""
+    if gz if gz is not None else p.suffix == ".gz":
+        return gzip.open(p, mode, compresslevel=6)
+    return p.open(mode)
 
 
 def load_tasks(path: str | Path) -> list[Task]:
@@ -107,7 +116,7 @@ def load_tasks(path: str | Path) -> list[Task]:
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such task file")
     out = []
-    with p.open("rb") as f:
+    with _open(p, "rb") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue

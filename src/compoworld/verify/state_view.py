@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import sqlite3
 from typing import Any
 
 from compoworld.core.state import META
+from compoworld.services.sql.service import decode_image
 
 _DB = "_sqlite"
 
@@ -34,7 +34,7 @@ class StateView:
         if cache is None:
             cache = self._sql[service] = {}
             db = sqlite3.connect(":memory:")
-            db.deserialize(base64.b64decode(image))
+            db.deserialize(decode_image(image))
             names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
             for name in names:
                 cur = db.execute(f'SELECT rowid AS "__rowid__", * FROM "{name}"')

@@ -30,10 +30,11 @@ class VerifyResult(BaseModel):
         return int(self.passed)
 
 
-def verify_checks(rubric: list[dict[str, Any]], s0: dict[str, Any], final: dict[str, Any], answer: str | None) -> VerifyResult:
+def verify_checks(rubric: list[Any], s0: dict[str, Any], final: dict[str, Any], answer: str | None) -> VerifyResult:
     ctx = CheckContext(StateView(s0), StateView(final), answer)
     results = []
     for item in rubric:
+        item = item if isinstance(item, dict) else item.model_dump()
         name, args = validate_check(item["check"])
         try:
             passed, detail = PREDICATES[name][1](ctx, args)

@@ -1,0 +1,154 @@
+"""`compoworld tasks ...`: generate, check and show verified task sets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+app = typer.Typer(help="Generate, check and inspect verified cross-service tasks.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+
+def _walk(value: str) -> tuple[int, int]:
+    try:
+        lo, _, hi = value.partition(":")
+        a, b = int(lo), int(hi or lo)
+    except ValueError:
+        raise typer.BadParameter(f"--walk takes MIN:MAX such as 7:12, got {value!r}") from None
+    if not 2 <= a <= b <= 30:
+        raise typer.BadParameter("--walk needs 2 <= MIN <= MAX <= 30")
+    return a, b
+
+
+@app.command()
+def generate(
+    n: Annotated[int, typer.Option("--n", help="Number of verified tasks to keep.")] = 100,
+    k: Annotated[int, typer.Option("--k", help="Services each task walks over (K).")] = 5,
+    distractors: Annotated[int, typer.Option(help="Distractor services per task (D).")] = 5,
+    walk: Annotated[str, typer.Option(help="Walk length range MIN:MAX (L).")] = "7:12",
+    seed: Annotated[int, typer.Option(help="Seed: the same seed gives byte-identical tasks.")] = 0,
+    decoys: Annotated[float, typer.Option(help="Decoy density: chance that a relay step gets a near-duplicate decoy.")] = 1.0,
+    answer_rate: Annotated[float, typer.Option(help="Share of tasks that also ask for a final answer.")] = 0.35,
+    size: Annotated[str, typer.Option(help="Seed data size: small, default or large.")] = "small",
+    workers: Annotated[int, typer.Option(help="Worker processes (results do not depend on it).")] = 1,
+    out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
+    parquet: Annotated[Path | None, typer.Option(help="Also write a Parquet export here (needs pyarrow).")] = None,
+) -> None:
+    """Generate N tasks that pass every gate, with a progress bar and a summary."""
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.model import export_parquet, save_tasks
+    from compoworld.tasks.pipeline import generate as run
+
+    lo, hi = _walk(walk)
+    if n < 1 or k < 1 or distractors < 0 or not 0 <= decoys <= 1 or not 0 <= answer_rate <= 1:
+        raise typer.BadParameter("need --n >= 1, --k >= 1, --distractors >= 0, and --decoys, --answer-rate in [0, 1]")
+    if size not in ("small", "default", "large"):
+        raise typer.BadParameter("--size must be small, default or large")
+    settings = Settings(k=k, distractors=distractors, walk_min=lo, walk_max=hi, decoys=decoys, answer_rate=answer_rate, size=size)
+    with Progress(TextColumn("[bold]generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                  disable=not err.is_terminal) as bar:
+        job = bar.add_task("tasks", total=n)
+        try:
+            tasks, stats = run(n, seed, settings, workers, on_progress=lambda d: bar.advance(job, d))
+        except RuntimeError as e:
+            err.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from None
+    save_tasks(tasks, out)
+    if parquet:
+        export_parquet(tasks, parquet)
+    s = stats.summary()
+    table = Table(title=f"{s['kept']} verified tasks -> {out}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row("kept", str(s["kept"]))
+    for gate, count in sorted(s["rejected"].items()):
+        table.add_row(f"rejected: {gate}", str(count))
+    table.add_row("distinct service sets", str(s["distinct_service_sets"]))
+    table.add_row("distinct move sequences", str(s["distinct_move_sequences"]))
+    table.add_row("tasks per second", f"{s['tasks_per_second']}")
+    console.print(table)
+
+
+@app.command()
+def check(
+    file: Annotated[Path, typer.Argument(help="A JSONL task file.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary.")] = False,
+    regenerate: Annotated[bool, typer.Option(help="Also regenerate each task from its seed and compare bytes.")] = True,
+) -> None:
+    """Re-run every gate on every task; exit 1 if any task fails."""
+    from compoworld.tasks.gates import GATES, run_gates
+    from compoworld.tasks.model import load_tasks
+
+    try:
+        tasks = load_tasks(file)
+    except (OSError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    failures: dict[str, dict[str, str]] = {}
+    counts = dict.fromkeys(GATES, 0)
+    with Progress(TextColumn("[bold]checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                  disable=not err.is_terminal or as_json) as bar:
+        job = bar.add_task("tasks", total=len(tasks))
+        for t in tasks:
+            result = run_gates(t, regenerate=regenerate)
+            bad = {g: why for g, why in result.items() if why}
+            for g in bad:
+                counts[g] += 1
+            if bad:
+                failures[t.id] = bad
+            bar.advance(job)
+    summary = {"tasks": len(tasks), "passed": len(tasks) - len(failures), "failed": len(failures), "failures_by_gate": counts,
+               "failures": failures}
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    else:
+        console.print(f"{summary['passed']}/{summary['tasks']} tasks pass every gate")
+        for tid, bad in list(failures.items())[:20]:
+            for g, why in bad.items():
+                console.print(f"  [red]{tid}[/red] {g}: {why}")
+    raise typer.Exit(1 if failures else 0)
+
+
+@app.command()
+def show(file: Annotated[Path, typer.Argument(help="A JSONL task file.")], id: Annotated[str | None, typer.Option("--id", help="Task id (default: the first).")] = None) -> None:
+    """Print one task readably: walk and graph, instruction, rubric, reference solution."""
+    from compoworld.tasks.model import load_tasks
+
+    try:
+        tasks = load_tasks(file)
+    except (OSError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    task = next((t for t in tasks if t.id == id), None) if id else (tasks[0] if tasks else None)
+    if task is None:
+        err.print(f"[red]error:[/red] no task {id!r} in {file}")
+        raise typer.Exit(2)
+    console.print(Panel(task.instruction, title=f"{task.id}  (K={task.meta['K']}, L={task.meta['L']}, D={task.meta['D']})"))
+    console.print(f"[bold]services[/bold] {', '.join(task.services)}   [bold]distractors[/bold] {', '.join(task.distractors)}")
+    console.print("[bold]walk[/bold]  " + " -> ".join(f"{n.service}.{n.move}{'*' if n.mutates else ''}" for n in task.dependency_graph.nodes))
+    for e in task.dependency_graph.edges:
+        console.print(f"  step {e.source} -> {e.target}: {e.fact.type} = {e.fact.value}")
+    rub = Table(title="rubric")
+    for col in ("id", "weight", "description", "check"):
+        rub.add_column(col)
+    for r in task.rubric:
+        rub.add_row(r.id, str(r.weight), r.description, json.dumps(r.check)[:90])
+    console.print(rub)
+    ref = Table(title="reference solution")
+    for col in ("step", "tool", "arguments"):
+        ref.add_column(col)
+    for c in task.reference_solution:
+        ref.add_row(str(c.step), c.tool, json.dumps(c.arguments)[:100])
+    console.print(ref)
+    if task.answer is not None:
+        console.print(f"[bold]answer[/bold] {task.answer}")
+    console.print(f"[bold]hint[/bold] {task.hint}")

@@ -1,0 +1,83 @@
+"""The quality gates. Each kept task passes all five; `compoworld tasks check` re-runs them.
+
+- initial_unsatisfied: V(s0) = 0.
+- solvable: replaying the reference solution on s0 gives V = 1.
+- necessary: for each mutating reference step, replaying without it makes some check fail.
+- deterministic: replays give identical hashes, s0 hashes to its recorded hash, and regenerating
+  from the recorded seed gives byte-identical task data.
+- no_leak: no fact passed along an edge appears in the instruction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compoworld.core.environment import Environment
+from compoworld.tasks.model import Task
+from compoworld.verify.verifier import verify
+
+GATES = ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak")
+
+
+def replay(env: Environment, calls: list[dict[str, Any]], skip: set[int] = frozenset()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run reference calls (except `skip`) from the environment's current state; the final snapshot and the envelopes."""
+    results = []
+    for i, c in enumerate(calls):
+        if i in skip:
+            continue
+        results.append(env.call(c["tool"], c["arguments"]))
+    return env.snapshot(), results
+
+
+def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
+    """Gate -> None when it passes, else why it failed."""
+    out: dict[str, str | None] = {g: None for g in GATES}
+    env = task.environment()
+    if env.state_hash() != task.initial_state_hash:
+        out["deterministic"] = "the initial state does not hash to initial_state_hash"
+    s0 = env.initial
+    v0 = verify(task, s0, None)
+    if v0.passed:
+        out["initial_unsatisfied"] = "the initial state already satisfies every check"
+    calls = [c.model_dump() for c in task.reference_solution]
+    final, results = replay(env, calls)
+    bad = [r for r in results if not r["success"]]
+    v1 = verify(task, final, task.answer)
+    if bad or not v1.passed:
+        why = bad[0]["error"]["message"] if bad else "; ".join(f"{c.id}: {c.detail}" for c in v1.checks if not c.passed)
+        out["solvable"] = f"replaying the reference fails: {why}"
+    h1 = env.state_hash()
+    mutating = [i for i, c in enumerate(calls) if _mutates(env, c["tool"])]
+    for i in mutating:
+        env.reset()
+        final_i, _ = replay(env, calls, skip={i})
+        if verify(task, final_i, task.answer).passed:
+            out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
+            break
+    env.reset()
+    replay(env, calls)
+    if env.state_hash() != h1 and out["deterministic"] is None:
+        out["deterministic"] = "two replays of the reference end in different states"
+    if regenerate and out["deterministic"] is None and "seed" in task.meta:
+        from compoworld.tasks.generator import Rejected, Settings, generate_task
+
+        m = task.meta
+        settings = Settings(k=m["K"], distractors=m["D"], walk_min=m["walk_min"], walk_max=m["walk_max"], decoys=m["decoy_density"],
+                            answer_rate=m["answer_rate"], size=m["size"])
+        try:
+            again = Task.model_validate(generate_task(m["seed"], m["index"], settings))
+            mine = task.model_copy(update={"meta": {k: v for k, v in task.meta.items() if k != "gates"}})
+            if again.to_json() != mine.to_json():
+                out["deterministic"] = "regenerating from the same seed gives different task data"
+        except Rejected as e:
+            out["deterministic"] = f"regenerating from the same seed was rejected: {e}"
+    text = task.instruction.casefold()
+    leaked = [e.fact.value for e in task.dependency_graph.edges if e.fact.value and e.fact.value.casefold() in text]
+    if leaked:
+        out["no_leak"] = f"the instruction names intermediate facts: {leaked}"
+    return out
+
+
+def _mutates(env: Environment, tool: str) -> bool:
+    spec = env.tool_spec(tool)
+    return bool(spec and spec.mutates)

@@ -1,0 +1,315 @@
+"""The task generator: CompoWorld's random walk, made executable and verified.
+
+Per task: sample K services and D distractors; plan a walk of L typed steps; plant the records that
+carry each fact (with near-duplicate decoys); snapshot s0; execute the reference solution for real;
+derive the rubric from the writes' effects and the answer; write the instruction without any
+intermediate fact; then run the gates. Everything is a pure function of (seed, index, settings).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import lru_cache
+from typing import Any
+
+from compoworld.core.clock import derive_rng
+from compoworld.core.company import make_company
+from compoworld.core.environment import Environment
+from compoworld.core.state import META
+from compoworld.services import registry
+from compoworld.tasks.moves import (
+    NOUNS,
+    Fact,
+    Gen,
+    PlantError,
+    Relay,
+    Write,
+    moves_by_service,
+    people,
+    person_fact,
+    sentence,
+)
+from compoworld.tasks.walk import PlannedStep, plan_walk
+
+GENERATOR_VERSION = "1.0"
+WORLD_BLOCK = 100  # tasks share a seeded base world per block of this many indices
+
+OPENERS = ("", "Hi! ", "Hey, quick one: ", "Could you help me with something? ", "I need a hand. ", "Morning! ")
+CONNECTORS = ("Then", "After that,", "Next,", "Once you have it,", "With that,", "Now")
+CLOSERS = ("", " Thanks!", " Thanks a lot.", " Let me know when it's done.", "")
+DISPLAY = {
+    "email": "Gmail", "chat": "Slack", "calendar": "Google Calendar", "crm": "HubSpot", "helpdesk": "Freshdesk", "issues": "Linear",
+    "projects": "Asana", "wiki": "Confluence", "files": "Dropbox", "sql": "the SQL database", "sheets": "Google Sheets", "payments": "Stripe",
+    "shop": "Shopify", "marketing": "Mailchimp", "hr": "BambooHR", "meet": "Google Meet", "boards": "Trello", "booking": "Calendly",
+    "kv": "Redis", "sms": "SMS", "community": "Discord", "bases": "Airtable", "tracker": "Jira", "code": "GitHub",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    k: int = 5
+    distractors: int = 5
+    walk_min: int = 7
+    walk_max: int = 12
+    decoys: float = 1.0  # probability that a relay gets a near-duplicate decoy
+    answer_rate: float = 0.35  # share of tasks that also ask for a final answer
+    size: str = "small"
+
+
+class Rejected(Exception):
+    def __init__(self, gate: str, detail: str) -> None:
+        super().__init__(f"{gate}: {detail}")
+        self.gate = gate
+        self.detail = detail
+
+
+@lru_cache(maxsize=4)
+def base_world(world_seed: int, size: str) -> dict[str, Any]:
+    """The seeded state of every library service (built once per world, then shared copy-on-write)."""
+    return Environment(services=list(registry()), seed=world_seed, size=size).snapshot()
+
+
+def environment_for(services: list[str], world: dict[str, Any]) -> Environment:
+    return Environment.from_snapshot(services, {"clock": world["clock"], "services": {s: world["services"][s] for s in services}})
+
+
+# ---- facts ----------------------------------------------------------------------------------
+def new_value(g: Gen, kind: str, need: Any = None) -> Fact:
+    rng = g.rng
+    for _ in range(100):
+        if kind == "code":
+            f = Fact("code", f"{rng.choice(('PO', 'REF', 'CASE', 'RMA', 'QT', 'SO'))}-{rng.randrange(10000, 99999)}", "")
+        elif kind == "amount":
+            f = Fact("amount", f"{rng.randrange(120, 48000)}.{rng.choice(('00', '25', '50', '75', '90'))}", "")
+        elif kind == "date":
+            d = (g.env.clock.now() + timedelta(days=rng.randrange(3, 28))).date()
+            f = Fact("date", d.isoformat(), "")
+        elif kind == "person":
+            f = person_fact(rng.choice(people(g)))
+        elif kind == "customer":
+            c = rng.choice(g.company.customers)
+            f = Fact("customer", c.name, c.name)
+        else:  # phone
+            p = rng.choice(people(g))
+            f = Fact("phone", "+" + "".join(ch for ch in p.phone if ch.isdigit()), p.name)
+        if f.value not in g.used and (need is None or need(g, f)):
+            g.used.add(f.value)
+            return f
+    raise Rejected("plan", f"no fresh {kind} value")
+
+
+def near_duplicate(g: Gen, key: Fact) -> Fact:
+    """A key a careless agent would confuse with `key`: a similar name, a code one digit away."""
+    rng = g.rng
+    if key.type == "person":
+        first, last = key.label.split()[0], key.label.split()[-1]
+        close = [p for p in people(g) if p.email != key.value and (p.first[:3] == first[:3] or p.last[:3] == last[:3])]
+        p = rng.choice(close or people(g))
+        return person_fact(p)
+    if key.type == "customer":
+        close = [c for c in g.company.customers if c.name != key.value and c.name.split()[0] == key.value.split()[0]]
+        c = rng.choice(close or [c for c in g.company.customers if c.name != key.value])
+        return Fact("customer", c.name, c.name)
+    if key.type == "code":
+        digits = list(key.value.split("-")[1])
+        i = rng.randrange(len(digits))
+        digits[i] = str((int(digits[i]) + rng.randrange(1, 9)) % 10)
+        return Fact("code", key.value.split("-")[0] + "-" + "".join(digits), "")
+    p = rng.choice(people(g))
+    return Fact("phone", "+" + "".join(ch for ch in p.phone if ch.isdigit()), p.name)
+
+
+# ---- phrasing -------------------------------------------------------------------------------
+def _describe_key(key: Fact) -> str:
+    return {"person": f"from {key.label}", "customer": f"about {key.value}", "code": f"that mentions {key.value}",
+            "phone": f"from {key.value}"}[key.type]
+
+
+def _relay_phrase(rng: random.Random, step: PlannedStep, first: bool, key: Fact) -> str:
+    m = step.move
+    assert isinstance(m, Relay)
+    out = NOUNS[step.gives or "code"]
+    where = m.where
+    if first:
+        who = _describe_key(key)
+        return rng.choice((f"find {m.noun} {who} {where} and get the {out} it gives",
+                           f"look up {m.noun} {who} {where}; it has a {out}",
+                           f"check {where} for {m.noun} {who} and note the {out} in it"))
+    return rng.choice((f"find {m.noun} for that {NOUNS[step.needs]} {where} and get the {out} from it",
+                       f"use that {NOUNS[step.needs]} to look up {m.noun} {where}; it gives a {out}",
+                       f"search {where} for {m.noun} for that {NOUNS[step.needs]} and take the {out} from it"))
+
+
+def _compose(rng: random.Random, clauses: list[str], answer_clause: str | None) -> str:
+    text = rng.choice(OPENERS)
+    first = clauses[0]
+    text += (first[0].upper() + first[1:]) + "."
+    for c in clauses[1:]:
+        text += f" {rng.choice(CONNECTORS)} {c}."
+    if answer_clause:
+        text += f" {answer_clause}"
+    return (text + rng.choice(CLOSERS)).strip()
+
+
+# ---- generation -----------------------------------------------------------------------------
+def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dict[str, Any]:
+    """One task as plain data (before gates). Raises Rejected with the cause when it cannot be made."""
+    rng = derive_rng(seed, "task", index)
+    world_seed = derive_rng(seed, "world", index // WORLD_BLOCK).randrange(2**31)
+    world = base_world(world_seed, settings.size)
+    moves = moves_by_service()
+    candidates = sorted(moves)
+    if settings.k > len(candidates) or settings.k + settings.distractors > len(registry()):
+        raise Rejected("plan", f"K={settings.k} plus D={settings.distractors} exceeds the library")
+    length = rng.randrange(settings.walk_min, settings.walk_max + 1)
+    for _ in range(20):  # some service sets admit no typed walk (two write-only services): draw again
+        services = rng.sample(candidates, settings.k)
+        walk = plan_walk(rng, services, moves, length)
+        if walk is not None:
+            break
+    else:
+        raise Rejected("plan", f"no walk of length {length} over 20 samples of {settings.k} services")
+    rest = [s for s in registry() if s not in services]
+    distractors = rng.sample(rest, settings.distractors)
+    env = environment_for(sorted(services + distractors), world)
+    company = make_company(world_seed, settings.size)
+    g = Gen(env=env, rng=rng, company=company)
+    g.used.add(company.me.email)
+
+    # 1. Facts and planting (before s0): anchor -> relay outputs; near-duplicate decoys.
+    facts: list[Fact] = []
+    locate: list[list[tuple[str, dict[str, Any]]]] = []
+    anchor = None
+    n_decoys = 0
+    prev: Fact | None = None
+    relays = [s for s in walk if isinstance(s.move, Relay)]
+    for i, step in enumerate(relays):
+        m = step.move
+        assert isinstance(m, Relay)
+        key = prev if prev is not None else new_value(g, step.needs, m.accepts and (lambda gg, f, m=m: m.accepts(gg, f)))
+        if anchor is None:
+            anchor = key
+        if m.accepts and not m.accepts(g, key):
+            raise Rejected("plan", f"{m.service}.{m.name} does not accept {key.value}")
+        nxt = relays[i + 1].move if i + 1 < len(relays) else None
+        need = (lambda gg, f, n=nxt: n.accepts(gg, f)) if isinstance(nxt, Relay) and nxt.accepts else None
+        value = new_value(g, step.gives or "code", need)
+        try:
+            if rng.random() < settings.decoys:
+                dkey = near_duplicate(g, key)
+                if dkey.value != key.value and (m.accepts is None or m.accepts(g, dkey)):
+                    dval = new_value(g, value.type)
+                    m.plant(g, dkey, dval, sentence(rng, dval), False)
+                    n_decoys += 1
+            locate.append(m.plant(g, key, value, sentence(rng, value), False))
+        except (PlantError, ValueError, KeyError, StopIteration, IndexError) as e:
+            raise Rejected("plan", f"planting {m.service}.{m.name}: {e}") from None
+        facts.append(value)
+        prev = value
+    for svc in env.services.values():
+        svc.store.commit()
+        if hasattr(svc, "_dirty"):
+            svc._dirty = True
+    s0 = env.snapshot()
+    h0 = env.state_hash()
+
+    # 2. Execute the reference solution, step by step; writes build their calls from the facts.
+    reference: list[dict[str, Any]] = []
+    rubric: list[dict[str, Any]] = []
+    allow: list[dict[str, Any]] = []
+    clauses: list[str] = []
+    subtasks: list[str] = []
+    fact_in = anchor
+    edges = []
+    r_i = 0
+    for j, step in enumerate(walk):
+        extract = None
+        if isinstance(step.move, Relay):
+            calls = locate[r_i]
+            out = facts[r_i]
+            clause = _relay_phrase(rng, step, j == 0, anchor)
+            r_i += 1
+        else:
+            m = step.move
+            assert isinstance(m, Write)
+            try:
+                ws = m.build(g, fact_in)
+            except (ValueError, KeyError, StopIteration, IndexError) as e:
+                raise Rejected("plan", f"building {m.service}.{m.name}: {e}") from None
+            calls = ws.calls
+            for desc, check in ws.checks:
+                rubric.append({"id": f"c{len(rubric) + 1}", "description": desc, "weight": 1.0, "check": check, "step": j})
+            allow.extend(ws.allow)
+            clause = ws.phrase.format(it=NOUNS[fact_in.type]) if fact_in else ws.phrase
+            extract = ws.extract
+            out = None
+        last = None
+        for tool, args in calls:
+            r = env.call(tool, args)
+            if not r["success"]:
+                raise Rejected("solvable", f"reference call {tool} failed: {r['error']['message']}")
+            last = r["data"]
+            reference.append({"tool": tool, "arguments": args, "step": j})
+        if isinstance(step.move, Write) and step.move.gives and extract and j + 1 < len(walk):
+            out = Fact(step.move.gives, extract(last), "")
+        if out is not None and j + 1 < len(walk):
+            edges.append({"source": j, "target": j + 1, "fact": {"type": out.type, "value": out.value}})
+        clauses.append(clause)
+        subtasks.append(clause[0].upper() + clause[1:] + (f" ({DISPLAY.get(step.service, step.service)})" if step.service not in clause else ""))
+        fact_in = out
+
+    # 3. The answer, when asked: a fact some relay revealed.
+    answer = None
+    answer_clause = None
+    if rng.random() < settings.answer_rate and facts:
+        k = rng.randrange(len(facts))
+        f = facts[k]
+        answer = f.value
+        answer_clause = rng.choice((f"Also tell me the {f.noun} you found in step {_step_of(walk, k) + 1}.",
+                                    f"In your final reply, give me the {f.noun} from {DISPLAY.get(relays[k].service, relays[k].service)}."))
+        check = {"predicate": "answer_number", "value": float(f.value)} if f.type == "amount" else {"predicate": "answer_contains", "value": f.value}
+        rubric.append({"id": f"c{len(rubric) + 1}", "description": f"the final answer gives the {f.noun}", "weight": 1.0, "check": check,
+                       "step": _step_of(walk, k)})
+    rubric.append({"id": f"c{len(rubric) + 1}", "description": "nothing else was changed", "weight": 1.0,
+                   "check": {"predicate": "no_changes_except", "allow": allow}})
+
+    instruction = _compose(rng, clauses, answer_clause)
+    mutating = sum(1 for s in walk if isinstance(s.move, Write))
+    first_display = DISPLAY.get(walk[0].service, walk[0].service)
+    task = {
+        "id": f"cw-{seed}-{index:06d}",
+        "instruction": instruction,
+        "services": sorted(services),
+        "distractors": sorted(distractors),
+        "initial_state": s0,
+        "initial_state_hash": h0,
+        "dependency_graph": {"nodes": [{"step": j, "service": s.service, "move": s.move.name, "mutates": isinstance(s.move, Write)}
+                                       for j, s in enumerate(walk)], "edges": edges},
+        "walk": [s.service for s in walk],
+        "rubric": rubric,
+        "answer": answer,
+        "reference_solution": reference,
+        "hint": f"Start in {first_display}: {clauses[0]}.",
+        "subtasks": subtasks,
+        "meta": {
+            "generator_version": GENERATOR_VERSION, "seed": seed, "index": index, "K": settings.k, "L": len(walk),
+            "D": settings.distractors, "decoy_density": settings.decoys, "asks_answer": answer is not None, "size": settings.size,
+            "walk_min": settings.walk_min, "walk_max": settings.walk_max, "answer_rate": settings.answer_rate,
+            "difficulty": {"relays": len(relays), "writes": mutating, "decoys": n_decoys, "revisits": len(walk) - len(set(s.service for s in walk)),
+                           "fact_types": sorted({f.type for f in facts}), "tool_calls": len(reference)},
+            "domains": sorted({registry()[s].domain for s in services}),
+        },
+    }
+    return task
+
+
+def _step_of(walk: list[PlannedStep], relay_index: int) -> int:
+    seen = -1
+    for j, s in enumerate(walk):
+        if isinstance(s.move, Relay):
+            seen += 1
+            if seen == relay_index:
+                return j
+    return 0

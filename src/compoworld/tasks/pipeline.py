@@ -1,0 +1,85 @@
+"""Generating a verified task set: run the generator, apply every gate, count rejections by cause."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from compoworld.tasks.gates import run_gates
+from compoworld.tasks.generator import Rejected, Settings, generate_task
+from compoworld.tasks.model import Task
+
+
+@dataclass
+class Stats:
+    kept: int = 0
+    rejected: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    service_sets: set = field(default_factory=set)
+    move_sequences: set = field(default_factory=set)
+
+    def summary(self) -> dict:
+        return {"kept": self.kept, "rejected": dict(self.rejected), "distinct_service_sets": len(self.service_sets),
+                "distinct_move_sequences": len(self.move_sequences), "seconds": round(self.seconds, 2),
+                "tasks_per_second": round(self.kept / self.seconds, 1) if self.seconds else None}
+
+
+def make_one(seed: int, index: int, settings: Settings) -> tuple[Task | None, str | None]:
+    """A task that passed every gate, or the name of the gate (or stage) that rejected it."""
+    try:
+        task = Task.model_validate(generate_task(seed, index, settings))
+    except Rejected as e:
+        return None, e.gate
+    gates = run_gates(task, regenerate=True)
+    failed = [g for g, why in gates.items() if why]
+    if failed:
+        return None, failed[0]
+    task.meta["gates"] = {g: "pass" for g in gates}
+    return task, None
+
+
+def _chunk(args: tuple[int, int, int, Settings]) -> list[tuple[int, Task | None, str | None]]:
+    seed, start, stop, settings = args
+    return [(i, *make_one(seed, i, settings)) for i in range(start, stop)]
+
+
+def generate(n: int, seed: int, settings: Settings, workers: int = 1, on_progress: Callable[[int], None] | None = None) -> tuple[list[Task], Stats]:
+    """Exactly `n` kept tasks (indices in order), with statistics. Results do not depend on `workers`."""
+    stats = Stats()
+    kept: list[Task] = []
+    t0 = time.perf_counter()
+    for _, task, why in _results(seed, settings, workers):
+        if task is None:
+            stats.rejected[why] += 1
+            continue
+        kept.append(task)
+        stats.kept += 1
+        stats.service_sets.add(tuple(task.services))
+        stats.move_sequences.add((tuple(task.services), tuple(f"{x.service}.{x.move}" for x in task.dependency_graph.nodes)))
+        if on_progress:
+            on_progress(1)
+        if stats.kept >= n:
+            break
+        if sum(stats.rejected.values()) > 10 * n + 100:
+            raise RuntimeError(f"too many rejections ({dict(stats.rejected)}); check the settings")
+    stats.seconds = time.perf_counter() - t0
+    return kept, stats
+
+
+def _results(seed: int, settings: Settings, workers: int) -> Iterator[tuple[int, Task | None, str | None]]:
+    chunk = 8
+    if workers <= 1:
+        i = 0
+        while True:
+            yield from _chunk((seed, i, i + chunk, settings))
+            i += chunk
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        start = 0
+        while True:
+            batch = [(seed, start + k * chunk, start + (k + 1) * chunk, settings) for k in range(workers * 2)]
+            start += workers * 2 * chunk
+            for res in pool.map(_chunk, batch):
+                yield from res
