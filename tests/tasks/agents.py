@@ -20,6 +20,14 @@ DAMAGE = {
     "sql": lambda env: ("sql__write_query", {"query": "DELETE FROM order_items WHERE rowid = (SELECT MIN(rowid) FROM order_items)"}),
     "wiki": lambda env: ("wiki__confluence_rename_page", {"page_identifier": next(iter(env.services["wiki"].table("pages"))), "title": "Renamed by mistake"}),
     "shop": lambda env: ("shop__shopify_update_product", {"product_id": next(iter(env.services["shop"].table("products"))), "status": "archived"}),
+    "payments": lambda env: ("payments__cancel_subscription", {"subscription": next(s["id"] for s in env.services["payments"].subs.all() if s["status"] != "canceled")}),
+    "community": lambda env: ("community__discord_send_message", {"channel_id": next(c["id"] for c in env.services["community"].channels.all() if c["type"] == 0), "content": "oops"}),
+    "marketing": lambda env: ("marketing__mailchimp_delete_campaign", {"campaign_id": next(iter(env.services["marketing"].table("campaigns")))}),
+    "bases": lambda env: ("bases__airtable_update_table", {"base_id": next(iter(env.services["bases"].table("bases"))), "table_id": next(iter(env.services["bases"].table("tables"))), "description": "oops"}),
+    "sms": lambda env: ("sms__delete_message", {"sid": next(iter(env.services["sms"].table("messages")))}),
+    "tracker": lambda env: ("tracker__jira_add_comment", {"issue_key": next(iter(env.services["tracker"].table("issues"))), "comment": "oops"}),
+    "calendar": lambda env: ("calendar__google_calendar_delete_event", {"event_id": next(e["id"] for e in env.services["calendar"].table("events").values() if e["calendar_id"] == env.services["calendar"]._me)}),
+    "hr": lambda env: ("hr__bamboohr_update_employee", {"employee_id": next(iter(env.services["hr"].table("employees"))), "update_data": {"jobTitle": "Oops"}}),
 }
 
 
