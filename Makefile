@@ -9,7 +9,9 @@ $(BIN)/compoworld: pyproject.toml
 	touch $@
 
 demo: $(BIN)/compoworld
-	$(BIN)/compoworld demo
+	$(BIN)/compoworld tasks generate --n 100 --out runs/tasks.jsonl
+	$(BIN)/compoworld tasks check runs/tasks.jsonl
+	$(BIN)/compoworld tasks show runs/tasks.jsonl
 
 test: $(BIN)/compoworld
 	$(BIN)/python -m pytest -q -n auto
@@ -20,3 +22,5 @@ lint: $(BIN)/compoworld
 
 bench: $(BIN)/compoworld
 	$(BIN)/python benchmarks/core.py
+	$(BIN)/python benchmarks/build.py
+	$(BIN)/python benchmarks/taskgen.py

@@ -10,24 +10,99 @@ from compoworld.tasks.model import Task
 
 # One destructive call per service, used to damage an unrelated record.
 DAMAGE = {
-    "email": lambda env: ("email__gmail_delete_email", {"messageId": next(iter(env.services["email"].table("messages")))}),
+    "email": lambda env: (
+        "email__gmail_delete_email",
+        {"messageId": next(iter(env.services["email"].table("messages")))},
+    ),
     "kv": lambda env: ("kv__delete", {"key": next(iter(env.services["kv"].table("keys")))}),
-    "boards": lambda env: ("boards__trello_delete_card", {"card_id": next(iter(env.services["boards"].table("cards")))}),
-    "crm": lambda env: ("crm__hubspot_delete_contact_by_id", {"contact_id": next(o["id"] for o in env.services["crm"].objects.all() if o["object_type"] == "contacts")}),
+    "boards": lambda env: (
+        "boards__trello_delete_card",
+        {"card_id": next(iter(env.services["boards"].table("cards")))},
+    ),
+    "crm": lambda env: (
+        "crm__hubspot_delete_contact_by_id",
+        {
+            "contact_id": next(
+                o["id"] for o in env.services["crm"].objects.all() if o["object_type"] == "contacts"
+            )
+        },
+    ),
     "files": lambda env: ("files__dropbox_delete_file", {"path": "/Personal/todo.txt"}),
-    "helpdesk": lambda env: ("helpdesk__freshdesk_delete_ticket", {"ticket_id": next(t["id"] for t in env.services["helpdesk"].tickets.all() if not t["deleted"] and not t["archived"])}),
-    "meet": lambda env: ("meet__google_meet_delete_meeting", {"event_id": next(iter(env.services["meet"].table("meetings")))}),
-    "sql": lambda env: ("sql__write_query", {"query": "DELETE FROM order_items WHERE rowid = (SELECT MIN(rowid) FROM order_items)"}),
-    "wiki": lambda env: ("wiki__confluence_rename_page", {"page_identifier": next(iter(env.services["wiki"].table("pages"))), "title": "Renamed by mistake"}),
-    "shop": lambda env: ("shop__shopify_update_product", {"product_id": next(iter(env.services["shop"].table("products"))), "status": "archived"}),
-    "payments": lambda env: ("payments__cancel_subscription", {"subscription": next(s["id"] for s in env.services["payments"].subs.all() if s["status"] != "canceled")}),
-    "community": lambda env: ("community__discord_send_message", {"channel_id": next(c["id"] for c in env.services["community"].channels.all() if c["type"] == 0), "content": "oops"}),
-    "marketing": lambda env: ("marketing__mailchimp_delete_campaign", {"campaign_id": next(iter(env.services["marketing"].table("campaigns")))}),
-    "bases": lambda env: ("bases__airtable_update_table", {"base_id": next(iter(env.services["bases"].table("bases"))), "table_id": next(iter(env.services["bases"].table("tables"))), "description": "oops"}),
+    "helpdesk": lambda env: (
+        "helpdesk__freshdesk_delete_ticket",
+        {
+            "ticket_id": next(
+                t["id"]
+                for t in env.services["helpdesk"].tickets.all()
+                if not t["deleted"] and not t["archived"]
+            )
+        },
+    ),
+    "meet": lambda env: (
+        "meet__google_meet_delete_meeting",
+        {"event_id": next(iter(env.services["meet"].table("meetings")))},
+    ),
+    "sql": lambda env: (
+        "sql__write_query",
+        {"query": "DELETE FROM order_items WHERE rowid = (SELECT MIN(rowid) FROM order_items)"},
+    ),
+    "wiki": lambda env: (
+        "wiki__confluence_rename_page",
+        {"page_identifier": next(iter(env.services["wiki"].table("pages"))), "title": "Renamed by mistake"},
+    ),
+    "shop": lambda env: (
+        "shop__shopify_update_product",
+        {"product_id": next(iter(env.services["shop"].table("products"))), "status": "archived"},
+    ),
+    "payments": lambda env: (
+        "payments__cancel_subscription",
+        {
+            "subscription": next(
+                s["id"] for s in env.services["payments"].subs.all() if s["status"] != "canceled"
+            )
+        },
+    ),
+    "community": lambda env: (
+        "community__discord_send_message",
+        {
+            "channel_id": next(c["id"] for c in env.services["community"].channels.all() if c["type"] == 0),
+            "content": "oops",
+        },
+    ),
+    "marketing": lambda env: (
+        "marketing__mailchimp_delete_campaign",
+        {"campaign_id": next(iter(env.services["marketing"].table("campaigns")))},
+    ),
+    "bases": lambda env: (
+        "bases__airtable_update_table",
+        {
+            "base_id": next(iter(env.services["bases"].table("bases"))),
+            "table_id": next(iter(env.services["bases"].table("tables"))),
+            "description": "oops",
+        },
+    ),
     "sms": lambda env: ("sms__delete_message", {"sid": next(iter(env.services["sms"].table("messages")))}),
-    "tracker": lambda env: ("tracker__jira_add_comment", {"issue_key": next(iter(env.services["tracker"].table("issues"))), "comment": "oops"}),
-    "calendar": lambda env: ("calendar__google_calendar_delete_event", {"event_id": next(e["id"] for e in env.services["calendar"].table("events").values() if e["calendar_id"] == env.services["calendar"]._me)}),
-    "hr": lambda env: ("hr__bamboohr_update_employee", {"employee_id": next(iter(env.services["hr"].table("employees"))), "update_data": {"jobTitle": "Oops"}}),
+    "tracker": lambda env: (
+        "tracker__jira_add_comment",
+        {"issue_key": next(iter(env.services["tracker"].table("issues"))), "comment": "oops"},
+    ),
+    "calendar": lambda env: (
+        "calendar__google_calendar_delete_event",
+        {
+            "event_id": next(
+                e["id"]
+                for e in env.services["calendar"].table("events").values()
+                if e["calendar_id"] == env.services["calendar"]._me
+            )
+        },
+    ),
+    "hr": lambda env: (
+        "hr__bamboohr_update_employee",
+        {
+            "employee_id": next(iter(env.services["hr"].table("employees"))),
+            "update_data": {"jobTitle": "Oops"},
+        },
+    ),
 }
 
 

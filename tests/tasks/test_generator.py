@@ -31,7 +31,9 @@ def batch() -> list[Task]:
 def test_every_task_passes_every_gate_and_has_the_model(batch: list[Task]) -> None:
     for t in batch[:25]:
         assert all(why is None for why in run_gates(t, regenerate=False).values()), t.id
-        assert t.meta["gates"] == dict.fromkeys(("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak"), "pass")
+        assert t.meta["gates"] == dict.fromkeys(
+            ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak"), "pass"
+        )
         assert 7 <= t.meta["L"] == len(t.walk) <= 12 and len(t.services) == 5 and len(t.distractors) == 5
         assert set(t.walk) == set(t.services) and len(set(t.walk)) < len(t.walk)
         assert all(a != b for a, b in zip(t.walk, t.walk[1:], strict=False))
@@ -60,23 +62,32 @@ def test_no_intermediate_fact_in_any_instruction(batch: list[Task]) -> None:
 
 
 def test_same_seed_same_bytes_in_another_process() -> None:
-    code = ("from compoworld.tasks.generator import generate_task; from compoworld.tasks.model import Task; import sys; "
-            "sys.stdout.buffer.write(b''.join(Task.model_validate(generate_task(9, i)).to_json() for i in range(3)))")
+    code = (
+        "from compoworld.tasks.generator import generate_task; from compoworld.tasks.model import Task; import sys; "
+        "sys.stdout.buffer.write(b''.join(Task.model_validate(generate_task(9, i)).to_json() for i in range(3)))"
+    )
     a = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
     b = b"".join(Task.model_validate(generate_task(9, i)).to_json() for i in range(3))
     assert a == b
-    assert Task.model_validate(generate_task(10, 0)).to_json() != Task.model_validate(generate_task(9, 0)).to_json()
+    assert (
+        Task.model_validate(generate_task(10, 0)).to_json()
+        != Task.model_validate(generate_task(9, 0)).to_json()
+    )
 
 
 def test_knobs_are_recorded_and_respected() -> None:
-    t = Task.model_validate(generate_task(3, 1, Settings(k=3, distractors=2, walk_min=5, walk_max=5, decoys=0.0, answer_rate=1.0)))
+    t = Task.model_validate(
+        generate_task(3, 1, Settings(k=3, distractors=2, walk_min=5, walk_max=5, decoys=0.0, answer_rate=1.0))
+    )
     assert (t.meta["K"], t.meta["D"], t.meta["L"], t.meta["decoy_density"]) == (3, 2, 5, 0.0)
     assert t.meta["difficulty"]["decoys"] == 0 and t.answer is not None and t.meta["asks_answer"]
 
 
 def test_cli_generate_check_show_and_tampering(tmp_path: Path) -> None:
     out = tmp_path / "tasks.jsonl"
-    r = runner.invoke(app, ["tasks", "generate", "--n", "6", "--seed", "2", "--walk", "6:8", "--out", str(out)])
+    r = runner.invoke(
+        app, ["tasks", "generate", "--n", "6", "--seed", "2", "--walk", "6:8", "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
     assert "distinct service sets" in r.output and "tasks per second" in r.output
     r = runner.invoke(app, ["tasks", "check", str(out), "--json"])
@@ -87,11 +98,15 @@ def test_cli_generate_check_show_and_tampering(tmp_path: Path) -> None:
     assert r.exit_code == 0 and tasks[1].id in r.output and "reference solution" in r.output
     assert runner.invoke(app, ["tasks", "show", str(out), "--id", "nope"]).exit_code == 2
     # tamper: leak a fact, drop a mutating step, make s0 already satisfied
-    leaked = tasks[0].model_copy(update={"instruction": tasks[0].instruction + " " + tasks[0].dependency_graph.edges[0].fact.value})
+    leaked = tasks[0].model_copy(
+        update={"instruction": tasks[0].instruction + " " + tasks[0].dependency_graph.edges[0].fact.value}
+    )
     env = tasks[1].environment()
     keep = [c for c in tasks[1].reference_solution if not env.tool_spec(c.tool).mutates]
     broken = tasks[1].model_copy(update={"reference_solution": keep})
-    trivial = tasks[2].model_copy(update={"rubric": [r for r in tasks[2].rubric if r.check["predicate"] == "no_changes_except"]})
+    trivial = tasks[2].model_copy(
+        update={"rubric": [r for r in tasks[2].rubric if r.check["predicate"] == "no_changes_except"]}
+    )
     bad = tmp_path / "bad.jsonl"
     save_tasks([leaked, broken, trivial, *tasks[3:]], bad)
     r = runner.invoke(app, ["tasks", "check", str(bad), "--json", "--no-regenerate"])
@@ -115,7 +130,7 @@ def test_task_files_roundtrip_gzip_parquet_and_errors(tmp_path: Path, batch: lis
     table = papq.read_table(pq)
     assert table.num_rows == 3 and json.loads(table.column("rubric")[0].as_py())[0]["id"] == "c1"
     broken = tmp_path / "broken.jsonl"
-    broken.write_text(batch[0].to_json().decode() + "\n{\"id\": 1}\n")
+    broken.write_text(batch[0].to_json().decode() + '\n{"id": 1}\n')
     with pytest.raises(ValueError, match=r"broken.jsonl:2: invalid task: field"):
         load_tasks(broken)
     broken.write_text("not json\n")

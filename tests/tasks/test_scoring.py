@@ -19,7 +19,10 @@ CASES = [(11, i) for i in range(6)] + [(29, i) for i in range(3)] + [(47, i) for
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[tuple[int, int], Task]:
-    return {(s, i): Task.model_validate(generate_task(s, i, Settings(k=4, distractors=4, walk_min=5, walk_max=8))) for s, i in CASES}
+    return {
+        (s, i): Task.model_validate(generate_task(s, i, Settings(k=4, distractors=4, walk_min=5, walk_max=8)))
+        for s, i in CASES
+    }
 
 
 def weights(task: Task, failing: set[str]) -> float:
@@ -84,20 +87,58 @@ def test_a_hand_written_task() -> None:
     from compoworld.core.environment import Environment
 
     env = Environment(services=["chat", "kv"], seed=1, size="small")
-    general = env.call("chat__slack_user_list_channels", {"channel_name": "general"})["data"]["channels"][0]["id"]
+    general = env.call("chat__slack_user_list_channels", {"channel_name": "general"})["data"]["channels"][0][
+        "id"
+    ]
     task = Task(
-        id="hand-1", instruction="Read the feature flag feature:new-dashboard in Redis and post its value in #general.",
-        services=["chat", "kv"], distractors=[], initial_state=env.snapshot(), initial_state_hash=env.state_hash(),
-        dependency_graph={"nodes": [{"step": 0, "service": "kv", "move": "read", "mutates": False},
-                                    {"step": 1, "service": "chat", "move": "post", "mutates": True}],
-                          "edges": [{"source": 0, "target": 1, "fact": {"type": "code", "value": "on"}}]},
+        id="hand-1",
+        instruction="Read the feature flag feature:new-dashboard in Redis and post its value in #general.",
+        services=["chat", "kv"],
+        distractors=[],
+        initial_state=env.snapshot(),
+        initial_state_hash=env.state_hash(),
+        dependency_graph={
+            "nodes": [
+                {"step": 0, "service": "kv", "move": "read", "mutates": False},
+                {"step": 1, "service": "chat", "move": "post", "mutates": True},
+            ],
+            "edges": [{"source": 0, "target": 1, "fact": {"type": "code", "value": "on"}}],
+        },
         walk=["kv", "chat"],
-        rubric=[{"id": "posted", "description": "the flag value was posted", "check": {"predicate": "record_exists", "service": "chat",
-                 "table": "messages", "new": True, "where": {"channel": general, "text": {"contains": "feature:new-dashboard is on"}}}, "step": 1},
-                {"id": "clean", "description": "nothing else changed", "check": {"predicate": "no_changes_except", "allow": [{"service": "chat", "table": "messages"}]}}],
-        reference_solution=[{"tool": "kv__get", "arguments": {"key": "feature:new-dashboard"}, "step": 0},
-                            {"tool": "chat__slack_user_post_message", "arguments": {"channel_id": general, "text": "feature:new-dashboard is ON"}, "step": 1}],
-        hint="Redis first.", subtasks=["read the flag", "post it"], meta={})
+        rubric=[
+            {
+                "id": "posted",
+                "description": "the flag value was posted",
+                "check": {
+                    "predicate": "record_exists",
+                    "service": "chat",
+                    "table": "messages",
+                    "new": True,
+                    "where": {"channel": general, "text": {"contains": "feature:new-dashboard is on"}},
+                },
+                "step": 1,
+            },
+            {
+                "id": "clean",
+                "description": "nothing else changed",
+                "check": {
+                    "predicate": "no_changes_except",
+                    "allow": [{"service": "chat", "table": "messages"}],
+                },
+            },
+        ],
+        reference_solution=[
+            {"tool": "kv__get", "arguments": {"key": "feature:new-dashboard"}, "step": 0},
+            {
+                "tool": "chat__slack_user_post_message",
+                "arguments": {"channel_id": general, "text": "feature:new-dashboard is ON"},
+                "step": 1,
+            },
+        ],
+        hint="Redis first.",
+        subtasks=["read the flag", "post it"],
+        meta={},
+    )
     _, final = run(task, reference(task), None)
     assert verify(task, final, None).passed
     assert verify(task, task.initial_state, None).score == 0.5

@@ -12,9 +12,11 @@ def state(**services: dict) -> dict:
     return {"clock": "2026-03-02T09:00:00Z", "services": services}
 
 
-S0 = state(chat={"messages": {"1": {"ts": "1", "channel": "C1", "user": "U1", "text": "old"}}, "_meta": {}},
-           email={"messages": {}, "labels": {}, "_meta": {}},
-           calendar={"events": {}, "_meta": {}})
+S0 = state(
+    chat={"messages": {"1": {"ts": "1", "channel": "C1", "user": "U1", "text": "old"}}, "_meta": {}},
+    email={"messages": {}, "labels": {}, "_meta": {}},
+    calendar={"events": {}, "_meta": {}},
+)
 
 
 def run(check: dict, final: dict, answer: str | None = None, s0: dict = S0):
@@ -22,9 +24,24 @@ def run(check: dict, final: dict, answer: str | None = None, s0: dict = S0):
 
 
 def test_record_exists_is_case_and_space_insensitive_and_new_only() -> None:
-    final = state(chat={"messages": {**S0["services"]["chat"]["messages"], "2": {"ts": "2", "channel": "C1", "user": "U1", "text": "Invoice  PO-12345 is  ready"}},
-                        "_meta": {"n": 1}}, email=S0["services"]["email"], calendar=S0["services"]["calendar"])
-    check = {"predicate": "record_exists", "service": "chat", "table": "messages", "new": True, "where": {"channel": "c1", "text": {"contains": "invoice po-12345"}}}
+    final = state(
+        chat={
+            "messages": {
+                **S0["services"]["chat"]["messages"],
+                "2": {"ts": "2", "channel": "C1", "user": "U1", "text": "Invoice  PO-12345 is  ready"},
+            },
+            "_meta": {"n": 1},
+        },
+        email=S0["services"]["email"],
+        calendar=S0["services"]["calendar"],
+    )
+    check = {
+        "predicate": "record_exists",
+        "service": "chat",
+        "table": "messages",
+        "new": True,
+        "where": {"channel": "c1", "text": {"contains": "invoice po-12345"}},
+    }
     assert run(check, final).passed
     assert not run({**check, "where": {"text": {"contains": "old"}}}, final).passed  # exists, but not new
     assert run({**check, "new": False, "where": {"text": "OLD"}}, final).passed
@@ -32,17 +49,47 @@ def test_record_exists_is_case_and_space_insensitive_and_new_only() -> None:
 
 
 def test_message_and_event_predicates_accept_equivalent_end_states() -> None:
-    sent = {"id": "m1", "from": "me@x.co", "to": ["Pat@Client.example"], "cc": [], "subject": "Hi", "body": "ref PO-1", "labelIds": ["SENT"]}
+    sent = {
+        "id": "m1",
+        "from": "me@x.co",
+        "to": ["Pat@Client.example"],
+        "cc": [],
+        "subject": "Hi",
+        "body": "ref PO-1",
+        "labelIds": ["SENT"],
+    }
     draft = {**sent, "id": "m2", "labelIds": ["DRAFT"]}
-    final = state(chat=S0["services"]["chat"], email={"messages": {"m1": sent, "m2": draft}, "labels": {}}, calendar=S0["services"]["calendar"])
-    assert run({"predicate": "message_sent", "service": "email", "to": "pat@client.example", "contains": ["po-1"]}, final).passed
-    assert run({"predicate": "message_not_sent", "service": "email", "to": "other@client.example"}, final).passed
-    only_draft = state(chat=S0["services"]["chat"], email={"messages": {"m2": draft}, "labels": {}}, calendar=S0["services"]["calendar"])
-    assert not run({"predicate": "message_sent", "service": "email", "to": "pat@client.example"}, only_draft).passed
-    ev = {"id": "e1", "summary": "Sync", "start": "2026-03-05T10:00:00Z", "attendees": [{"email": "A@b.co"}, {"email": "c@d.co"}]}
+    final = state(
+        chat=S0["services"]["chat"],
+        email={"messages": {"m1": sent, "m2": draft}, "labels": {}},
+        calendar=S0["services"]["calendar"],
+    )
+    assert run(
+        {"predicate": "message_sent", "service": "email", "to": "pat@client.example", "contains": ["po-1"]},
+        final,
+    ).passed
+    assert run(
+        {"predicate": "message_not_sent", "service": "email", "to": "other@client.example"}, final
+    ).passed
+    only_draft = state(
+        chat=S0["services"]["chat"],
+        email={"messages": {"m2": draft}, "labels": {}},
+        calendar=S0["services"]["calendar"],
+    )
+    assert not run(
+        {"predicate": "message_sent", "service": "email", "to": "pat@client.example"}, only_draft
+    ).passed
+    ev = {
+        "id": "e1",
+        "summary": "Sync",
+        "start": "2026-03-05T10:00:00Z",
+        "attendees": [{"email": "A@b.co"}, {"email": "c@d.co"}],
+    }
     final = state(chat=S0["services"]["chat"], email=S0["services"]["email"], calendar={"events": {"e1": ev}})
     assert run({"predicate": "event_scheduled", "attendees": ["a@b.co"], "date": "2026-03-05"}, final).passed
-    assert not run({"predicate": "event_scheduled", "attendees": ["a@b.co"], "date": "2026-03-06"}, final).passed
+    assert not run(
+        {"predicate": "event_scheduled", "attendees": ["a@b.co"], "date": "2026-03-06"}, final
+    ).passed
 
 
 def test_answers() -> None:
@@ -54,14 +101,36 @@ def test_answers() -> None:
 
 
 def test_no_changes_except_and_field_changes() -> None:
-    final = state(chat={"messages": {"1": {"ts": "1", "channel": "C1", "user": "U1", "text": "edited"}}, "_meta": {"counter": 5}},
-                  email=S0["services"]["email"], calendar=S0["services"]["calendar"])
+    final = state(
+        chat={
+            "messages": {"1": {"ts": "1", "channel": "C1", "user": "U1", "text": "edited"}},
+            "_meta": {"counter": 5},
+        },
+        email=S0["services"]["email"],
+        calendar=S0["services"]["calendar"],
+    )
     allow_chat = {"predicate": "no_changes_except", "allow": [{"service": "chat", "table": "messages"}]}
     assert run(allow_chat, final).passed  # the engine's own counters in _meta never count
     assert not run({"predicate": "no_changes_except", "allow": [{"service": "email"}]}, final).passed
-    assert not run({"predicate": "no_changes_except", "allow": [{"service": "chat", "table": "messages", "key": "9"}]}, final).passed
-    assert run({"predicate": "field_changed", "service": "chat", "table": "messages", "key": "1", "field": "text", "from": "old", "to": "EDITED"}, final).passed
-    assert not run({"predicate": "record_unchanged", "service": "chat", "table": "messages", "key": "1"}, final).passed
+    assert not run(
+        {"predicate": "no_changes_except", "allow": [{"service": "chat", "table": "messages", "key": "9"}]},
+        final,
+    ).passed
+    assert run(
+        {
+            "predicate": "field_changed",
+            "service": "chat",
+            "table": "messages",
+            "key": "1",
+            "field": "text",
+            "from": "old",
+            "to": "EDITED",
+        },
+        final,
+    ).passed
+    assert not run(
+        {"predicate": "record_unchanged", "service": "chat", "table": "messages", "key": "1"}, final
+    ).passed
 
 
 def test_checks_are_validated_data() -> None:
@@ -74,8 +143,10 @@ def test_checks_are_validated_data() -> None:
 
 
 def test_weighted_score_and_v() -> None:
-    rubric = [{"id": "a", "weight": 3.0, "check": {"predicate": "answer_contains", "value": "yes"}},
-              {"id": "b", "weight": 1.0, "check": {"predicate": "answer_contains", "value": "no"}}]
+    rubric = [
+        {"id": "a", "weight": 3.0, "check": {"predicate": "answer_contains", "value": "yes"}},
+        {"id": "b", "weight": 1.0, "check": {"predicate": "answer_contains", "value": "no"}},
+    ]
     r = verify_checks(rubric, S0, S0, "yes")
     assert r.score == 0.75 and not r.passed and r.V == 0
     assert verify_checks(rubric, S0, S0, "yes and no").V == 1

@@ -36,12 +36,18 @@ def generate(
     distractors: Annotated[int, typer.Option(help="Distractor services per task (D).")] = 5,
     walk: Annotated[str, typer.Option(help="Walk length range MIN:MAX (L).")] = "7:12",
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives byte-identical tasks.")] = 0,
-    decoys: Annotated[float, typer.Option(help="Decoy density: chance that a relay step gets a near-duplicate decoy.")] = 1.0,
-    answer_rate: Annotated[float, typer.Option(help="Share of tasks that also ask for a final answer.")] = 0.35,
+    decoys: Annotated[
+        float, typer.Option(help="Decoy density: chance that a relay step gets a near-duplicate decoy.")
+    ] = 1.0,
+    answer_rate: Annotated[
+        float, typer.Option(help="Share of tasks that also ask for a final answer.")
+    ] = 0.35,
     size: Annotated[str, typer.Option(help="Seed data size: small, default or large.")] = "small",
     workers: Annotated[int, typer.Option(help="Worker processes (results do not depend on it).")] = 1,
     out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
-    parquet: Annotated[Path | None, typer.Option(help="Also write a Parquet export here (needs pyarrow).")] = None,
+    parquet: Annotated[
+        Path | None, typer.Option(help="Also write a Parquet export here (needs pyarrow).")
+    ] = None,
 ) -> None:
     """Generate N tasks that pass every gate, with a progress bar and a summary."""
     from compoworld.tasks.generator import Settings
@@ -50,12 +56,28 @@ def generate(
 
     lo, hi = _walk(walk)
     if n < 1 or k < 1 or distractors < 0 or not 0 <= decoys <= 1 or not 0 <= answer_rate <= 1:
-        raise typer.BadParameter("need --n >= 1, --k >= 1, --distractors >= 0, and --decoys, --answer-rate in [0, 1]")
+        raise typer.BadParameter(
+            "need --n >= 1, --k >= 1, --distractors >= 0, and --decoys, --answer-rate in [0, 1]"
+        )
     if size not in ("small", "default", "large"):
         raise typer.BadParameter("--size must be small, default or large")
-    settings = Settings(k=k, distractors=distractors, walk_min=lo, walk_max=hi, decoys=decoys, answer_rate=answer_rate, size=size)
-    with Progress(TextColumn("[bold]generating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                  disable=not err.is_terminal) as bar:
+    settings = Settings(
+        k=k,
+        distractors=distractors,
+        walk_min=lo,
+        walk_max=hi,
+        decoys=decoys,
+        answer_rate=answer_rate,
+        size=size,
+    )
+    with Progress(
+        TextColumn("[bold]generating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+    ) as bar:
         job = bar.add_task("tasks", total=n)
         try:
             tasks, stats = run(n, seed, settings, workers, on_progress=lambda d: bar.advance(job, d))
@@ -82,7 +104,9 @@ def generate(
 def check(
     file: Annotated[Path, typer.Argument(help="A JSONL task file.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary.")] = False,
-    regenerate: Annotated[bool, typer.Option(help="Also regenerate each task from its seed and compare bytes.")] = True,
+    regenerate: Annotated[
+        bool, typer.Option(help="Also regenerate each task from its seed and compare bytes.")
+    ] = True,
 ) -> None:
     """Re-run every gate on every task; exit 1 if any task fails."""
     from compoworld.tasks.gates import GATES, run_gates
@@ -95,8 +119,14 @@ def check(
         raise typer.Exit(2) from None
     failures: dict[str, dict[str, str]] = {}
     counts = dict.fromkeys(GATES, 0)
-    with Progress(TextColumn("[bold]checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                  disable=not err.is_terminal or as_json) as bar:
+    with Progress(
+        TextColumn("[bold]checking"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal or as_json,
+    ) as bar:
         job = bar.add_task("tasks", total=len(tasks))
         for t in tasks:
             result = run_gates(t, regenerate=regenerate)
@@ -106,8 +136,13 @@ def check(
             if bad:
                 failures[t.id] = bad
             bar.advance(job)
-    summary = {"tasks": len(tasks), "passed": len(tasks) - len(failures), "failed": len(failures), "failures_by_gate": counts,
-               "failures": failures}
+    summary = {
+        "tasks": len(tasks),
+        "passed": len(tasks) - len(failures),
+        "failed": len(failures),
+        "failures_by_gate": counts,
+        "failures": failures,
+    }
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
@@ -119,7 +154,10 @@ def check(
 
 
 @app.command()
-def show(file: Annotated[Path, typer.Argument(help="A JSONL task file.")], id: Annotated[str | None, typer.Option("--id", help="Task id (default: the first).")] = None) -> None:
+def show(
+    file: Annotated[Path, typer.Argument(help="A JSONL task file.")],
+    id: Annotated[str | None, typer.Option("--id", help="Task id (default: the first).")] = None,
+) -> None:
     """Print one task readably: walk and graph, instruction, rubric, reference solution."""
     from compoworld.tasks.model import load_tasks
 
@@ -132,9 +170,18 @@ def show(file: Annotated[Path, typer.Argument(help="A JSONL task file.")], id: A
     if task is None:
         err.print(f"[red]error:[/red] no task {id!r} in {file}")
         raise typer.Exit(2)
-    console.print(Panel(task.instruction, title=f"{task.id}  (K={task.meta['K']}, L={task.meta['L']}, D={task.meta['D']})"))
-    console.print(f"[bold]services[/bold] {', '.join(task.services)}   [bold]distractors[/bold] {', '.join(task.distractors)}")
-    console.print("[bold]walk[/bold]  " + " -> ".join(f"{n.service}.{n.move}{'*' if n.mutates else ''}" for n in task.dependency_graph.nodes))
+    console.print(
+        Panel(
+            task.instruction, title=f"{task.id}  (K={task.meta['K']}, L={task.meta['L']}, D={task.meta['D']})"
+        )
+    )
+    console.print(
+        f"[bold]services[/bold] {', '.join(task.services)}   [bold]distractors[/bold] {', '.join(task.distractors)}"
+    )
+    console.print(
+        "[bold]walk[/bold]  "
+        + " -> ".join(f"{n.service}.{n.move}{'*' if n.mutates else ''}" for n in task.dependency_graph.nodes)
+    )
     for e in task.dependency_graph.edges:
         console.print(f"  step {e.source} -> {e.target}: {e.fact.type} = {e.fact.value}")
     rub = Table(title="rubric")

@@ -144,7 +144,9 @@ class Service:
 
     def rng(self, *parts: Any) -> random.Random:
         """Randomness for a tool: derived from the seed, the service and the call's own parts."""
-        return derive_rng(self.store.tables[META].get("seed", self.seed), self.name, self.next_seq("seq:rng"), *parts)
+        return derive_rng(
+            self.store.tables[META].get("seed", self.seed), self.name, self.next_seq("seq:rng"), *parts
+        )
 
     # ---- calls --------------------------------------------------------------------------
     def invoke(self, spec: ToolSpec, arguments: Any) -> dict[str, Any]:

@@ -19,7 +19,9 @@ from compoworld.verify.verifier import verify
 GATES = ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak")
 
 
-def replay(env: Environment, calls: list[dict[str, Any]], skip: set[int] = frozenset()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def replay(
+    env: Environment, calls: list[dict[str, Any]], skip: set[int] = frozenset()
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run reference calls (except `skip`) from the environment's current state; the final snapshot and the envelopes."""
     results = []
     for i, c in enumerate(calls):
@@ -44,7 +46,11 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
     bad = [r for r in results if not r["success"]]
     v1 = verify(task, final, task.answer)
     if bad or not v1.passed:
-        why = bad[0]["error"]["message"] if bad else "; ".join(f"{c.id}: {c.detail}" for c in v1.checks if not c.passed)
+        why = (
+            bad[0]["error"]["message"]
+            if bad
+            else "; ".join(f"{c.id}: {c.detail}" for c in v1.checks if not c.passed)
+        )
         out["solvable"] = f"replaying the reference fails: {why}"
     h1 = env.state_hash()
     mutating = [i for i, c in enumerate(calls) if _mutates(env, c["tool"])]
@@ -62,8 +68,15 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         from compoworld.tasks.generator import Rejected, Settings, generate_task
 
         m = task.meta
-        settings = Settings(k=m["K"], distractors=m["D"], walk_min=m["walk_min"], walk_max=m["walk_max"], decoys=m["decoy_density"],
-                            answer_rate=m["answer_rate"], size=m["size"])
+        settings = Settings(
+            k=m["K"],
+            distractors=m["D"],
+            walk_min=m["walk_min"],
+            walk_max=m["walk_max"],
+            decoys=m["decoy_density"],
+            answer_rate=m["answer_rate"],
+            size=m["size"],
+        )
         try:
             again = Task.model_validate(generate_task(m["seed"], m["index"], settings))
             mine = task.model_copy(update={"meta": {k: v for k, v in task.meta.items() if k != "gates"}})
@@ -72,7 +85,9 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         except Rejected as e:
             out["deterministic"] = f"regenerating from the same seed was rejected: {e}"
     text = task.instruction.casefold()
-    leaked = [e.fact.value for e in task.dependency_graph.edges if e.fact.value and e.fact.value.casefold() in text]
+    leaked = [
+        e.fact.value for e in task.dependency_graph.edges if e.fact.value and e.fact.value.casefold() in text
+    ]
     if leaked:
         out["no_leak"] = f"the instruction names intermediate facts: {leaked}"
     return out

@@ -17,7 +17,6 @@ from typing import Any
 from compoworld.core.clock import derive_rng
 from compoworld.core.company import make_company
 from compoworld.core.environment import Environment
-from compoworld.core.state import META
 from compoworld.services import registry
 from compoworld.tasks.moves import (
     NOUNS,
@@ -36,14 +35,41 @@ from compoworld.tasks.walk import PlannedStep, plan_walk
 GENERATOR_VERSION = "1.0"
 WORLD_BLOCK = 100  # tasks share a seeded base world per block of this many indices
 
-OPENERS = ("", "Hi! ", "Hey, quick one: ", "Could you help me with something? ", "I need a hand. ", "Morning! ")
+OPENERS = (
+    "",
+    "Hi! ",
+    "Hey, quick one: ",
+    "Could you help me with something? ",
+    "I need a hand. ",
+    "Morning! ",
+)
 CONNECTORS = ("Then", "After that,", "Next,", "Once you have it,", "With that,", "Now")
 CLOSERS = ("", " Thanks!", " Thanks a lot.", " Let me know when it's done.", "")
 DISPLAY = {
-    "email": "Gmail", "chat": "Slack", "calendar": "Google Calendar", "crm": "HubSpot", "helpdesk": "Freshdesk", "issues": "Linear",
-    "projects": "Asana", "wiki": "Confluence", "files": "Dropbox", "sql": "the SQL database", "sheets": "Google Sheets", "payments": "Stripe",
-    "shop": "Shopify", "marketing": "Mailchimp", "hr": "BambooHR", "meet": "Google Meet", "boards": "Trello", "booking": "Calendly",
-    "kv": "Redis", "sms": "SMS", "community": "Discord", "bases": "Airtable", "tracker": "Jira", "code": "GitHub",
+    "email": "Gmail",
+    "chat": "Slack",
+    "calendar": "Google Calendar",
+    "crm": "HubSpot",
+    "helpdesk": "Freshdesk",
+    "issues": "Linear",
+    "projects": "Asana",
+    "wiki": "Confluence",
+    "files": "Dropbox",
+    "sql": "the SQL database",
+    "sheets": "Google Sheets",
+    "payments": "Stripe",
+    "shop": "Shopify",
+    "marketing": "Mailchimp",
+    "hr": "BambooHR",
+    "meet": "Google Meet",
+    "boards": "Trello",
+    "booking": "Calendly",
+    "kv": "Redis",
+    "sms": "SMS",
+    "community": "Discord",
+    "bases": "Airtable",
+    "tracker": "Jira",
+    "code": "GitHub",
 }
 
 
@@ -72,7 +98,9 @@ def base_world(world_seed: int, size: str) -> dict[str, Any]:
 
 
 def environment_for(services: list[str], world: dict[str, Any]) -> Environment:
-    return Environment.from_snapshot(services, {"clock": world["clock"], "services": {s: world["services"][s] for s in services}})
+    return Environment.from_snapshot(
+        services, {"clock": world["clock"], "services": {s: world["services"][s] for s in services}}
+    )
 
 
 # ---- facts ----------------------------------------------------------------------------------
@@ -80,9 +108,15 @@ def new_value(g: Gen, kind: str, need: Any = None) -> Fact:
     rng = g.rng
     for _ in range(100):
         if kind == "code":
-            f = Fact("code", f"{rng.choice(('PO', 'REF', 'CASE', 'RMA', 'QT', 'SO'))}-{rng.randrange(10000, 99999)}", "")
+            f = Fact(
+                "code",
+                f"{rng.choice(('PO', 'REF', 'CASE', 'RMA', 'QT', 'SO'))}-{rng.randrange(10000, 99999)}",
+                "",
+            )
         elif kind == "amount":
-            f = Fact("amount", f"{rng.randrange(120, 48000)}.{rng.choice(('00', '25', '50', '75', '90'))}", "")
+            f = Fact(
+                "amount", f"{rng.randrange(120, 48000)}.{rng.choice(('00', '25', '50', '75', '90'))}", ""
+            )
         elif kind == "date":
             d = (g.env.clock.now() + timedelta(days=rng.randrange(3, 28))).date()
             f = Fact("date", d.isoformat(), "")
@@ -105,11 +139,19 @@ def near_duplicate(g: Gen, key: Fact) -> Fact:
     rng = g.rng
     if key.type == "person":
         first, last = key.label.split()[0], key.label.split()[-1]
-        close = [p for p in people(g) if p.email != key.value and (p.first[:3] == first[:3] or p.last[:3] == last[:3])]
+        close = [
+            p
+            for p in people(g)
+            if p.email != key.value and (p.first[:3] == first[:3] or p.last[:3] == last[:3])
+        ]
         p = rng.choice(close or people(g))
         return person_fact(p)
     if key.type == "customer":
-        close = [c for c in g.company.customers if c.name != key.value and c.name.split()[0] == key.value.split()[0]]
+        close = [
+            c
+            for c in g.company.customers
+            if c.name != key.value and c.name.split()[0] == key.value.split()[0]
+        ]
         c = rng.choice(close or [c for c in g.company.customers if c.name != key.value])
         return Fact("customer", c.name, c.name)
     if key.type == "code":
@@ -123,8 +165,12 @@ def near_duplicate(g: Gen, key: Fact) -> Fact:
 
 # ---- phrasing -------------------------------------------------------------------------------
 def _describe_key(key: Fact) -> str:
-    return {"person": f"from {key.label}", "customer": f"about {key.value}", "code": f"that mentions {key.value}",
-            "phone": f"from {key.value}"}[key.type]
+    return {
+        "person": f"from {key.label}",
+        "customer": f"about {key.value}",
+        "code": f"that mentions {key.value}",
+        "phone": f"from {key.value}",
+    }[key.type]
 
 
 def _relay_phrase(rng: random.Random, step: PlannedStep, first: bool, key: Fact) -> str:
@@ -134,12 +180,20 @@ def _relay_phrase(rng: random.Random, step: PlannedStep, first: bool, key: Fact)
     where = m.where
     if first:
         who = _describe_key(key)
-        return rng.choice((f"find {m.noun} {who} {where} and get the {out} it gives",
-                           f"look up {m.noun} {who} {where}; it has a {out}",
-                           f"check {where} for {m.noun} {who} and note the {out} in it"))
-    return rng.choice((f"find {m.noun} for that {NOUNS[step.needs]} {where} and get the {out} from it",
-                       f"use that {NOUNS[step.needs]} to look up {m.noun} {where}; it gives a {out}",
-                       f"search {where} for {m.noun} for that {NOUNS[step.needs]} and take the {out} from it"))
+        return rng.choice(
+            (
+                f"find {m.noun} {who} {where} and get the {out} it gives",
+                f"look up {m.noun} {who} {where}; it has a {out}",
+                f"check {where} for {m.noun} {who} and note the {out} in it",
+            )
+        )
+    return rng.choice(
+        (
+            f"find {m.noun} for that {NOUNS[step.needs]} {where} and get the {out} from it",
+            f"use that {NOUNS[step.needs]} to look up {m.noun} {where}; it gives a {out}",
+            f"search {where} for {m.noun} for that {NOUNS[step.needs]} and take the {out} from it",
+        )
+    )
 
 
 def _compose(rng: random.Random, clauses: list[str], answer_clause: str | None) -> str:
@@ -188,7 +242,11 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
     for i, step in enumerate(relays):
         m = step.move
         assert isinstance(m, Relay)
-        key = prev if prev is not None else new_value(g, step.needs, m.accepts and (lambda gg, f, m=m: m.accepts(gg, f)))
+        key = (
+            prev
+            if prev is not None
+            else new_value(g, step.needs, m.accepts and (lambda gg, f, m=m: m.accepts(gg, f)))
+        )
         if anchor is None:
             anchor = key
         if m.accepts and not m.accepts(g, key):
@@ -240,7 +298,15 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
                 raise Rejected("plan", f"building {m.service}.{m.name}: {e}") from None
             calls = ws.calls
             for desc, check in ws.checks:
-                rubric.append({"id": f"c{len(rubric) + 1}", "description": desc, "weight": 1.0, "check": check, "step": j})
+                rubric.append(
+                    {
+                        "id": f"c{len(rubric) + 1}",
+                        "description": desc,
+                        "weight": 1.0,
+                        "check": check,
+                        "step": j,
+                    }
+                )
             allow.extend(ws.allow)
             clause = ws.phrase.format(it=NOUNS[fact_in.type]) if fact_in else ws.phrase
             extract = ws.extract
@@ -257,7 +323,11 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
         if out is not None and j + 1 < len(walk):
             edges.append({"source": j, "target": j + 1, "fact": {"type": out.type, "value": out.value}})
         clauses.append(clause)
-        subtasks.append(clause[0].upper() + clause[1:] + (f" ({DISPLAY.get(step.service, step.service)})" if step.service not in clause else ""))
+        subtasks.append(
+            clause[0].upper()
+            + clause[1:]
+            + (f" ({DISPLAY.get(step.service, step.service)})" if step.service not in clause else "")
+        )
         fact_in = out
 
     # 3. The answer, when asked: a fact some relay revealed.
@@ -267,13 +337,34 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
         k = rng.randrange(len(facts))
         f = facts[k]
         answer = f.value
-        answer_clause = rng.choice((f"Also tell me the {f.noun} you found in step {_step_of(walk, k) + 1}.",
-                                    f"In your final reply, give me the {f.noun} from {DISPLAY.get(relays[k].service, relays[k].service)}."))
-        check = {"predicate": "answer_number", "value": float(f.value)} if f.type == "amount" else {"predicate": "answer_contains", "value": f.value}
-        rubric.append({"id": f"c{len(rubric) + 1}", "description": f"the final answer gives the {f.noun}", "weight": 1.0, "check": check,
-                       "step": _step_of(walk, k)})
-    rubric.append({"id": f"c{len(rubric) + 1}", "description": "nothing else was changed", "weight": 1.0,
-                   "check": {"predicate": "no_changes_except", "allow": allow}})
+        answer_clause = rng.choice(
+            (
+                f"Also tell me the {f.noun} you found in step {_step_of(walk, k) + 1}.",
+                f"In your final reply, give me the {f.noun} from {DISPLAY.get(relays[k].service, relays[k].service)}.",
+            )
+        )
+        check = (
+            {"predicate": "answer_number", "value": float(f.value)}
+            if f.type == "amount"
+            else {"predicate": "answer_contains", "value": f.value}
+        )
+        rubric.append(
+            {
+                "id": f"c{len(rubric) + 1}",
+                "description": f"the final answer gives the {f.noun}",
+                "weight": 1.0,
+                "check": check,
+                "step": _step_of(walk, k),
+            }
+        )
+    rubric.append(
+        {
+            "id": f"c{len(rubric) + 1}",
+            "description": "nothing else was changed",
+            "weight": 1.0,
+            "check": {"predicate": "no_changes_except", "allow": allow},
+        }
+    )
 
     instruction = _compose(rng, clauses, answer_clause)
     mutating = sum(1 for s in walk if isinstance(s.move, Write))
@@ -285,8 +376,13 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
         "distractors": sorted(distractors),
         "initial_state": s0,
         "initial_state_hash": h0,
-        "dependency_graph": {"nodes": [{"step": j, "service": s.service, "move": s.move.name, "mutates": isinstance(s.move, Write)}
-                                       for j, s in enumerate(walk)], "edges": edges},
+        "dependency_graph": {
+            "nodes": [
+                {"step": j, "service": s.service, "move": s.move.name, "mutates": isinstance(s.move, Write)}
+                for j, s in enumerate(walk)
+            ],
+            "edges": edges,
+        },
         "walk": [s.service for s in walk],
         "rubric": rubric,
         "answer": answer,
@@ -294,11 +390,26 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
         "hint": f"Start in {first_display}: {clauses[0]}.",
         "subtasks": subtasks,
         "meta": {
-            "generator_version": GENERATOR_VERSION, "seed": seed, "index": index, "K": settings.k, "L": len(walk),
-            "D": settings.distractors, "decoy_density": settings.decoys, "asks_answer": answer is not None, "size": settings.size,
-            "walk_min": settings.walk_min, "walk_max": settings.walk_max, "answer_rate": settings.answer_rate,
-            "difficulty": {"relays": len(relays), "writes": mutating, "decoys": n_decoys, "revisits": len(walk) - len(set(s.service for s in walk)),
-                           "fact_types": sorted({f.type for f in facts}), "tool_calls": len(reference)},
+            "generator_version": GENERATOR_VERSION,
+            "seed": seed,
+            "index": index,
+            "K": settings.k,
+            "L": len(walk),
+            "D": settings.distractors,
+            "decoy_density": settings.decoys,
+            "asks_answer": answer is not None,
+            "size": settings.size,
+            "walk_min": settings.walk_min,
+            "walk_max": settings.walk_max,
+            "answer_rate": settings.answer_rate,
+            "difficulty": {
+                "relays": len(relays),
+                "writes": mutating,
+                "decoys": n_decoys,
+                "revisits": len(walk) - len(set(s.service for s in walk)),
+                "fact_types": sorted({f.type for f in facts}),
+                "tool_calls": len(reference),
+            },
             "domains": sorted({registry()[s].domain for s in services}),
         },
     }

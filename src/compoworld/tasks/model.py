@@ -126,7 +126,9 @@ def load_tasks(path: str | Path) -> list[Task]:
                 raise ValueError(f"{p}:{n}: not valid JSON ({e})") from None
             except ValidationError as e:
                 first = e.errors(include_url=False)[0]
-                raise ValueError(f"{p}:{n}: invalid task: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+                raise ValueError(
+                    f"{p}:{n}: invalid task: field {'.'.join(map(str, first['loc']))}: {first['msg']}"
+                ) from None
     return out
 
 
@@ -142,5 +144,7 @@ def export_parquet(tasks: list[Task], path: str | Path) -> None:
         d = t.model_dump(mode="json")
         for k in rows:
             v = d[k]
-            rows[k].append(orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode() if isinstance(v, dict | list) else v)
+            rows[k].append(
+                orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode() if isinstance(v, dict | list) else v
+            )
     pq.write_table(pa.table(rows), str(path))

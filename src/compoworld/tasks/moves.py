@@ -79,7 +79,9 @@ class Relay:
     gives: tuple[str, ...]
     noun: str  # what the agent looks for: "the email", "the ticket", ...
     where: str  # where it lives, in words: "in my inbox", "in Zendesk", ...
-    plant: Callable[[Gen, Fact, Fact, str, bool], Calls]  # (gen, key, value, text, is_decoy) -> read calls that find it
+    plant: Callable[
+        [Gen, Fact, Fact, str, bool], Calls
+    ]  # (gen, key, value, text, is_decoy) -> read calls that find it
     accepts: Callable[[Gen, Fact], bool] | None = None  # extra condition on the key (e.g. an employee)
     mutates: bool = False
 
@@ -134,10 +136,18 @@ def moves_by_service() -> dict[str, list[Move]]:
 def sentence(rng: random.Random, value: Fact) -> str:
     """A sentence that carries a value fact, phrased as people write it."""
     t = {
-        "code": ("The reference number is {v}.", "Please quote {v} in anything you send.", "Our reference: {v}."),
+        "code": (
+            "The reference number is {v}.",
+            "Please quote {v} in anything you send.",
+            "Our reference: {v}.",
+        ),
         "amount": ("The amount is {v} USD.", "It comes to {v} USD in total.", "Total due: {v} USD."),
         "date": ("The new date is {v}.", "We agreed on {v}.", "Please plan for {v}."),
-        "person": ("Please loop in {label} ({v}).", "{label} ({v}) is the right contact for this.", "Talk to {label} ({v}) about it."),
+        "person": (
+            "Please loop in {label} ({v}).",
+            "{label} ({v}) is the right contact for this.",
+            "Talk to {label} ({v}) about it.",
+        ),
         "customer": ("This concerns the {v} account.", "It is for our customer {v}.", "The customer is {v}."),
         "phone": ("Call them on {v}.", "Their direct line is {v}.", "Best number: {v}."),
     }[value.type]

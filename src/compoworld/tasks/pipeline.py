@@ -22,9 +22,14 @@ class Stats:
     move_sequences: set = field(default_factory=set)
 
     def summary(self) -> dict:
-        return {"kept": self.kept, "rejected": dict(self.rejected), "distinct_service_sets": len(self.service_sets),
-                "distinct_move_sequences": len(self.move_sequences), "seconds": round(self.seconds, 2),
-                "tasks_per_second": round(self.kept / self.seconds, 1) if self.seconds else None}
+        return {
+            "kept": self.kept,
+            "rejected": dict(self.rejected),
+            "distinct_service_sets": len(self.service_sets),
+            "distinct_move_sequences": len(self.move_sequences),
+            "seconds": round(self.seconds, 2),
+            "tasks_per_second": round(self.kept / self.seconds, 1) if self.seconds else None,
+        }
 
 
 def make_one(seed: int, index: int, settings: Settings) -> tuple[Task | None, str | None]:
@@ -46,7 +51,9 @@ def _chunk(args: tuple[int, int, int, Settings]) -> list[tuple[int, Task | None,
     return [(i, *make_one(seed, i, settings)) for i in range(start, stop)]
 
 
-def generate(n: int, seed: int, settings: Settings, workers: int = 1, on_progress: Callable[[int], None] | None = None) -> tuple[list[Task], Stats]:
+def generate(
+    n: int, seed: int, settings: Settings, workers: int = 1, on_progress: Callable[[int], None] | None = None
+) -> tuple[list[Task], Stats]:
     """Exactly `n` kept tasks (indices in order), with statistics. Results do not depend on `workers`."""
     stats = Stats()
     kept: list[Task] = []
@@ -58,7 +65,9 @@ def generate(n: int, seed: int, settings: Settings, workers: int = 1, on_progres
         kept.append(task)
         stats.kept += 1
         stats.service_sets.add(tuple(task.services))
-        stats.move_sequences.add((tuple(task.services), tuple(f"{x.service}.{x.move}" for x in task.dependency_graph.nodes)))
+        stats.move_sequences.add(
+            (tuple(task.services), tuple(f"{x.service}.{x.move}" for x in task.dependency_graph.nodes))
+        )
         if on_progress:
             on_progress(1)
         if stats.kept >= n:

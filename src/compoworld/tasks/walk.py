@@ -27,14 +27,18 @@ def accepts(move: Write, fact_type: str | None) -> bool:
     return fact_type is not None and ("any" in move.needs or fact_type in move.needs)
 
 
-def plan_walk(rng: random.Random, services: list[str], moves: dict[str, list[Move]], length: int, budget: int = 4000) -> list[PlannedStep] | None:
+def plan_walk(
+    rng: random.Random, services: list[str], moves: dict[str, list[Move]], length: int, budget: int = 4000
+) -> list[PlannedStep] | None:
     """A random walk satisfying every constraint, or None when the search budget runs out."""
     budget_left = [budget]
     relays = {s: [m for m in moves.get(s, []) if isinstance(m, Relay)] for s in services}
     writes = {s: [m for m in moves.get(s, []) if isinstance(m, Write)] for s in services}
     use_pre = rng.random() < 0.35
 
-    def dfs(i: int, prev_s: str | None, prev_t: str | None, uncovered: frozenset[str], path: list[PlannedStep]) -> list[PlannedStep] | None:
+    def dfs(
+        i: int, prev_s: str | None, prev_t: str | None, uncovered: frozenset[str], path: list[PlannedStep]
+    ) -> list[PlannedStep] | None:
         budget_left[0] -= 1
         if budget_left[0] < 0:
             return None
@@ -53,7 +57,9 @@ def plan_walk(rng: random.Random, services: list[str], moves: dict[str, list[Mov
                     m = rng.choice(opts)
                     return [*path, PlannedStep(s, m, prev_t, m.gives)]
             return None
-        if i == length - 2 and use_pre and prev_t is not None:  # a write that reveals a code for the final write
+        if (
+            i == length - 2 and use_pre and prev_t is not None
+        ):  # a write that reveals a code for the final write
             for s in order:
                 opts = [m for m in writes[s] if m.gives == "code" and accepts(m, prev_t)]
                 if opts:

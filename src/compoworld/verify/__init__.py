@@ -3,4 +3,12 @@
 from compoworld.verify.predicates import PREDICATES, CheckContext, predicate
 from compoworld.verify.verifier import CheckResult, VerifyResult, verify, verify_checks
 
-__all__ = ["PREDICATES", "CheckContext", "CheckResult", "VerifyResult", "predicate", "verify", "verify_checks"]
+__all__ = [
+    "PREDICATES",
+    "CheckContext",
+    "CheckResult",
+    "VerifyResult",
+    "predicate",
+    "verify",
+    "verify_checks",
+]

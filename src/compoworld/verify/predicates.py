@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -30,7 +30,6 @@ class CheckContext:
     s0: StateView
     final: StateView
     answer: str | None
-    me: dict[str, str] = field(default_factory=dict)  # per service: the acting user's id, when records carry authors
 
 
 class _Args(BaseModel):
@@ -106,8 +105,14 @@ OPS: dict[str, Callable[[list[Any], Any], bool]] = {
     "contains_all": lambda vals, a: all(any(_text(x) in _text(v) for v in vals) for x in a),
     "in": lambda vals, a: any(_eq(v, x) for v in vals for x in a),
     "startswith": lambda vals, a: any(_text(v).startswith(_text(a)) for v in vals),
-    "gte": lambda vals, a: any((x := _num(v)) is not None and x >= float(a) if _num(a) is not None else str(v) >= str(a) for v in vals),
-    "lte": lambda vals, a: any((x := _num(v)) is not None and x <= float(a) if _num(a) is not None else str(v) <= str(a) for v in vals),
+    "gte": lambda vals, a: any(
+        (x := _num(v)) is not None and x >= float(a) if _num(a) is not None else str(v) >= str(a)
+        for v in vals
+    ),
+    "lte": lambda vals, a: any(
+        (x := _num(v)) is not None and x <= float(a) if _num(a) is not None else str(v) <= str(a)
+        for v in vals
+    ),
     "empty": lambda vals, a: (not any(v not in (None, "", []) for v in vals)) == bool(a),
 }
 
@@ -198,10 +203,18 @@ def _messages(ctx: CheckContext, a: MessageArgs) -> list[dict[str, Any]]:
             continue
         if a.service == "sms" and r.get("direction") != "outbound-api":
             continue
-        if a.to is not None and not any(_eq(v, a.to) for v in _values(r, to_path) + (_values(r, "cc") if a.service == "email" else [])):
+        if a.to is not None and not any(
+            _eq(v, a.to) for v in _values(r, to_path) + (_values(r, "cc") if a.service == "email" else [])
+        ):
             continue
-        text = _text(" ".join(str(x) for x in _values(r, text_path) + _values(r, "subject") + _values(r, "htmlBody") if x))
-        if all(_text(c) in text for c in a.contains) and (a.subject_contains is None or _text(a.subject_contains) in _text(r.get("subject"))):
+        text = _text(
+            " ".join(
+                str(x) for x in _values(r, text_path) + _values(r, "subject") + _values(r, "htmlBody") if x
+            )
+        )
+        if all(_text(c) in text for c in a.contains) and (
+            a.subject_contains is None or _text(a.subject_contains) in _text(r.get("subject"))
+        ):
             out.append(r)
     return out
 
@@ -258,7 +271,9 @@ class NumberArgs(_Args):
 
 @predicate("answer_equals", AnswerArgs)
 def answer_equals(ctx: CheckContext, a: AnswerArgs) -> tuple[bool, str]:
-    return ctx.answer is not None and _text(ctx.answer).strip(" .") == _text(a.value), f"answer {ctx.answer!r}"
+    return ctx.answer is not None and _text(ctx.answer).strip(" .") == _text(
+        a.value
+    ), f"answer {ctx.answer!r}"
 
 
 @predicate("answer_contains", AnswerArgs)
@@ -301,7 +316,10 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
                 continue
             for change in diff_tables(service, {table: a_t}, {table: b_t}):
                 key = change.path.split("/")[1]
-                if not any(al.service == service and al.table in (None, table) and al.key in (None, key) for al in a.allow):
+                if not any(
+                    al.service == service and al.table in (None, table) and al.key in (None, key)
+                    for al in a.allow
+                ):
                     return False, f"unexpected change: {change.op} {service}:{change.path}"
     return True, "no changes outside the allow-list"
 

@@ -35,7 +35,12 @@ class StateView:
             cache = self._sql[service] = {}
             db = sqlite3.connect(":memory:")
             db.deserialize(decode_image(image))
-            names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+            names = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
             for name in names:
                 cur = db.execute(f'SELECT rowid AS "__rowid__", * FROM "{name}"')
                 cols = [d[0] for d in cur.description]
@@ -43,7 +48,9 @@ class StateView:
                 for r in cur:
                     rec = dict(zip(cols, r, strict=True))
                     key = rec.pop("__rowid__")
-                    rows[str(rec.get("id", key))] = {k: (v.hex() if isinstance(v, bytes) else v) for k, v in rec.items()}
+                    rows[str(rec.get("id", key))] = {
+                        k: (v.hex() if isinstance(v, bytes) else v) for k, v in rec.items()
+                    }
                 cache[name] = rows
             db.close()
         return cache.get(table, {})

@@ -30,7 +30,9 @@ class VerifyResult(BaseModel):
         return int(self.passed)
 
 
-def verify_checks(rubric: list[Any], s0: dict[str, Any], final: dict[str, Any], answer: str | None) -> VerifyResult:
+def verify_checks(
+    rubric: list[Any], s0: dict[str, Any], final: dict[str, Any], answer: str | None
+) -> VerifyResult:
     ctx = CheckContext(StateView(s0), StateView(final), answer)
     results = []
     for item in rubric:
@@ -40,10 +42,16 @@ def verify_checks(rubric: list[Any], s0: dict[str, Any], final: dict[str, Any], 
             passed, detail = PREDICATES[name][1](ctx, args)
         except Exception as e:  # a broken check fails loudly instead of passing
             passed, detail = False, f"check raised {type(e).__name__}: {e}"
-        results.append(CheckResult(id=item["id"], passed=bool(passed), weight=float(item.get("weight", 1.0)), detail=detail))
+        results.append(
+            CheckResult(
+                id=item["id"], passed=bool(passed), weight=float(item.get("weight", 1.0)), detail=detail
+            )
+        )
     total = sum(r.weight for r in results) or 1.0
     score = sum(r.weight for r in results if r.passed) / total
-    return VerifyResult(checks=results, passed=all(r.passed for r in results) and bool(results), score=round(score, 6))
+    return VerifyResult(
+        checks=results, passed=all(r.passed for r in results) and bool(results), score=round(score, 6)
+    )
 
 
 def verify(task: Task, final_state: dict[str, Any], answer: str | None = None) -> VerifyResult:

@@ -15,7 +15,10 @@ def _plant(g: Gen, key: Fact, value: Fact, text: str, decoy: bool) -> list:
     if svc.entries.get(path.lower()):
         path = f"{folder}/{name} {g.rng.randrange(1000)}.txt"
     svc._put_file(path, f"{text}\n", g.env.clock.iso())
-    return [("files__dropbox_search_files", {"query": name}), ("files__dropbox_download_file", {"path": path})]
+    return [
+        ("files__dropbox_search_files", {"query": name}),
+        ("files__dropbox_download_file", {"path": path}),
+    ]
 
 
 def _save(g: Gen, fact: Fact) -> WriteStep:
@@ -23,15 +26,32 @@ def _save(g: Gen, fact: Fact) -> WriteStep:
     uri = "data:text/plain," + fact.value.replace(" ", "%20")
     return WriteStep(
         calls=[("files__dropbox_upload_file", {"dropbox_path": path, "source_uri": uri})],
-        checks=[(f"{path} holds it", {"predicate": "record_exists", "service": "files", "table": "entries", "new": True,
-                                      "where": {"path_lower": path.lower(), "content": {"contains": fact.value}}})],
+        checks=[
+            (
+                f"{path} holds it",
+                {
+                    "predicate": "record_exists",
+                    "service": "files",
+                    "table": "entries",
+                    "new": True,
+                    "where": {"path_lower": path.lower(), "content": {"contains": fact.value}},
+                },
+            )
+        ],
         allow=[{"service": "files", "table": "entries"}, {"service": "files", "table": "revisions"}],
         phrase=f"save that {{it}} in a new Dropbox file at {path}",
     )
 
 
 MOVES = [
-    Relay("files", "note_file", ("customer", "code", "person"), ("code", "amount", "date", "person", "phone"), "the note file",
-          "in the Dropbox /Inbox folder", _plant),
+    Relay(
+        "files",
+        "note_file",
+        ("customer", "code", "person"),
+        ("code", "amount", "date", "person", "phone"),
+        "the note file",
+        "in the Dropbox /Inbox folder",
+        _plant,
+    ),
     Write("files", "save_file", ("any",), None, _save),
 ]

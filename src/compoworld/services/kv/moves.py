@@ -24,14 +24,31 @@ def _store(g: Gen, fact: Fact) -> WriteStep:
     k = f"followup:{g.rng.randrange(1000, 9999)}"
     return WriteStep(
         calls=[("kv__set", {"key": k, "value": fact.value})],
-        checks=[(f"Redis key {k} holds it", {"predicate": "record_exists", "service": "kv", "table": "keys", "where": {"id": k, "value": {"contains": fact.value}}})],
+        checks=[
+            (
+                f"Redis key {k} holds it",
+                {
+                    "predicate": "record_exists",
+                    "service": "kv",
+                    "table": "keys",
+                    "where": {"id": k, "value": {"contains": fact.value}},
+                },
+            )
+        ],
         allow=[{"service": "kv", "table": "keys", "key": k}],
         phrase=f"store that {{it}} in Redis under the key {k}",
     )
 
 
 MOVES = [
-    Relay("kv", "note_key", ("customer", "code", "person"), ("code", "amount", "date", "person", "phone"), "the 'note:' key",
-          "in Redis", _plant),
+    Relay(
+        "kv",
+        "note_key",
+        ("customer", "code", "person"),
+        ("code", "amount", "date", "person", "phone"),
+        "the 'note:' key",
+        "in Redis",
+        _plant,
+    ),
     Write("kv", "store_key", ("any",), None, _store),
 ]

@@ -1,0 +1,47 @@
+"""Verified tasks per second on one core, every gate included (regeneration too).
+
+Baseline, measured in the same run: generating the same tasks without any gate, so the ratio
+shows what verification costs. Target (issue 4): at least 20 verified tasks per second per core.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compoworld.tasks.generator import Settings, base_world, generate_task  # noqa: E402
+from compoworld.tasks.pipeline import generate  # noqa: E402
+
+
+def main(n: int = 200, seed: int = 1) -> None:
+    settings = Settings()
+    for block in range(0, n, 100):  # build the shared worlds outside the timings
+        generate_task(seed, block, settings)
+    t = time.perf_counter()
+    raw = 0
+    for i in range(n):
+        try:
+            generate_task(seed, i, settings)
+            raw += 1
+        except Exception:  # noqa: BLE001 (a rejected plan still costs time)
+            pass
+    bare = time.perf_counter() - t
+    tasks, stats = generate(n, seed, settings, workers=1)
+    s = stats.summary()
+    print(
+        f"tasks: {len(tasks)} kept, rejected {s['rejected'] or 'none'}; {s['distinct_service_sets']} distinct service sets"
+    )
+    print(f"{'generation without gates':36} {raw / bare:8.1f} tasks/s")
+    print(
+        f"{'verified (all five gates)':36} {s['tasks_per_second']:8.1f} tasks/s   gates cost {bare / raw * 1000:.1f} -> "
+        f"{stats.seconds / len(tasks) * 1000:.1f} ms per task ({(stats.seconds / len(tasks)) / (bare / raw):.1f}x)"
+    )
+    print("target >= 20 verified tasks/s/core:", "met" if s["tasks_per_second"] >= 20 else "MISSED")
+    base_world.cache_clear()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
