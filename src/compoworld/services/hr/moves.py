@@ -43,7 +43,10 @@ def _plant(g: Gen, key: Fact, value: Fact, text: str, decoy: bool) -> list:
 
 def _day_off(g: Gen, fact: Fact) -> WriteStep:
     me = emp_id(g.company.me.id)
-    if g.svc("hr").requests.find(lambda r: r["start"] <= fact.value <= r["end"] and r["status"] in ("requested", "approved"), employee_id=me):
+    if g.svc("hr").requests.find(
+        lambda r: r["start"] <= fact.value <= r["end"] and r["status"] in ("requested", "approved"),
+        employee_id=me,
+    ):
         raise ValueError(f"I already have time off on {fact.value}")
     return WriteStep(
         calls=[

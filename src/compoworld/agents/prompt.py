@@ -1,0 +1,36 @@
+"""The system prompt and the finish tool every episode shares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+FINISH = "finish"
+FINISH_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": FINISH,
+        "description": "Call this once the task is complete. Put your final answer (if the task asks a question) in 'answer'.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "answer": {"type": "string", "description": "Your final answer, or an empty string."}
+            },
+            "required": ["answer"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def system_prompt(now_iso: str, user: str, mode: str) -> str:
+    how = (
+        "Tools are namespaced as service__tool."
+        if mode == "direct"
+        else "Discover tools with list_services, list_tools and describe_tool, then run them with call_tool."
+    )
+    return (
+        f"You are an assistant that completes tasks for {user} by calling tools. The current date and time is {now_iso} "
+        f"(simulated; use it for relative dates). {how} Every tool returns a JSON envelope: "
+        '{"success": true, "data": ...} or {"success": false, "error": {...}}; read errors and correct your call. '
+        f"When you are done, call the `{FINISH}` tool with your final answer (or reply with a final message and no tool call)."
+    )

@@ -1,0 +1,93 @@
+"""RL export: one prompt per task with everything the reward needs, as verl and TRL read datasets.
+
+- verl: parquet columns `data_source`, `prompt` (chat messages), `ability`, `reward_model`
+  ({"style": "rule", "ground_truth": ...}) and `extra_info` (task id, index, tools, the task JSON).
+- trl: parquet columns `prompt` (chat messages), `task_id`, `tools` and `task` (JSON text);
+  TRL passes extra columns to reward functions, which can call `score_completion`.
+
+`score_completion(task_json, messages)` replays the tool calls of a completion in the task's
+environment and returns the verifier's score: the reward, computed from state, not from text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from compoworld.agents.prompt import FINISH, system_prompt
+from compoworld.export.tools import episode_tools
+from compoworld.tasks.model import Task
+from compoworld.verify.verifier import verify
+
+
+def prompt_messages(task: Task, mode: str = "direct") -> list[dict[str, str]]:
+    user = task.initial_state.get("services", {}).get("email", {}).get("_meta", {}).get("owner") or "the user"
+    return [
+        {"role": "system", "content": system_prompt(task.initial_state.get("clock", ""), user, mode)},
+        {
+            "role": "user",
+            "content": task.instruction
+            + "\n\nWhen you are finished, call `finish` with your final answer (empty if none).",
+        },
+    ]
+
+
+def score_completion(task_json: str | dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Replay a completion's tool calls on a fresh copy of the task and verify the end state."""
+    task = Task.model_validate(json.loads(task_json) if isinstance(task_json, str) else task_json)
+    env = task.environment()
+    answer = None
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        calls = m.get("tool_calls") or []
+        if not calls and m.get("content"):
+            answer = m["content"]
+        for tc in calls:
+            fn = tc.get("function", {})
+            args = fn.get("arguments")
+            try:
+                args = json.loads(args) if isinstance(args, str) else (args or {})
+            except json.JSONDecodeError:
+                continue
+            if fn.get("name") == FINISH:
+                answer = (args or {}).get("answer")
+            else:
+                env.call(fn.get("name", ""), args)
+    r = verify(task, env.snapshot(), answer)
+    return {"V": int(r.passed), "score": r.score, "checks": [c.model_dump() for c in r.checks]}
+
+
+def export_rl(tasks: list[Task], out: str | Path, fmt: str, mode: str = "direct") -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if fmt not in ("verl", "trl"):
+        raise ValueError(f"unknown RL format {fmt!r}: expected verl or trl")
+    rows = []
+    for i, t in enumerate(tasks):
+        tools = json.dumps(episode_tools(t.all_services, mode))
+        task_json = t.to_json().decode()
+        if fmt == "verl":
+            rows.append(
+                {
+                    "data_source": "compoworld",
+                    "prompt": prompt_messages(t, mode),
+                    "ability": "agent",
+                    "reward_model": {
+                        "style": "rule",
+                        "ground_truth": json.dumps(
+                            {"rubric": [r.model_dump() for r in t.rubric], "answer": t.answer}
+                        ),
+                    },
+                    "extra_info": {"index": i, "task_id": t.id, "tools": tools, "task": task_json},
+                }
+            )
+        else:
+            rows.append(
+                {"prompt": prompt_messages(t, mode), "task_id": t.id, "tools": tools, "task": task_json}
+            )
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows), str(out))
+    return len(rows)

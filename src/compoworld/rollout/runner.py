@@ -1,0 +1,200 @@
+"""The evaluation runner: k samples per task, C episodes at once under asyncio, resumable.
+
+A run is a directory: `config.json` (what was asked), `episodes.jsonl` (one line per finished
+episode, flushed and fsynced before the next is counted) and `groups.jsonl` (the group rewards of
+each task once its k samples are done). Running the same command again skips finished episodes and
+finishes the rest: nothing finished is lost or run twice, even after `kill -9`, because a line is
+either whole on disk or ignored (a torn last line is cut off before appending).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from compoworld.agents.loop import Limits, run_episode
+from compoworld.agents.policies import Agent
+from compoworld.rewards import compoworld_rewards, group_advantages, wildawm_reward
+from compoworld.tasks.model import Task
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    tasks_file: str
+    tasks_sha: str
+    agent: str
+    k: int
+    mode: str
+    max_turns: int
+    max_tokens: int
+    episode_timeout: float
+    lam: float = 0.01
+
+
+def file_sha(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+class JsonlLog:
+    """Append-only JSONL that survives kill -9: whole lines or nothing."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._repair()
+        self._f = path.open("ab")
+
+    def _repair(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with self.path.open("r+b") as f:
+                f.truncate(cut)
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_bytes().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a torn line from a killed run
+    return out
+
+
+def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    d = Path(run_dir)
+    cfg_path = d / "config.json"
+    if not cfg_path.exists():
+        raise FileNotFoundError(f"{d} is not a run directory (no config.json)")
+    return json.loads(cfg_path.read_text()), read_jsonl(d / "episodes.jsonl"), read_jsonl(d / "groups.jsonl")
+
+
+def _group_record(task: Task, episodes: list[dict[str, Any]], lam: float) -> dict[str, Any]:
+    episodes = sorted(episodes, key=lambda e: e["sample"])
+    passes = [[c["passed"] for c in e["checks"]] for e in episodes]
+    cw = compoworld_rewards(passes, lam)
+    wa = [e["reward_wildawm"] for e in episodes]
+    return {
+        "task_id": task.id,
+        "samples": [e["sample"] for e in episodes],
+        "reward_compoworld": cw,
+        "reward_wildawm": wa,
+        "advantage_compoworld": group_advantages(cw),
+        "advantage_wildawm": group_advantages(wa, zero_variance="drop"),
+    }
+
+
+async def run_eval(
+    tasks: list[Task],
+    agent: Agent,
+    cfg: RunConfig,
+    out: str | Path,
+    concurrency: int = 8,
+    on_progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Run every missing (task, sample) episode; returns counts of what was done."""
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    cfg_path = d / "config.json"
+    if cfg_path.exists():
+        old = json.loads(cfg_path.read_text())
+        for key in ("tasks_sha", "agent", "k", "mode"):
+            if old.get(key) != asdict(cfg)[key]:
+                raise ValueError(
+                    f"{d} holds a run with {key}={old.get(key)!r}, not {asdict(cfg)[key]!r}; use another --out to start a new run"
+                )
+    else:
+        cfg_path.write_text(json.dumps(asdict(cfg), indent=2))
+    episodes_path, groups_path = d / "episodes.jsonl", d / "groups.jsonl"
+    log, groups = JsonlLog(episodes_path), JsonlLog(groups_path)
+    done: dict[str, dict[int, dict[str, Any]]] = {}
+    for e in read_jsonl(episodes_path):
+        done.setdefault(e["task_id"], {})[e["sample"]] = e
+    grouped = {g["task_id"] for g in read_jsonl(groups_path)}
+    by_id = {t.id: t for t in tasks}
+    limits = Limits(cfg.max_turns, cfg.max_tokens)
+    sem = asyncio.Semaphore(concurrency)
+    counts = {"skipped": sum(len(v) for v in done.values()), "ran": 0}
+
+    def close_group(task: Task) -> None:
+        eps = done.get(task.id, {})
+        if task.id not in grouped and len(eps) >= cfg.k:
+            groups.append(_group_record(task, [eps[i] for i in range(cfg.k)], cfg.lam))
+            grouped.add(task.id)
+
+    for t in tasks:  # groups finished before a kill but not yet recorded
+        close_group(t)
+
+    async def one(task: Task, sample: int) -> None:
+        async with sem:
+            try:
+                ep = await asyncio.wait_for(
+                    run_episode(task, agent, sample, cfg.mode, limits), cfg.episode_timeout
+                )
+                rec = ep.record()
+            except TimeoutError:
+                rec = {
+                    "task_id": task.id,
+                    "sample": sample,
+                    "agent": agent.name,
+                    "mode": cfg.mode,
+                    "messages": [],
+                    "steps": [],
+                    "answer": None,
+                    "checks": [
+                        {"id": r.id, "passed": False, "weight": r.weight, "detail": "episode timed out"}
+                        for r in task.rubric
+                    ],
+                    "V": 0,
+                    "score": 0.0,
+                    "error_class": "timeout",
+                    "error": f"episode over {cfg.episode_timeout}s",
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+                    "turns": 0,
+                    "seconds": cfg.episode_timeout,
+                    "malformed_calls": 0,
+                }
+            rec["reward_wildawm"] = wildawm_reward(
+                rec["error_class"] != "agent_format", bool(rec["V"]), [c["passed"] for c in rec["checks"]]
+            )
+            rec["services"] = task.services
+            rec["all_services"] = task.all_services
+            rec["domains"] = task.meta.get("domains", [])
+            rec["K"], rec["L"] = task.meta.get("K"), task.meta.get("L")
+            log.append(rec)
+            done.setdefault(task.id, {})[sample] = rec
+            counts["ran"] += 1
+            close_group(task)
+            if on_progress:
+                on_progress(1)
+
+    jobs = [one(t, s) for t in tasks for s in range(cfg.k) if s not in done.get(t.id, {})]
+    try:
+        await asyncio.gather(*jobs)
+    finally:
+        log.close()
+        groups.close()
+    counts["tasks"] = len(by_id)
+    return counts
