@@ -71,6 +71,7 @@ async def run_episode(
         },
     ]
     steps: list[dict[str, Any]] = []
+    state_hash = task.initial_state_hash  # reads never change state, so only writes rehash
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     answer: str | None = None
     error_class, error = "ok", None
@@ -135,9 +136,10 @@ async def run_episode(
                     malformed += 1
                 else:
                     usable += 1
-                steps.append(
-                    {"tool": name, "arguments": args, "envelope": result, "state_hash": env.state_hash()}
-                )
+                spec = env.tool_spec(name)
+                if result["success"] and (spec is None or spec.mutates):
+                    state_hash = env.state_hash()
+                steps.append({"tool": name, "arguments": args, "envelope": result, "state_hash": state_hash})
                 if not result["success"] and result["error"]["code"] == 500:
                     error_class, error = "server_error", result["error"]["message"]
             messages.append(

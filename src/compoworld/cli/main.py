@@ -126,3 +126,7 @@ def demo(seed: int = 0) -> None:
 
 def main() -> None:  # pragma: no cover
     app()
+
+
+if __name__ == "__main__":  # python -m compoworld.cli.main
+    app()

@@ -81,7 +81,10 @@ class LLMClient:
         cfg = self.config
         args: dict[str, Any] = {"model": cfg.model, "messages": messages, **cfg.extra, **kw}
         if tools:
-            args["tools"] = tools
+            # Same JSON on the wire, but the SDK does not re-validate and transform a list of
+            # hundreds of plain-dict schemas on every request: ~20 ms -> ~5 ms of CPU per call
+            # (measured by benchmarks/rollout.py).
+            args["extra_body"] = {**args.get("extra_body", {}), "tools": tools}
         if cfg.temperature is not None:
             args.setdefault("temperature", cfg.temperature)
         delay = cfg.backoff
