@@ -221,6 +221,7 @@ def test_rl_export_and_reward_from_state(tasks_file: Path, tmp_path: Path) -> No
         assert len(rows) == 10
         first = rows[0]
         task_json = first["extra_info"]["task"] if fmt == "verl" else first["task"]
+        assert json.loads(task_json)["id"] == tasks[0].id  # the reward's inputs travel with the prompt
         prompt = first["prompt"]
         assert prompt[0]["role"] == "system" and tasks[0].instruction in prompt[1]["content"]
         if fmt == "verl":
