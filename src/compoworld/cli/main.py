@@ -27,6 +27,9 @@ def _register_subcommands() -> None:
     app.command("eval")(eval_command)
     app.command("report")(report_command)
     app.add_typer(export_app, name="export")
+    from compoworld.cli.serve import app as serve_app
+
+    app.add_typer(serve_app, name="serve")
 
 
 _register_subcommands()
