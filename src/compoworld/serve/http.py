@@ -50,6 +50,8 @@ class Store:
         self.mode = mode
         self.idle_timeout = idle_timeout
         self.sessions: dict[str, Session] = {}
+        # input schemas by tool name, across sessions (a namespaced name has one schema everywhere)
+        self.schemas: dict[str, dict[str, Any]] = {}
         self.results = results
         results.parent.mkdir(parents=True, exist_ok=True)
         self._log = results.open("ab")
@@ -79,7 +81,7 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 def build_app(store: Store, control_token: str, public_url: str):
-    server = build_server(lambda ctx: _session_of(store, ctx))
+    server = build_server(lambda ctx: _session_of(store, ctx), store.schemas.get)
 
     def control_ok(request: Request) -> JSONResponse | None:
         token = _bearer(request.headers)
@@ -135,7 +137,9 @@ def build_app(store: Store, control_token: str, public_url: str):
         sid = secrets.token_hex(8)
         now = time.monotonic()
         store.expire()
-        store.sessions[sid] = Session(sid, secrets.token_urlsafe(24), EnvSession(env, mode), task, now, now)
+        served = EnvSession(env, mode)
+        store.schemas.update(served._schemas)
+        store.sessions[sid] = Session(sid, secrets.token_urlsafe(24), served, task, now, now)
         return JSONResponse(
             {
                 "session_id": sid,

@@ -29,6 +29,11 @@ def is_reserved(name: str) -> bool:
     return bool(RESERVED.search(name))
 
 
+# Tool lists are immutable and identical for every session of the same services and mode: build
+# (and let the SDK serialize) them once, not once per session.
+_TOOLS: dict[tuple[str, tuple[str, ...]], list[types.Tool]] = {}
+
+
 class EnvSession:
     """What one MCP session serves: an environment, its tool mode, and the agent's final answer."""
 
@@ -50,16 +55,25 @@ class EnvSession:
         self._schemas = {e["name"]: e["inputSchema"] for e in self.entries}
 
     def tools(self) -> list[types.Tool]:
-        return [
-            types.Tool(
-                name=e["name"],
-                description=e["description"],
-                input_schema=e["inputSchema"],
-                output_schema=e["outputSchema"],
-                annotations=types.ToolAnnotations(read_only_hint=e["annotations"]["readOnlyHint"]),
-            )
-            for e in self.entries
-        ]
+        key = (self.mode, tuple(e["name"] for e in self.entries))
+        tools = _TOOLS.get(key)
+        if tools is None:
+            if len(_TOOLS) >= 512:
+                _TOOLS.clear()
+            tools = _TOOLS[key] = [
+                types.Tool(
+                    name=e["name"],
+                    description=e["description"],
+                    input_schema=e["inputSchema"],
+                    output_schema=e["outputSchema"],
+                    annotations=types.ToolAnnotations(read_only_hint=e["annotations"]["readOnlyHint"]),
+                )
+                for e in self.entries
+            ]
+        return tools
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        return self._schemas.get(name)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Validate against the advertised schema, then run; always an envelope."""
@@ -89,8 +103,16 @@ def result_of(envelope: dict[str, Any]) -> types.CallToolResult:
     )
 
 
-def build_server(resolve: Callable[[Any], EnvSession | None], name: str = "compoworld") -> Server:
-    """A low-level MCP server whose sessions come from `resolve(request_context)`."""
+def build_server(
+    resolve: Callable[[Any], EnvSession | None],
+    input_schema: Callable[[str], dict[str, Any] | None],
+    name: str = "compoworld",
+) -> Server:
+    """A low-level MCP server whose sessions come from `resolve(request_context)`.
+
+    `input_schema(name)` lets the SDK check `Mcp-Param-*` headers without running `tools/list` on
+    every call (which it otherwise does, serializing the whole tool list each time).
+    """
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         s = resolve(ctx)
@@ -102,4 +124,10 @@ def build_server(resolve: Callable[[Any], EnvSession | None], name: str = "compo
             return result_of(failure(404, "unknown_session", "this MCP session has expired or was closed"))
         return result_of(s.call(params.name, params.arguments))
 
-    return Server(name, version="0.1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        name,
+        version="0.1.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=input_schema,
+    )

@@ -25,7 +25,7 @@ def default_results_dir() -> Path:
 
 def serve_stdio(task: Task, mode: str, result_path: Path) -> None:
     session = EnvSession(task.environment(), mode)
-    server = build_server(lambda ctx: session)
+    server = build_server(lambda ctx: session, session.input_schema)
 
     async def main() -> None:
         async with stdio_server() as (read, write):

@@ -1,0 +1,180 @@
+"""MCP serving under load: 200 concurrent sessions over streamable HTTP, 20 tool calls each.
+
+Prints calls per second, p50 / p99 latency and server memory per session, beside the same figures
+for a bare `mcp` SDK server with one trivial tool (the floor), measured in the same run with the
+same client code. Both servers run in their own process on loopback. Each session first lists its
+tools and makes one call (what any agent does on connecting); then all 200 run their 20 calls
+together, and those are timed.
+Targets (issue 6): no errors, and p50 within 2x of the floor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+
+SESSIONS, CALLS = 200, 20
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_bare(port: int) -> None:
+    import mcp_types as types
+    import uvicorn
+    from mcp.server.lowlevel import Server
+
+    async def lt(ctx, p):
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name="echo", input_schema={"type": "object", "properties": {"x": {"type": "string"}}}
+                )
+            ]
+        )
+
+    async def ct(ctx, p):
+        return types.CallToolResult(
+            content=[types.TextContent(text="ok")],
+            structured_content={"success": True, "data": "ok"},
+            is_error=False,
+        )
+
+    app = Server("bare", on_list_tools=lt, on_call_tool=ct).streamable_http_app(
+        streamable_http_path="/mcp", json_response=True
+    )
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error")
+
+
+def run_ours(port: int, tasks_file: str, results: str) -> None:
+    import uvicorn
+
+    from compoworld.serve.http import Store, build_app
+    from compoworld.tasks.model import load_tasks
+
+    store = Store({t.id: t for t in load_tasks(tasks_file)}, "direct", 3600, Path(results))
+    app, _ = build_app(store, "bench", f"http://127.0.0.1:{port}")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def drive(urls: list[tuple[str, dict[str, str]]], tool_for: callable) -> tuple[list[float], int, float]:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    lat: list[float] = []
+    errors = 0
+    ready = 0
+    go = asyncio.Event()
+
+    async def one(url: str, headers: dict[str, str], i: int) -> None:
+        nonlocal errors, ready
+        async with Client(
+            streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
+        ) as c:
+            name, args = tool_for(i)
+            await c.list_tools()  # what every agent does first; not part of the per-call latency
+            await c.call_tool(name, args)
+            ready += 1
+            if ready == len(urls):
+                go.set()
+            await go.wait()  # all sessions open: measure steady-state calls together
+            for _ in range(CALLS):
+                t = time.perf_counter()
+                r = await c.call_tool(name, args)
+                lat.append(time.perf_counter() - t)
+                errors += bool(r.is_error)
+
+    t0 = [0.0]
+
+    async def clock() -> None:
+        await go.wait()
+        t0[0] = time.perf_counter()
+
+    results = await asyncio.gather(
+        clock(), *(one(u, h, i) for i, (u, h) in enumerate(urls)), return_exceptions=True
+    )
+    errors += sum(isinstance(r, BaseException) for r in results)
+    return lat, errors, time.perf_counter() - t0[0]
+
+
+def wait_up(port: int) -> None:
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("server did not start")
+
+
+def report(name: str, lat: list[float], errors: int, wall: float, mem: float) -> float:
+    p50, p99 = statistics.median(lat) * 1000, statistics.quantiles(lat, n=100)[98] * 1000
+    print(
+        f"{name:28} {len(lat) / wall:9.0f} calls/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms   "
+        f"{mem:6.2f} MB/session   errors {errors}"
+    )
+    return p50
+
+
+def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.model import save_tasks
+    from compoworld.tasks.pipeline import generate
+
+    tasks, _ = generate(20, seed=91, settings=Settings())
+    with tempfile.TemporaryDirectory() as d:
+        tfile = Path(d) / "tasks.jsonl"
+        save_tasks(tasks, tfile)
+        # the floor: a bare SDK server with one trivial tool
+        port = _port()
+        bare = mp.Process(target=run_bare, args=(port,), daemon=True)
+        bare.start()
+        wait_up(port)
+        base_mem = rss_mb(bare.pid)
+        lat, errs, wall = asyncio.run(
+            drive([(f"http://127.0.0.1:{port}/mcp", {})] * SESSIONS, lambda i: ("echo", {"x": "hi"}))
+        )
+        floor = report("bare mcp server (floor)", lat, errs, wall, (rss_mb(bare.pid) - base_mem) / SESSIONS)
+        bare.terminate()
+        # ours: 200 sessions of generated tasks, each calling a read-only tool of its task
+        port = _port()
+        ours = mp.Process(
+            target=run_ours, args=(port, str(tfile), str(Path(d) / "results.jsonl")), daemon=True
+        )
+        ours.start()
+        wait_up(port)
+        base_mem = rss_mb(ours.pid)
+        http = httpx2.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer bench"})
+        sessions = [
+            http.post("/sessions", json={"task_id": tasks[i % len(tasks)].id}).json() for i in range(SESSIONS)
+        ]
+        mem = (rss_mb(ours.pid) - base_mem) / SESSIONS
+        reads = [next((c.tool, c.arguments) for c in t.reference_solution) for t in tasks]
+        urls = [(s["mcp_url"], {"Authorization": f"Bearer {s['agent_token']}"}) for s in sessions]
+        lat, errs, wall = asyncio.run(drive(urls, lambda i: reads[i % len(reads)]))
+        p50 = report("compoworld serve http", lat, errs, wall, mem)
+        ours.terminate()
+    print(f"p50 ratio to the floor: {p50 / floor:.2f}x (target <= 2x); errors must be 0")
+
+
+if __name__ == "__main__":
+    main()
