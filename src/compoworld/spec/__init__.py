@@ -1,0 +1,25 @@
+"""MCP tool specs -> service manifests -> executable services (no LLM needed)."""
+
+from compoworld.spec.adversarial import run_adversarial
+from compoworld.spec.compiler import compile_manifest
+from compoworld.spec.ingest import Spec, SpecTool, load_spec
+from compoworld.spec.runtime import CompiledService, ManifestError, load_manifest, service_from_manifest
+
+
+def compile_spec(source, name: str | None = None, seed: int = 0) -> dict:
+    """Read, normalise, compile and adversarially test one spec: its manifest, statuses included."""
+    return run_adversarial(compile_manifest(load_spec(source), name), seed)
+
+
+__all__ = [
+    "CompiledService",
+    "ManifestError",
+    "Spec",
+    "SpecTool",
+    "compile_manifest",
+    "compile_spec",
+    "load_manifest",
+    "load_spec",
+    "service_from_manifest",
+    "run_adversarial",
+]

@@ -1,0 +1,234 @@
+"""Read MCP tool lists and normalise their real-world defects, reporting each one.
+
+Accepted inputs: a `tools/list` result (`{"tools": [...]}`), a JSON-RPC response wrapping one
+(`{"result": {"tools": [...]}}`), a bare list of tools, or the corpus format of `shared/mcp-specs/`
+(`{"server", "domain", "tools": [...]}`). A bad spec or a bad tool is reported, never fatal.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+ENGINE_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,50}$")  # leaves room for the `service__` prefix
+JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object", "null"}
+TYPE_ALIASES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+    "double": "number",
+    "long": "integer",
+}
+
+
+@dataclass
+class Defect:
+    tool: str | None
+    kind: str  # missing_description | invalid_schema | invalid_name | all_required | ref | pattern | bad_tool | bad_spec
+    detail: str
+
+
+@dataclass
+class SpecTool:
+    name: str  # the name served (the spec's own name unless it was invalid)
+    original_name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool | None = None
+
+
+@dataclass
+class Spec:
+    server: str
+    domain: str
+    source: str
+    tools: list[SpecTool] = field(default_factory=list)
+    defects: list[Defect] = field(default_factory=list)
+
+
+def load_spec(source: str | Path | dict | list) -> Spec:
+    """Parse and normalise a spec from a path or an already-loaded JSON value."""
+    where = str(source) if isinstance(source, str | Path) else "<memory>"
+    stem = Path(where).stem if isinstance(source, str | Path) else "server"
+    if isinstance(source, str | Path):
+        try:
+            data: Any = json.loads(Path(source).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            spec = Spec(stem, "", where)
+            spec.defects.append(Defect(None, "bad_spec", f"cannot read {where}: {e}"))
+            return spec
+    else:
+        data = source
+    meta = data if isinstance(data, dict) else {}
+    spec = Spec(str(meta.get("server") or stem), str(meta.get("domain") or ""), where)
+    if isinstance(data, dict) and isinstance(data.get("result"), dict):
+        data = data["result"]
+    tools = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(tools, list):
+        spec.defects.append(
+            Defect(None, "bad_spec", "no list of tools found (expected 'tools' or a JSON list)")
+        )
+        return spec
+    seen: set[str] = set()
+    for i, raw in enumerate(tools):
+        tool = _normalise_tool(raw, i, spec.defects)
+        if tool is None:
+            continue
+        if tool.name in seen:
+            spec.defects.append(Defect(tool.name, "bad_tool", "duplicate tool name: later entry dropped"))
+            continue
+        seen.add(tool.name)
+        spec.tools.append(tool)
+    return spec
+
+
+def _normalise_tool(raw: Any, index: int, defects: list[Defect]) -> SpecTool | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"].strip():
+        defects.append(Defect(None, "bad_tool", f"tool #{index} has no name: dropped"))
+        return None
+    original = raw["name"]
+    name = original
+    if not OPENAI_NAME.match(name) or not ENGINE_NAME.match(name) or "__" in name:
+        name = re.sub(r"[^a-zA-Z0-9_]+", "_", name).strip("_")
+        name = re.sub(r"_{2,}", "_", name)
+        if not name or not name[0].isalpha():
+            name = "t_" + name
+        name = name[:50]
+        defects.append(Defect(original, "invalid_name", f"renamed to {name!r} (OpenAI and MCP-safe)"))
+    desc = raw.get("description")
+    if not isinstance(desc, str) or not desc.strip():
+        desc = original.replace("_", " ").replace("-", " ").strip().capitalize() + "."
+        defects.append(Defect(original, "missing_description", f"described from its name: {desc!r}"))
+    schema = raw.get("inputSchema", raw.get("input_schema", raw.get("parameters")))
+    schema = normalise_schema(schema, original, defects)
+    ann = raw.get("annotations") if isinstance(raw.get("annotations"), dict) else {}
+    ro = ann.get("readOnlyHint")
+    return SpecTool(name, original, desc.strip(), schema, ro if isinstance(ro, bool) else None)
+
+
+def normalise_schema(schema: Any, tool: str, defects: list[Defect]) -> dict[str, Any]:
+    """An object schema valid under draft 2020-12, with `$ref`s inlined and unusable parts removed."""
+    if not isinstance(schema, dict):
+        defects.append(Defect(tool, "invalid_schema", "input schema missing or not an object: no parameters"))
+        return {"type": "object", "properties": {}}
+    schema = copy.deepcopy(schema)
+    defs = {**schema.pop("definitions", {}), **schema.pop("$defs", {})} if isinstance(schema, dict) else {}
+    schema = _inline(schema, defs, tool, defects, depth=0)
+    schema.pop("$schema", None)
+    if schema.get("type") != "object":
+        if "properties" in schema:
+            defects.append(
+                Defect(tool, "invalid_schema", f"top-level type {schema.get('type')!r} set to 'object'")
+            )
+            schema["type"] = "object"
+        else:
+            defects.append(Defect(tool, "invalid_schema", "top level is not an object schema: no parameters"))
+            return {"type": "object", "properties": {}}
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        if props is not None:
+            defects.append(Defect(tool, "invalid_schema", "'properties' is not an object: dropped"))
+        props = {}
+    clean: dict[str, Any] = {}
+    for pname, p in props.items():
+        clean[pname] = _fix_property(p, f"{tool}.{pname}", defects)
+    schema["properties"] = clean
+    req = schema.get("required", [])
+    if not isinstance(req, list):
+        defects.append(Defect(tool, "invalid_schema", "'required' is not a list: dropped"))
+        req = []
+    missing = [r for r in req if r not in clean]
+    if missing:
+        defects.append(Defect(tool, "invalid_schema", f"required names no property: {missing}"))
+    req = [r for r in dict.fromkeys(req) if r in clean]
+    # "everything required": authors often mark every field required, including ones that carry a
+    # default or say they are optional; an agent could never omit them.
+    if len(clean) > 1 and set(req) == set(clean):
+        optional = [
+            r
+            for r in req
+            if "default" in clean[r] or re.search(r"\boptional\b", str(clean[r].get("description", "")), re.I)
+        ]
+        if optional:
+            defects.append(
+                Defect(tool, "all_required", f"every property required; made optional: {optional}")
+            )
+            req = [r for r in req if r not in optional]
+    if req:
+        schema["required"] = req
+    else:
+        schema.pop("required", None)
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as e:
+        defects.append(Defect(tool, "invalid_schema", f"{e.message}: parameters accepted unchecked"))
+        return {"type": "object", "properties": {k: {} for k in clean}, **({"required": req} if req else {})}
+    return schema
+
+
+def _inline(node: Any, defs: dict[str, Any], tool: str, defects: list[Defect], depth: int) -> Any:
+    if isinstance(node, list):
+        return [_inline(x, defs, tool, defects, depth) for x in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        ref = node["$ref"]
+        target = None
+        if isinstance(ref, str) and ref.startswith("#/"):
+            name = ref.rsplit("/", 1)[-1]
+            target = defs.get(name)
+        if target is None or depth > 8:
+            defects.append(Defect(tool, "ref", f"unresolvable or recursive $ref {ref!r}: accepts any value"))
+            return {k: v for k, v in node.items() if k != "$ref"}
+        defects.append(Defect(tool, "ref", f"$ref {ref!r} inlined"))
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _inline(merged, defs, tool, defects, depth + 1)
+    return {k: _inline(v, defs, tool, defects, depth) for k, v in node.items()}
+
+
+def _fix_property(p: Any, where: str, defects: list[Defect]) -> dict[str, Any]:
+    if not isinstance(p, dict):
+        defects.append(
+            Defect(where.split(".")[0], "invalid_schema", f"{where}: not a schema, accepts any value")
+        )
+        return {}
+    p = dict(p)
+    t = p.get("type")
+    if isinstance(t, str) and t not in JSON_TYPES:
+        fixed = TYPE_ALIASES.get(t.lower())
+        defects.append(
+            Defect(where.split(".")[0], "invalid_schema", f"{where}: unknown type {t!r} -> {fixed}")
+        )
+        if fixed:
+            p["type"] = fixed
+        else:
+            p.pop("type")
+    if isinstance(p.get("required"), bool):  # draft-3 style, a common mistake
+        defects.append(Defect(where.split(".")[0], "invalid_schema", f"{where}: boolean 'required' dropped"))
+        p.pop("required")
+    pat = p.get("pattern")
+    if pat is not None:
+        try:
+            re.compile(pat)
+        except (re.error, TypeError):
+            defects.append(
+                Defect(
+                    where.split(".")[0], "pattern", f"{where}: pattern {pat!r} cannot be enforced: dropped"
+                )
+            )
+            p.pop("pattern")
+    if p.get("type") == "array" and isinstance(p.get("items"), dict):
+        p["items"] = _fix_property(p["items"], where + "[]", defects)
+    if isinstance(p.get("properties"), dict):
+        p["properties"] = {k: _fix_property(v, f"{where}.{k}", defects) for k, v in p["properties"].items()}
+    return p

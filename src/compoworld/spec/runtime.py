@@ -1,0 +1,387 @@
+"""Execute a service manifest: a generic `Service` whose tools are the manifest's operations.
+
+Compiled tools run deterministic code for their operation kind; simulated and quarantined tools go
+to the world model. Inputs are validated against the spec's own input schema (jsonschema), so the
+tool names and schemas an agent sees are exactly the spec's. Every envelope says whether its tool
+was simulated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, create_model
+
+from compoworld.core.envelope import NotFound, ToolError, failure
+from compoworld.core.service import SeedContext, Service
+from compoworld.core.tool import ToolSpec
+from compoworld.spec.compiler import LIMIT_PARAMS, MANIFEST_VERSION, OFFSET_PARAMS, QUERY_PARAMS, norm
+
+PY_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+    "any": Any,
+}
+WORDS = (
+    "alpha",
+    "bravo",
+    "cedar",
+    "delta",
+    "ember",
+    "falcon",
+    "granite",
+    "harbor",
+    "iris",
+    "juniper",
+    "kestrel",
+    "lumen",
+    "maple",
+    "nova",
+    "orbit",
+    "pioneer",
+    "quartz",
+    "raven",
+    "summit",
+    "tundra",
+)
+
+
+class ManifestError(ValueError):
+    pass
+
+
+def _record_model(cls_name: str, fields: dict[str, str]) -> type[BaseModel]:
+    spec: dict[str, Any] = {"id": (str, ...), "created_at": (str | None, None)}
+    for f, t in fields.items():
+        if f.isidentifier() and not f.startswith("_") and f not in spec and f not in BaseModel.__dict__:
+            spec[f] = (PY_TYPES.get(t, Any) | None, None)
+    extra = "forbid" if all(f in spec for f in fields) else "allow"  # odd field names stay loose
+    return create_model(cls_name, __config__=ConfigDict(extra=extra), **spec)  # type: ignore[call-overload]
+
+
+class CompiledService(Service):
+    """Base of services built from manifests (`service_from_manifest`)."""
+
+    manifest: dict[str, Any] = {}
+    ops: dict[str, dict[str, Any]] = {}
+    refs: dict[str, dict[str, str]] = {}  # resource -> {field: parent resource}
+    world_model: Any = None  # set by `compoworld.worldmodel.configure`; None: simulated tools fail
+
+    # ---- seeding --------------------------------------------------------------------------
+    def seed_data(self, ctx: SeedContext) -> None:
+        n = ctx.scale(3, 5, 12)
+        people = [p for p in ctx.company.people if p.id != ctx.company.me.id]
+        res = self.manifest["resources"]
+        for rname, r in res.items():
+            for i in range(n):
+                p = people[(i * 7 + len(rname)) % len(people)]
+                rec = {"id": self.new_key(rname), "created_at": ctx.clock.iso()}
+                for f, t in r["fields"].items():
+                    if f in self.refs.get(rname, {}):
+                        continue
+                    rec[f] = _seed_value(f, t, p, ctx, i)
+                self.store.put(r["table"], rec["id"], rec)
+        for rname, fields in self.refs.items():  # parent links point at seeded parents
+            table = res[rname]["table"]
+            for k, (key, rec) in enumerate(sorted(self.table(table).items())):
+                new = dict(rec)
+                for f, parent in fields.items():
+                    keys = sorted(self.table(res[parent]["table"]))
+                    if keys:
+                        new[f] = keys[k % len(keys)]
+                self.store.put(table, key, new)
+
+    def new_key(self, resource: str) -> str:
+        """A fresh record id: numeric where the spec's id parameter is an integer, else an opaque code."""
+        if self.manifest["resources"][resource].get("id_type") == "integer":
+            return str(1000 + self.next_seq(f"id:{resource}"))
+        return self.next_id(resource[:3].upper() or "REC", 8)
+
+    # ---- calls ----------------------------------------------------------------------------
+    def invoke(self, spec: ToolSpec, arguments: Any) -> dict[str, Any]:
+        op = self.ops[spec.name]
+        if arguments is None:
+            arguments = {}
+        elif isinstance(arguments, str | bytes):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as e:
+                return self._mark(
+                    failure(400, "invalid_arguments", f"Arguments of {spec.name} are not valid JSON: {e}"), op
+                )
+        if not isinstance(arguments, dict):
+            return self._mark(
+                failure(400, "invalid_arguments", f"Arguments of {spec.name} must be a JSON object"), op
+            )
+        errors = sorted(self._validator(spec).iter_errors(arguments), key=lambda e: list(e.path))
+        if errors:
+            parts = [f"'{'.'.join(map(str, e.path)) or 'arguments'}': {e.message}" for e in errors[:5]]
+            return self._mark(
+                failure(400, "invalid_arguments", f"Invalid arguments for {spec.name}: " + "; ".join(parts)),
+                op,
+            )
+        if op["kind"] == "simulated" or op.get("quarantined"):
+            if self.world_model is None:
+                return self._mark(
+                    failure(
+                        500,
+                        "simulation_unavailable",
+                        f"{spec.name} is simulated by the world model, and none is configured "
+                        "(set --base-url/--model or COMPOWORLD_BASE_URL/COMPOWORLD_MODEL)",
+                    ),
+                    op,
+                )
+            return self._mark(self.world_model.simulate(self, spec, arguments), op)
+        try:
+            data = getattr(self, f"_op_{op['kind']}")(op, arguments)
+        except ToolError as e:
+            self.store.rollback()
+            return self._mark(failure(e.code, e.type, e.message), op)
+        except Exception as e:  # a bug in the runtime, never the agent's
+            self.store.rollback()
+            return self._mark(
+                failure(500, "server_error", f"{spec.name} failed: {type(e).__name__}: {e}"), op
+            )
+        self.store.commit()
+        return self._mark({"success": True, "data": data}, op)
+
+    @staticmethod
+    def _mark(envelope: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
+        envelope["simulated"] = op["kind"] == "simulated" or bool(op.get("quarantined"))
+        return envelope
+
+    _validators: dict[str, Any] = {}
+
+    def _validator(self, spec: ToolSpec) -> Any:
+        key = f"{self.name}:{spec.name}"
+        v = CompiledService._validators.get(key)
+        if v is None:
+            v = CompiledService._validators[key] = jsonschema.Draft202012Validator(spec.input_schema)
+        return v
+
+    # ---- operations -----------------------------------------------------------------------
+    def _res(self, op: dict[str, Any]) -> dict[str, Any]:
+        return self.manifest["resources"][op["resource"]]
+
+    def _find(self, op: dict[str, Any], value: Any, resource: str | None = None) -> dict[str, Any]:
+        r = self.manifest["resources"][resource or op["resource"]]
+        rec = self.table(r["table"]).get(str(value))
+        if rec is None:
+            label = resource or op["resource"]
+            raise NotFound(f"{label.replace('_', ' ')} '{value}' not found", type=f"{label}_not_found")
+        return rec
+
+    def _fields(self, op: dict[str, Any], args: dict[str, Any], skip: set[str]) -> dict[str, Any]:
+        fields = self._res(op)["fields"]
+        return {k: v for k, v in args.items() if k in fields and k not in skip}
+
+    def _check_parent(self, op: dict[str, Any], args: dict[str, Any]) -> None:
+        parent = op.get("parent")
+        if parent and parent["param"] in args:
+            self._find(op, args[parent["param"]], parent["resource"])
+
+    def _op_create(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        r = self._res(op)
+        self._check_parent(op, args)
+        natural = op.get("natural_key")
+        key = str(args[natural]) if natural and args.get(natural) not in (None, "") else None
+        key = key or self.new_key(op["resource"])
+        rec: dict[str, Any] = {"id": key, "created_at": self.clock.iso()}
+        rec.update(self._fields(op, args, {natural} if natural else set()))
+        if "status" in r["fields"] and "status" not in rec:
+            rec["status"] = "open"
+        self.insert(r["table"], rec)
+        return rec
+
+    def _op_get(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        if op.get("lookup"):
+            want = str(args[op["lookup"]]).casefold()
+            for rec in self.table(self._res(op)["table"]).values():
+                if str(rec.get(op["lookup"], "")).casefold() == want:
+                    return rec
+            raise NotFound(
+                f"no {op['resource'].replace('_', ' ')} with {op['lookup']} '{args[op['lookup']]}'",
+                type=f"{op['resource']}_not_found",
+            )
+        return self._find(op, args[op["id_param"]])
+
+    def _op_list(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        r = self._res(op)
+        limit, offset, query = 50, 0, None
+        filters: dict[str, Any] = {}
+        for k, v in args.items():
+            n = norm(k)
+            if n in LIMIT_PARAMS and isinstance(v, int | float) and not isinstance(v, bool):
+                limit = max(0, int(v))
+            elif n in OFFSET_PARAMS:
+                offset = int(v) if isinstance(v, int | float) or (isinstance(v, str) and v.isdigit()) else 0
+            elif n in QUERY_PARAMS and isinstance(v, str) and v.strip():
+                query = v
+            elif k in r["fields"] and isinstance(v, str | int | float | bool):
+                filters[k] = v
+        self._check_parent(op, args)
+        items = [rec for rec in self.table(r["table"]).values() if _matches(rec, filters, query)]
+        page = items[offset : offset + limit]
+        return {"items": page, "total": len(items), "has_more": offset + len(page) < len(items)}
+
+    def _op_update(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        rec = self._find(op, args[op["id_param"]])
+        self._check_parent(op, args)
+        return self.update(self._res(op)["table"], rec["id"], **self._fields(op, args, {op["id_param"]}))
+
+    def _op_delete(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        rec = self._find(op, args[op["id_param"]])
+        self.remove(self._res(op)["table"], rec["id"])
+        return {"id": rec["id"], "deleted": True}
+
+    def _op_transition(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        rec = self._find(op, args[op["id_param"]])
+        value = args.get(op["from_param"]) if "from_param" in op else op["value"]
+        return self.update(self._res(op)["table"], rec["id"], **{op["field"]: value})
+
+    def _op_relate(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        rec = self._find(op, args[op["id_param"]])
+        field = f"{op['member']}_ids"
+        members = list(rec.get(field) or [])
+        value = args[op["member_param"]]
+        for v in value if isinstance(value, list) else [value]:
+            if v not in members:
+                members.append(v)
+        return self.update(self._res(op)["table"], rec["id"], **{field: members})
+
+    def _op_unrelate(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        rec = self._find(op, args[op["id_param"]])
+        field = f"{op['member']}_ids"
+        members = list(rec.get(field) or [])
+        value = args[op["member_param"]]
+        gone = value if isinstance(value, list) else [value]
+        if not any(v in members for v in gone):
+            raise NotFound(
+                f"{op['member']} '{value}' is not linked to {op['resource']} '{rec['id']}'", type="not_linked"
+            )
+        return self.update(
+            self._res(op)["table"], rec["id"], **{field: [m for m in members if m not in gone]}
+        )
+
+
+def _matches(rec: dict[str, Any], filters: dict[str, Any], query: str | None) -> bool:
+    for k, v in filters.items():
+        have = rec.get(k)
+        if isinstance(v, str) and isinstance(have, str):
+            if have.casefold() != v.casefold():
+                return False
+        elif have != v:
+            return False
+    if query:
+        text = " ".join(str(x) for x in rec.values() if isinstance(x, str | int | float)).casefold()
+        q = query.casefold()
+        if q not in text:
+            words = [w for w in re.findall(r"[\w@.+-]{3,}", q) if w not in {"and", "the"}]
+            if not words or not all(w in text for w in words):
+                return False
+    return True
+
+
+def _seed_value(field: str, t: str, person: Any, ctx: SeedContext, i: int) -> Any:
+    n = norm(field)
+    w = WORDS[(i * 3 + len(field)) % len(WORDS)]
+    if t == "boolean":
+        return i % 2 == 0
+    if t in ("integer", "number"):
+        return (i + 1) * (10 if "amount" in n or "price" in n else 1)
+    if t == "array":
+        return []
+    if t == "object":
+        return {}
+    if "email" in n:
+        return person.email
+    if n in ("firstname", "givenname"):
+        return person.first
+    if n in ("lastname", "surname", "familyname"):
+        return person.last
+    if n in ("name", "fullname", "displayname", "username", "assignee", "owner", "author"):
+        return person.name
+    if "phone" in n:
+        return person.phone
+    if "date" in n or "time" in n or n.endswith("at"):
+        return ctx.clock.iso()
+    if n in ("status", "state"):
+        return "open"
+    if any(k in n for k in ("description", "body", "content", "text", "message", "note", "comment")):
+        return f"{w.capitalize()} notes from {person.name} ({person.team})."
+    if any(k in n for k in ("title", "summary", "subject")):
+        return f"{w.capitalize()} {person.team} item {i + 1}"
+    return f"{w}-{i + 1}"
+
+
+def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
+    """A `Service` class for `manifest` (data only: nothing in it is executed)."""
+    if not isinstance(manifest, dict) or manifest.get("manifest_version") != MANIFEST_VERSION:
+        raise ManifestError(f"not a version-{MANIFEST_VERSION} service manifest")
+    name = manifest.get("service")
+    if not isinstance(name, str) or not re.match(r"^[a-z][a-z0-9_]{0,30}$", name) or "__" in name:
+        raise ManifestError(f"manifest service name {name!r} is invalid")
+    resources = manifest.get("resources", {})
+    ops: dict[str, dict[str, Any]] = {}
+    specs: dict[str, ToolSpec] = {}
+    refs: dict[str, dict[str, str]] = {}
+    for t in manifest.get("tools", []):
+        op = dict(t["op"])
+        if t.get("status") == "quarantined":
+            op["quarantined"] = True
+        if op["kind"] != "simulated" and op.get("resource") not in resources:
+            raise ManifestError(f"tool {t['name']!r} names unknown resource {op.get('resource')!r}")
+        if op.get("parent"):
+            refs.setdefault(op["resource"], {})[op["parent"]["param"]] = op["parent"]["resource"]
+        ops[t["name"]] = op
+        schema = t["input_schema"]
+        specs[t["name"]] = ToolSpec(
+            name=t["name"],
+            fn=lambda *a, **k: None,
+            description=t["description"],
+            mutates=not t.get("read_only", False),
+            input_schema=schema,
+            output_schema={},
+            params=tuple(schema.get("properties", {})),
+            required=frozenset(schema.get("required", [])),
+        )
+    state = create_model(  # type: ignore[call-overload]
+        f"{name}_state",
+        __config__=ConfigDict(extra="forbid"),
+        **{
+            r["table"]: (dict[str, _record_model(f"{name}_{rn}", r["fields"])], {})
+            for rn, r in resources.items()
+        },
+    )
+    cls = type(
+        f"Compiled_{name}",
+        (CompiledService,),
+        {
+            "name": name,
+            "domain": manifest.get("domain") or "compiled",
+            "spec": manifest.get("source"),
+            "state_model": state,
+            "manifest": manifest,
+            "ops": ops,
+            "refs": refs,
+            "__doc__": f"{manifest.get('server') or name} (compiled from its MCP spec)",
+        },
+    )
+    cls.tool_specs = specs
+    return cls
+
+
+def load_manifest(path: str | Path) -> type[CompiledService]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ManifestError(f"cannot read manifest {path}: {e}") from e
+    return service_from_manifest(data)

@@ -1,0 +1,124 @@
+"""Valid (and deliberately invalid) arguments for a tool, from its input schema and the live state."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import jsonschema
+
+from compoworld.spec.compiler import norm
+
+UNKNOWN_ID = "zz-unknown-000"
+
+
+class NoValue(Exception):
+    """No value satisfying the schema could be made (an unenforceable constraint, say)."""
+
+
+def sample(schema: dict[str, Any], name: str, rng: random.Random, depth: int = 0) -> Any:
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "default" in schema and schema["default"] is not None:
+        return schema["default"]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            opts = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
+            return sample(opts[0], name, rng, depth)
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), "string")
+    n = norm(name)
+    if t == "integer":
+        lo = schema.get("minimum", 1)
+        return int(
+            max(lo, min(schema.get("maximum", 5), 5))
+            if "maximum" in schema
+            else max(lo, 1 + rng.randrange(3))
+        )
+    if t == "number":
+        return float(max(schema.get("minimum", 1), 1.5))
+    if t == "boolean":
+        return True
+    if t == "array":
+        item = sample(schema.get("items", {"type": "string"}), name, rng, depth + 1) if depth < 4 else "x"
+        return [item] * max(1, schema.get("minItems", 1))
+    if t == "object" or "properties" in schema:
+        if depth >= 4:
+            return {}
+        props = schema.get("properties", {})
+        return {k: sample(props[k], k, rng, depth + 1) for k in schema.get("required", []) if k in props}
+    fmt = schema.get("format", "")
+    if fmt in ("date-time",) or n.endswith(("time", "datetime")) or n in ("start", "end"):
+        return f"2026-0{rng.randrange(1, 9)}-1{rng.randrange(0, 9)}T10:00:00Z"
+    if fmt == "date" or n.endswith("date"):
+        return f"2026-0{rng.randrange(1, 9)}-1{rng.randrange(0, 9)}"
+    if fmt == "email" or "email" in n:
+        return f"probe{rng.randrange(100)}@example.com"
+    if fmt in ("uri", "url") or n.endswith("url"):
+        return f"https://example.com/{rng.randrange(1000)}"
+    if n in ("path", "filepath", "folderpath") or n.endswith("path"):
+        return f"/probe/item-{rng.randrange(10000)}.txt"
+    return f"probe {name} {rng.randrange(10000)}"
+
+
+def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: bool = False) -> dict[str, Any]:
+    """Arguments that satisfy the schema, with ids drawn from the service's state where they name records."""
+    op = tool["op"]
+    schema = tool["input_schema"]
+    props = schema.get("properties", {})
+    names = list(props) if optional else list(schema.get("required", []))
+    res = svc.manifest["resources"]
+    args: dict[str, Any] = {}
+    for p in names:
+        ref = None
+        if p == op.get("id_param"):
+            ref = op["resource"]
+        elif op.get("parent") and p == op["parent"]["param"]:
+            ref = op["parent"]["resource"]
+        if ref is not None and ref in res:
+            keys = sorted(svc.table(res[ref]["table"]))
+            if not keys:
+                raise NoValue(f"no {ref} record to name in '{p}'")
+            args[p] = _typed(keys[rng.randrange(len(keys))], props[p])
+        elif p == op.get("natural_key"):
+            args[p] = _typed(f"new-{op['resource']}-{rng.randrange(10**6)}", props[p])
+        elif op.get("lookup") == p:
+            recs = list(svc.table(res[op["resource"]]["table"]).values())
+            vals = [r[p] for r in recs if r.get(p) is not None]
+            if not vals:
+                raise NoValue(f"no {op['resource']} has a '{p}' to look up")
+            args[p] = vals[0]
+        else:
+            args[p] = sample(props[p], p, rng)
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(args))
+    if errors:
+        raise NoValue(f"generated arguments do not fit the schema: {errors[0].message}")
+    return args
+
+
+def _typed(key: str, schema: dict[str, Any]) -> Any:
+    t = schema.get("type")
+    if t == "integer" and str(key).isdigit():
+        return int(key)
+    if t == "array":
+        return [key]
+    return key
+
+
+def wrong_type(schema: dict[str, Any]) -> Any:
+    """A value of the wrong JSON type for `schema`, or `NoValue` when every type is accepted."""
+    t = schema.get("type")
+    if t in ("string",):
+        return 12345
+    if t in ("integer", "number"):
+        return "not-a-number"
+    if t == "boolean":
+        return "yes"
+    if t == "array":
+        return "not-a-list"
+    if t == "object":
+        return 7
+    raise NoValue("parameter accepts any type")
