@@ -30,9 +30,39 @@ def _register_subcommands() -> None:
     from compoworld.cli.serve import app as serve_app
 
     app.add_typer(serve_app, name="serve")
+    from compoworld.cli.spec import app as spec_app
+    from compoworld.cli.spec import worldmodel_app
+
+    app.add_typer(spec_app, name="spec")
+    app.add_typer(worldmodel_app, name="worldmodel")
 
 
 _register_subcommands()
+
+
+@app.callback()
+def _global(
+    manifests: Annotated[
+        str | None,
+        typer.Option(
+            "--manifests",
+            help="Compiled service manifests (files or folders, ':'-separated) to add to the library.",
+            envvar="COMPOWORLD_MANIFESTS",
+        ),
+    ] = None,
+) -> None:
+    if manifests:
+        import os
+
+        from compoworld.services import MANIFESTS_ENV, manifest_files, use_manifests
+
+        try:
+            manifest_files(manifests)
+        except FileNotFoundError as e:
+            err.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from None
+        os.environ.pop(MANIFESTS_ENV, None)
+        use_manifests(manifests)
 
 
 def _split(services: str) -> list[str]:

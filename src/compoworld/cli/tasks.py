@@ -43,6 +43,9 @@ def generate(
         float, typer.Option(help="Share of tasks that also ask for a final answer.")
     ] = 0.35,
     size: Annotated[str, typer.Option(help="Seed data size: small, default or large.")] = "small",
+    services: Annotated[
+        str | None, typer.Option(help="Draw each task's K services from these only (comma-separated).")
+    ] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (results do not depend on it).")] = 1,
     out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
     parquet: Annotated[
@@ -69,6 +72,7 @@ def generate(
         decoys=decoys,
         answer_rate=answer_rate,
         size=size,
+        pool=tuple(sorted(x.strip() for x in services.split(",") if x.strip())) if services else (),
     )
     with Progress(
         TextColumn("[bold]generating"),

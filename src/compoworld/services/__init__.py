@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from functools import cache
+from pathlib import Path
 
 from compoworld.core.service import Service
 
@@ -21,7 +23,51 @@ def registry() -> dict[str, type[Service]]:
                 if obj.name in found:
                     raise RuntimeError(f"two services are named {obj.name!r}")
                 found[obj.name] = obj
+    for cls in compiled_services():
+        if cls.name in found:
+            raise RuntimeError(
+                f"compiled service {cls.name!r} ({cls.spec}) clashes with another service's name"
+            )
+        found[cls.name] = cls
     return dict(sorted(found.items()))
+
+
+MANIFESTS_ENV = "COMPOWORLD_MANIFESTS"
+
+
+def manifest_files(paths: str) -> list[Path]:
+    """Manifest files named by `paths` (os.pathsep-separated files or folders of *.json)."""
+    out: list[Path] = []
+    for part in filter(None, (p.strip() for p in paths.split(os.pathsep))):
+        p = Path(part)
+        if p.is_dir():
+            out.extend(sorted(p.glob("*.json")))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise FileNotFoundError(f"{MANIFESTS_ENV}: no manifest file or folder at {p}")
+    return out
+
+
+def compiled_services() -> list[type[Service]]:
+    """Services compiled from MCP specs, loaded from the manifests in $COMPOWORLD_MANIFESTS."""
+    paths = os.environ.get(MANIFESTS_ENV, "")
+    if not paths:
+        return []
+    from compoworld.spec.runtime import load_manifest
+
+    return [load_manifest(f) for f in manifest_files(paths)]
+
+
+def use_manifests(paths: str) -> None:
+    """Make the manifests at `paths` part of the library in this process and its workers."""
+    current = os.environ.get(MANIFESTS_ENV, "")
+    os.environ[MANIFESTS_ENV] = os.pathsep.join(filter(None, [current, paths]))
+    registry.cache_clear()
+    from compoworld.tasks import generator, moves
+
+    moves.all_moves.cache_clear()
+    generator.base_world.cache_clear()
 
 
 def get_service(name: str) -> type[Service]:

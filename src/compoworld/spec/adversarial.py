@@ -17,7 +17,9 @@ from compoworld.spec.values import UNKNOWN_ID, NoValue, valid_args, wrong_type
 
 
 class Failed(Exception):
-    pass
+    def __init__(self, cause: str, message: str) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 def run_adversarial(manifest: dict[str, Any], seed: int = 0) -> dict[str, Any]:
@@ -33,8 +35,15 @@ def run_adversarial(manifest: dict[str, Any], seed: int = 0) -> dict[str, Any]:
         try:
             _run(env, svc, t, by_name, random.Random(f"{seed}:{t['name']}"))
             t["tests"] = "passed"
-        except (Failed, NoValue) as e:
-            t["status"], t["reason"], t["tests"] = "quarantined", str(e), "failed"
+        except Failed as e:
+            t["status"], t["cause"], t["reason"], t["tests"] = "quarantined", e.cause, str(e), "failed"
+        except NoValue as e:
+            t["status"], t["cause"], t["reason"], t["tests"] = (
+                "quarantined",
+                "cannot_make_arguments",
+                str(e),
+                "failed",
+            )
     return manifest
 
 
@@ -48,11 +57,13 @@ def _expect_error(
     before = env.state_hash()
     r = _call(env, svc, tool, args)
     if r["success"]:
-        raise Failed(f"{what}: the call succeeded")
+        raise Failed("accepted_bad_input", f"{what}: the call succeeded")
     if code is not None and r["error"]["code"] != code:
-        raise Failed(f"{what}: expected {code}, got {r['error']['code']} ({r['error']['message']})")
+        raise Failed(
+            "wrong_error_code", f"{what}: expected {code}, got {r['error']['code']} ({r['error']['message']})"
+        )
     if env.state_hash() != before:
-        raise Failed(f"{what}: a failed call changed the state")
+        raise Failed("failed_call_changed_state", f"{what}: a failed call changed the state")
 
 
 def _companion(by_name: dict[str, Any], resource: str, kind: str) -> dict[str, Any] | None:
@@ -91,13 +102,13 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
     table = svc.manifest["resources"][op["resource"]]["table"]
     r = _call(env, svc, t["name"], args)
     if not r["success"]:
-        raise Failed(f"a valid call failed: {r['error']['message']}")
+        raise Failed("valid_call_failed", f"a valid call failed: {r['error']['message']}")
     kind = op["kind"]
     get = _companion(by_name, op["resource"], "get")
     if kind == "create":
         rec = r["data"]
         if rec.get("id") not in svc.table(table):
-            raise Failed("create returned an id that is not stored")
+            raise Failed("create_not_stored", "create returned an id that is not stored")
         if get is not None:
             g = _call(
                 env,
@@ -106,7 +117,9 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
                 {**valid_args(svc, get, rng), get["op"]["id_param"]: _as(get, rec["id"])},
             )
             if not g["success"] or g["data"] != rec:
-                raise Failed(f"create then {get['name']} did not return the record")
+                raise Failed(
+                    "create_then_get_differs", f"create then {get['name']} did not return the record"
+                )
         lst = _companion(by_name, op["resource"], "list")
         if lst is not None:
             largs = {**valid_args(svc, lst, rng)}
@@ -119,7 +132,9 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
                     largs[k] = rec["id"]  # a query: the id is part of the record's text
             got = _call(env, svc, lst["name"], largs)
             if not got["success"] or rec["id"] not in {i["id"] for i in got["data"]["items"]}:
-                raise Failed(f"create then {lst['name']} did not list the record")
+                raise Failed(
+                    "create_then_list_misses_it", f"create then {lst['name']} did not list the record"
+                )
     elif kind == "update":
         key = str(args[op["id_param"]])
         changed = {
@@ -145,38 +160,40 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         if extra:
             r = _call(env, svc, t["name"], {**args, **extra})
             if not r["success"]:
-                raise Failed(f"update with '{next(iter(extra))}' failed: {r['error']['message']}")
+                raise Failed(
+                    "update_failed", f"update with '{next(iter(extra))}' failed: {r['error']['message']}"
+                )
             changed.update(extra)
         rec = svc.table(table).get(key)
         if rec is None or any(rec.get(k) != v for k, v in changed.items()):
-            raise Failed("update then read did not show the change")
+            raise Failed("update_not_visible", "update then read did not show the change")
         if get is not None:
             g = _call(
                 env, svc, get["name"], {**valid_args(svc, get, rng), get["op"]["id_param"]: _as(get, key)}
             )
             if not g["success"] or any(g["data"].get(k) != v for k, v in changed.items()):
-                raise Failed(f"update then {get['name']} did not show the change")
+                raise Failed("update_not_visible", f"update then {get['name']} did not show the change")
     elif kind == "delete":
         key = str(args[op["id_param"]])
         if key in svc.table(table):
-            raise Failed("delete left the record in place")
+            raise Failed("delete_not_applied", "delete left the record in place")
         if get is not None:
             g = _call(
                 env, svc, get["name"], {**valid_args(svc, get, rng), get["op"]["id_param"]: _as(get, key)}
             )
             if g["success"] or g["error"]["code"] != 404:
-                raise Failed(f"delete then {get['name']} did not give 404")
+                raise Failed("delete_then_get_not_404", f"delete then {get['name']} did not give 404")
     elif kind == "transition":
         rec = svc.table(table)[str(args[op["id_param"]])]
         want = args.get(op["from_param"]) if "from_param" in op else op["value"]
         if rec.get(op["field"]) != want:
-            raise Failed(f"transition did not set {op['field']}")
+            raise Failed("transition_not_applied", f"transition did not set {op['field']}")
     elif kind in ("relate", "unrelate"):
         rec = svc.table(table)[str(args[op["id_param"]])]
         v = args[op["member_param"]]
         linked = all(x in (rec.get(f"{op['member']}_ids") or []) for x in (v if isinstance(v, list) else [v]))
         if linked != (kind == "relate"):
-            raise Failed(f"{kind} did not change the link")
+            raise Failed("relation_not_applied", f"{kind} did not change the link")
 
 
 def _as(tool: dict[str, Any], key: str) -> Any:

@@ -286,7 +286,7 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
         toks = toks[len(prefix) :]
     vi = next((i for i, t in enumerate(toks) if t in VERBS), None)
     if vi is None:
-        return {"kind": "simulated", "reason": "no operation verb in the name"}
+        return {"kind": "simulated", "cause": "no_verb", "reason": "no operation verb in the name"}
     verb, rest = toks[vi], toks[vi + 1 :]
     if verb == "reply" and rest[:1] == ["to"]:
         rest = rest[1:]
@@ -305,7 +305,11 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     if resource is None and parent is not None:
         resource, parent = parent, None
     if resource is None:
-        return {"kind": "simulated", "reason": f"no resource named after the verb {verb!r}"}
+        return {
+            "kind": "simulated",
+            "cause": "no_resource",
+            "reason": f"no resource named after the verb {verb!r}",
+        }
     props = tool.input_schema.get("properties", {})
     required = list(tool.input_schema.get("required", []))
     idp = id_param(resource, props, required)
@@ -333,7 +337,11 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
                 required[0] if len(required) == 1 else None
             )
             if field is None:
-                return {"kind": "simulated", "reason": f"cannot tell which parameter '{by}' is"}
+                return {
+                    "kind": "simulated",
+                    "cause": "ambiguous_lookup",
+                    "reason": f"cannot tell which parameter '{by}' is",
+                }
             return {**op, "kind": "get", "lookup": field}
         return {**op, "kind": "get", "id_param": idp}
     if verb in CREATE or verb in SEND:
@@ -341,24 +349,44 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     if verb in TRANSITIONS and verb != "restore" or (verb == "restore" and idp):
         field, value = TRANSITIONS[verb]
         if idp is None:
-            return {"kind": "simulated", "reason": f"{verb!r} names no {resource} to change"}
+            return {
+                "kind": "simulated",
+                "cause": "no_id_parameter",
+                "reason": f"{verb!r} names no {resource} to change",
+            }
         if value is None and field == "status":
             value = extra or "done"
         if value is None:  # assign: the value comes from the first other parameter
             src = next((p for p in props if p != idp and p != parent_param), None)
             if src is None:
-                return {"kind": "simulated", "reason": "assign without an assignee parameter"}
+                return {
+                    "kind": "simulated",
+                    "cause": "no_value_parameter",
+                    "reason": "assign without an assignee parameter",
+                }
             return {**op, "kind": "transition", "id_param": idp, "field": field, "from_param": src}
         return {**op, "kind": "transition", "id_param": idp, "field": field, "value": value}
     if verb in UPDATE:
         if idp is None:
-            return {"kind": "simulated", "reason": f"update names no {resource} (no id parameter)"}
+            return {
+                "kind": "simulated",
+                "cause": "no_id_parameter",
+                "reason": f"update names no {resource} (no id parameter)",
+            }
         return {**op, "kind": "update", "id_param": idp}
     if verb in DELETE:
         if idp is None:
-            return {"kind": "simulated", "reason": f"delete names no {resource} (no id parameter)"}
+            return {
+                "kind": "simulated",
+                "cause": "no_id_parameter",
+                "reason": f"delete names no {resource} (no id parameter)",
+            }
         return {**op, "kind": "delete", "id_param": idp}
-    return {"kind": "simulated", "reason": f"verb {verb!r} has no deterministic operation"}
+    return {
+        "kind": "simulated",
+        "cause": "unsupported_verb",
+        "reason": f"verb {verb!r} has no deterministic operation",
+    }
 
 
 def _skip_field(name: str) -> bool:
@@ -417,13 +445,13 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             "read_only": op.get("kind") in ("get", "list") if t.read_only is None else t.read_only,
         }
         if op["kind"] == "simulated":
-            entry.update(status="simulated", reason=op["reason"], op={"kind": "simulated"})
+            entry.update(status="simulated", cause=op["cause"], reason=op["reason"], op={"kind": "simulated"})
         else:
             if op["kind"] == "create":
                 natural = resources[op["resource"]]["id_param"]
                 if natural and natural in t.input_schema.get("properties", {}):
                     op["natural_key"] = natural
-            entry.update(status="compiled", reason="", op=op)
+            entry.update(status="compiled", cause="", reason="", op=op)
         tools.append(entry)
     return {
         "manifest_version": MANIFEST_VERSION,

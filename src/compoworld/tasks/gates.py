@@ -76,6 +76,7 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
             decoys=m["decoy_density"],
             answer_rate=m["answer_rate"],
             size=m["size"],
+            pool=tuple(m.get("pool", ())),
         )
         try:
             again = Task.model_validate(generate_task(m["seed"], m["index"], settings))

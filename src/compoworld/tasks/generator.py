@@ -82,6 +82,7 @@ class Settings:
     decoys: float = 1.0  # probability that a relay gets a near-duplicate decoy
     answer_rate: float = 0.35  # share of tasks that also ask for a final answer
     size: str = "small"
+    pool: tuple[str, ...] = ()  # draw the K services from these only (empty: every service with moves)
 
 
 class Rejected(Exception):
@@ -214,7 +215,7 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
     world_seed = derive_rng(seed, "world", index // WORLD_BLOCK).randrange(2**31)
     world = base_world(world_seed, settings.size)
     moves = moves_by_service()
-    candidates = sorted(moves)
+    candidates = sorted(s for s in moves if not settings.pool or s in settings.pool)
     if settings.k > len(candidates) or settings.k + settings.distractors > len(registry()):
         raise Rejected("plan", f"K={settings.k} plus D={settings.distractors} exceeds the library")
     length = rng.randrange(settings.walk_min, settings.walk_max + 1)
@@ -411,6 +412,8 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
                 "tool_calls": len(reference),
             },
             "domains": sorted({registry()[s].domain for s in services}),
+            # compiled services a task needs are named so `tasks check` can say which manifests to load
+            **({"pool": list(settings.pool)} if settings.pool else {}),
         },
     }
     return task

@@ -122,6 +122,14 @@ def all_moves() -> tuple[Move, ...]:
                 raise
             continue
         out.extend(module.MOVES)
+    from compoworld.services import registry
+    from compoworld.spec.runtime import CompiledService
+
+    for cls in registry().values():  # services compiled from MCP specs bring generic moves
+        if issubclass(cls, CompiledService):
+            from compoworld.spec.moves import compiled_moves
+
+            out.extend(compiled_moves(cls))
     return tuple(out)
 
 

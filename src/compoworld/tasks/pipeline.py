@@ -55,6 +55,17 @@ def generate(
     n: int, seed: int, settings: Settings, workers: int = 1, on_progress: Callable[[int], None] | None = None
 ) -> tuple[list[Task], Stats]:
     """Exactly `n` kept tasks (indices in order), with statistics. Results do not depend on `workers`."""
+    if settings.pool:
+        from compoworld.tasks.moves import moves_by_service
+
+        known = moves_by_service()
+        unknown = [s for s in settings.pool if s not in known]
+        if unknown:
+            raise RuntimeError(
+                f"no moves for service(s) {', '.join(unknown)}; services with moves: {', '.join(sorted(known))}"
+            )
+        if settings.k > len(settings.pool):
+            raise RuntimeError(f"K={settings.k} is more than the {len(settings.pool)} services given")
     stats = Stats()
     kept: list[Task] = []
     t0 = time.perf_counter()
