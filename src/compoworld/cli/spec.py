@@ -41,15 +41,14 @@ def compile_command(
         err.print(f"[red]error:[/red] no spec file at {spec}")
         raise typer.Exit(2)
     m = compile_spec(spec, name, seed)
-    table = Table(title=f"{m['service']}: {len(m['tools'])} tools from {spec.name}")
-    for col in ("tool", "status", "operation", "why"):
-        table.add_column(col)
-    for t in m["tools"]:
+    width = max(len(t["name"]) for t in m["tools"]) if m["tools"] else 4
+    lines = [f"{m['service']}: {len(m['tools'])} tools from {spec.name}"]
+    for t in m["tools"]:  # one plain line per tool: greppable, never truncated
         op = t["op"]
         what = f"{op['kind']} {op.get('resource', '')}".strip()
-        color = {"compiled": "green", "quarantined": "yellow", "simulated": "cyan"}[t["status"]]
-        table.add_row(t["name"], f"[{color}]{t['status']}[/{color}]", what, t.get("reason", ""))
-    console.print(table)
+        why = f"  ({t['cause']}: {t['reason']})" if t["status"] != "compiled" else ""
+        lines.append(f"  {t['name']:<{width}}  {t['status']:<11}  {what}{why}")
+    sys.stdout.write("\n".join(lines) + "\n")
     c = Counter(t["status"] for t in m["tools"])
     console.print(
         f"compiled {c['compiled']}, quarantined {c['quarantined']}, simulated {c['simulated']}; "
@@ -135,3 +134,51 @@ def report_command(
     console.print(
         "spec defects normalised: " + (", ".join(f"{k} {v}" for k, v in defects.most_common()) or "none")
     )
+
+
+@worldmodel_app.command("fidelity")
+def fidelity_command(
+    services: Annotated[str, typer.Option(help="Services whose real tools are compared (comma-separated).")],
+    calls: Annotated[int, typer.Option("--calls", help="Random valid calls to make.")] = 100,
+    tools: Annotated[str | None, typer.Option(help="Only these tools (comma-separated, namespaced).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (or COMPOWORLD_MODEL).")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint (or COMPOWORLD_BASE_URL).")
+    ] = None,
+    api_key: Annotated[str | None, typer.Option(help="API key (or COMPOWORLD_API_KEY).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the world and of the call draw.")] = 0,
+    out: Annotated[Path, typer.Option(help="Folder for fidelity.json and fidelity.md.")] = Path(
+        "runs/fidelity"
+    ),
+    cache: Annotated[
+        Path | None, typer.Option(help="Proposal cache (JSONL); default: OUT/cache.jsonl.")
+    ] = None,
+) -> None:
+    """Run the world model in place of real tools on N random valid calls; report agreement per tool."""
+    from compoworld.core.environment import Environment
+    from compoworld.llm.client import LLMConfig
+    from compoworld.worldmodel.fidelity import measure, render
+    from compoworld.worldmodel.simulator import WorldModel
+
+    if calls < 1:
+        raise typer.BadParameter("--calls must be at least 1")
+    try:
+        config = LLMConfig.from_env(base_url, model, api_key)
+        env = Environment(
+            services=[s.strip() for s in services.split(",") if s.strip()], seed=seed, size="small"
+        )
+    except (KeyError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e.args[0] if e.args else e}")
+        raise typer.Exit(2) from None
+    wm = WorldModel(config, cache or out / "cache.jsonl")
+    try:
+        report = measure(env, wm, calls, seed, [t.strip() for t in tools.split(",")] if tools else None)
+    except KeyError as e:
+        err.print(f"[red]error:[/red] {e.args[0]}")
+        raise typer.Exit(2) from None
+    finally:
+        wm.close()
+    _write_json(out / "fidelity.json", report)
+    (out / "fidelity.md").write_text(render(report), encoding="utf-8")
+    console.print(render(report))
+    console.print(f"report -> {out}/fidelity.json, {out}/fidelity.md")

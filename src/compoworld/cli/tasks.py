@@ -121,6 +121,15 @@ def check(
     except (OSError, ValueError) as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
+    from compoworld.services import registry
+
+    missing = sorted({s for t in tasks for s in t.services + t.distractors} - set(registry()))
+    if missing:
+        err.print(
+            f"[red]error:[/red] the tasks use services that are not loaded: {', '.join(missing)} "
+            "(compiled services need --manifests PATH or COMPOWORLD_MANIFESTS)"
+        )
+        raise typer.Exit(2)
     failures: dict[str, dict[str, str]] = {}
     counts = dict.fromkeys(GATES, 0)
     with Progress(

@@ -61,11 +61,14 @@ def is_envelope(value: Any) -> bool:
     """True when `value` has exactly the envelope's shape (used by tests and by serving)."""
     if not isinstance(value, dict) or not isinstance(value.get("success"), bool):
         return False
+    if "simulated" in value and not isinstance(value["simulated"], bool):
+        return False
+    keys = set(value) - {"simulated"}  # compiled services say whether the world model answered
     if value["success"]:
-        return set(value) == {"success", "data"}
+        return keys == {"success", "data"}
     err = value.get("error")
     return (
-        set(value) == {"success", "error"}
+        keys == {"success", "error"}
         and isinstance(err, dict)
         and set(err) == {"code", "type", "message"}
         and isinstance(err["code"], int)
@@ -79,6 +82,7 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
     "properties": {
         "success": {"type": "boolean"},
         "data": {},
+        "simulated": {"type": "boolean"},
         "error": {
             "type": "object",
             "properties": {

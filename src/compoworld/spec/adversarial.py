@@ -12,8 +12,9 @@ import random
 from typing import Any
 
 from compoworld.core.environment import Environment
+from compoworld.spec.compiler import LIMIT_PARAMS, OFFSET_PARAMS, QUERY_PARAMS, norm
 from compoworld.spec.runtime import service_from_manifest
-from compoworld.spec.values import UNKNOWN_ID, NoValue, valid_args, wrong_type
+from compoworld.spec.values import UNKNOWN_ID, NoValue, sample, valid_args, wrong_type
 
 
 class Failed(Exception):
@@ -137,25 +138,11 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
                 )
     elif kind == "update":
         key = str(args[op["id_param"]])
-        changed = {
-            k: v
-            for k, v in args.items()
-            if k in svc.manifest["resources"][op["resource"]]["fields"] and k != op["id_param"]
-        }
-        fields = [
-            k
-            for k in props
-            if k in svc.manifest["resources"][op["resource"]]["fields"] and k != op["id_param"]
-        ]
+        skip = {op["id_param"], (op.get("parent") or {}).get("param")}
         extra = {}
-        for k in fields:
-            if k not in changed:
-                try:
-                    from compoworld.spec.values import sample
-
-                    extra[k] = sample(props[k], k, rng)
-                except NoValue:
-                    continue
+        for k in props:  # change one optional field too, so an update always changes something
+            if k not in args and k not in skip and not _control(k):
+                extra[k] = sample(props[k], k, rng)
                 break
         if extra:
             r = _call(env, svc, t["name"], {**args, **extra})
@@ -163,7 +150,7 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
                 raise Failed(
                     "update_failed", f"update with '{next(iter(extra))}' failed: {r['error']['message']}"
                 )
-            changed.update(extra)
+        changed = {k: v for k, v in {**args, **extra}.items() if k not in skip and not _control(k)}
         rec = svc.table(table).get(key)
         if rec is None or any(rec.get(k) != v for k, v in changed.items()):
             raise Failed("update_not_visible", "update then read did not show the change")
@@ -194,6 +181,12 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         linked = all(x in (rec.get(f"{op['member']}_ids") or []) for x in (v if isinstance(v, list) else [v]))
         if linked != (kind == "relate"):
             raise Failed("relation_not_applied", f"{kind} did not change the link")
+
+
+def _control(param: str) -> bool:
+    """Pagination and query parameters steer a call; they are not fields to store."""
+    n = norm(param)
+    return n in LIMIT_PARAMS or n in OFFSET_PARAMS or n in QUERY_PARAMS
 
 
 def _as(tool: dict[str, Any], key: str) -> Any:

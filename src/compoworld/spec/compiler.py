@@ -399,6 +399,18 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     prefix = _prefix(spec.tools)
     ops = {t.name: infer_op(t, prefix) for t in spec.tools}
     resources: dict[str, dict[str, Any]] = {}
+    # a create / list / update that takes `<other resource>_id` belongs under that resource
+    named = {norm(op["resource"]): op["resource"] for op in ops.values() if op["kind"] != "simulated"}
+    for t in spec.tools:
+        op = ops[t.name]
+        if op["kind"] not in ("create", "list", "update") or op.get("parent"):
+            continue
+        for p in t.input_schema.get("properties", {}):
+            stem = re.sub(r"(id|key|gid)$", "", norm(p))
+            other = named.get(stem)
+            if other and other != op["resource"] and stem != norm(p):
+                op["parent"] = {"resource": other, "param": p}
+                break
 
     def res(r: str) -> dict[str, Any]:
         return resources.setdefault(

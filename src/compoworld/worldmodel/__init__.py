@@ -1,0 +1,11 @@
+"""LLM-simulated tools with validated state updates, and measured fidelity."""
+
+from compoworld.worldmodel.simulator import (
+    SimulationError,
+    WorldModel,
+    apply_patch,
+    configure,
+    parse_proposal,
+)
+
+__all__ = ["SimulationError", "WorldModel", "apply_patch", "configure", "parse_proposal"]
