@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -50,7 +51,30 @@ def _global(
             envvar="COMPOWORLD_MANIFESTS",
         ),
     ] = None,
+    world_model: Annotated[
+        str | None,
+        typer.Option(
+            "--world-model",
+            help="Model that simulates compiled tools code cannot do (endpoint: COMPOWORLD_BASE_URL).",
+            envvar="COMPOWORLD_WORLD_MODEL",
+        ),
+    ] = None,
+    world_model_cache: Annotated[
+        Path | None,
+        typer.Option(
+            help="Replay cache of world-model proposals (JSONL).", envvar="COMPOWORLD_WORLD_MODEL_CACHE"
+        ),
+    ] = None,
 ) -> None:
+    if world_model:
+        from compoworld.llm.client import LLMConfig
+        from compoworld.worldmodel import WorldModel, configure
+
+        try:
+            configure(WorldModel(LLMConfig.from_env(model=world_model), world_model_cache))
+        except ValueError as e:
+            err.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from None
     if manifests:
         import os
 
