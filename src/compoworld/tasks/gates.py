@@ -53,7 +53,14 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         )
         out["solvable"] = f"replaying the reference fails: {why}"
     h1 = env.state_hash()
-    mutating = [i for i, c in enumerate(calls) if _mutates(env, c["tool"])]
+    # calls that really changed the state on replay (a shell `grep` is declared mutating but reads)
+    env.reset()
+    mutating = []
+    for i, c in enumerate(calls):
+        before = env.state_hash() if _mutates(env, c["tool"]) else None
+        env.call(c["tool"], c["arguments"])
+        if before is not None and env.state_hash() != before:
+            mutating.append(i)
     for i in mutating:
         env.reset()
         final_i, _ = replay(env, calls, skip={i})

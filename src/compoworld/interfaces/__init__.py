@@ -1,0 +1,1 @@
+"""Interfaces other than MCP tools: a shell over a virtual file tree (and, later, web pages)."""

@@ -1,0 +1,133 @@
+"""Workspace: the persona's local files, reached through a `shell` tool (the CLI interface).
+
+The tree lives in state, so it is snapshotted, hashed and replayed with everything else; the shell
+(`compoworld.interfaces.shell`) interprets a documented POSIX-like subset and never touches the host.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import posixpath
+
+from compoworld.core.envelope import InvalidArguments
+from compoworld.core.resource import Resource
+from compoworld.core.service import SeedContext, Service
+from compoworld.core.tool import tool
+from compoworld.interfaces.shell import FileTree, run
+from compoworld.services.workspace.state import Entry
+
+HOME = "/home/user"
+MAX_COMMAND = 8192
+
+
+class WorkspaceService(Service):
+    """Local files in a virtual tree, used through a POSIX-like shell (ls, cat, grep, csv, jq, ...)."""
+
+    name = "workspace"
+    domain = "files"
+
+    entries = Resource("entries", Entry, label="path")
+
+    # ---- helpers used by seeds, skills and moves ------------------------------------------
+    def write_file(self, path: str, text: str) -> None:
+        path = posixpath.normpath("/" + path.lstrip("/"))
+        parts = path.strip("/").split("/")
+        for j in range(1, len(parts)):
+            d = "/" + "/".join(parts[:j])
+            if d not in self.table("entries"):
+                self.store.put(
+                    "entries", d, {"id": d, "kind": "dir", "content": None, "modified_at": self.clock.iso()}
+                )
+        self.store.put(
+            "entries", path, {"id": path, "kind": "file", "content": text, "modified_at": self.clock.iso()}
+        )
+
+    def read_file(self, path: str) -> str | None:
+        rec = self.table("entries").get(path)
+        return rec["content"] if rec and rec["kind"] == "file" else None
+
+    def seed_data(self, ctx: SeedContext) -> None:
+        for d in ("Documents", "Downloads", "Desktop"):
+            self.write_file(f"{HOME}/{d}/.keep", "")
+        company = ctx.company
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["customer_id", "name", "tier", "industry"])
+        for c in company.customers:
+            w.writerow([c.id, c.name, c.tier, c.industry])
+        self.write_file(f"{HOME}/Documents/customers.csv", buf.getvalue())
+        products = [{"sku": p.sku, "name": p.name, "price": p.price} for p in company.products]
+        self.write_file(f"{HOME}/Documents/products.json", json.dumps(products, indent=1) + "\n")
+        self.write_file(f"{HOME}/notes.txt", f"Notes of {company.me.name}\n- check the inbox every morning\n")
+
+    # ---- the tool -------------------------------------------------------------------------
+    @tool(mutates=True)
+    def shell(self, command: str, cwd: str = HOME) -> dict:
+        """Run a command line in the local workspace (a POSIX-like shell over virtual files).
+
+        Commands: ls, cat, head, tail, grep (-i -n -r -c -v -l), wc, sort, uniq, cut, find, mkdir,
+        touch, cp, mv, rm, echo, pwd, cd, csv (cols, select, where, join, tojson) and jq. Pipes,
+        ;, &&, ||, > / >> / < and quotes work. Unknown commands exit 127.
+
+        Args:
+            command: The command line, e.g. "grep -i acme Documents/*.csv | wc -l".
+            cwd: Directory to start in (default the home directory).
+        """
+        if len(command) > MAX_COMMAND:
+            raise InvalidArguments(f"command is longer than {MAX_COMMAND} characters")
+        start = posixpath.normpath("/" + cwd.lstrip("/"))
+        table = self.table("entries")
+        if start != "/" and (start not in table or table[start]["kind"] != "dir"):
+            raise InvalidArguments(f"cwd '{cwd}' is not a directory of the workspace")
+        entries = {k: (r["content"] if r["kind"] == "file" else None) for k, r in table.items()}
+        now = self.clock.iso()
+
+        def write(p: str, text: str | None) -> None:
+            kind = "dir" if text is None else "file"
+            self.store.put("entries", p, {"id": p, "kind": kind, "content": text, "modified_at": now})
+
+        def delete(p: str) -> None:
+            self.store.delete("entries", p)
+
+        tree = FileTree(entries, write, delete)
+        r = run(tree, _expand_globs(tree, command, start), start)
+        return {
+            "stdout": r.stdout,
+            "stderr": r.stderr,
+            "exit_code": r.exit_code,
+            "cwd": r.cwd,
+            "truncated": r.truncated,
+        }
+
+
+def _expand_globs(tree: FileTree, command: str, cwd: str) -> str:
+    """Expand unquoted `*`/`?` words against the virtual tree, as a shell would (no match: left as is)."""
+    import fnmatch
+    import shlex
+
+    out = []
+    try:
+        lexer = shlex.shlex(command, posix=False, punctuation_chars="|;&<>")
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        words = list(lexer)
+    except ValueError:
+        return command
+    for w in words:
+        if ("*" in w or "?" in w) and not w.startswith(("'", '"')):
+            base = posixpath.normpath(posixpath.join(cwd, w))
+            parent, pat = posixpath.split(base)
+            hits = sorted(
+                k
+                for k in tree.children(parent)
+                if fnmatch.fnmatchcase(posixpath.basename(k), pat)
+                and not posixpath.basename(k).startswith(".")
+            )
+            if hits:
+                rel = [h if w.startswith("/") else posixpath.relpath(h, cwd) for h in hits]
+                out.extend(shlex.quote(h) for h in rel)
+                continue
+        out.append(w)
+    return " ".join(out)
