@@ -133,3 +133,18 @@ def test_shell_state_is_deterministic_and_snapshotted(sh) -> None:
     out(sh, "rm -r d")
     env.restore(snap)
     assert out(sh, "cat d/f.txt") == "one\n"
+
+
+def test_workspace_joins_verified_tasks_through_the_shell() -> None:
+    from compoworld.tasks.gates import run_gates
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.pipeline import generate
+
+    tasks, _ = generate(
+        4, seed=12, settings=Settings(k=3, distractors=1, pool=("workspace", "email", "chat"))
+    )
+    assert all("workspace" in t.services for t in tasks)
+    shell_calls = [c for t in tasks for c in t.reference_solution if c.tool == "workspace__shell"]
+    assert shell_calls and any(c.arguments["command"].startswith("grep") for c in shell_calls)
+    for t in tasks:
+        assert all(v is None for v in run_gates(t).values())

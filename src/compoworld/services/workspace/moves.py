@@ -19,7 +19,7 @@ def _plant(g: Gen, key: Fact, value: Fact, text: str, decoy: bool) -> list:
     path = f"{HOME}/{folder}/{_slug(key_text(key))}.txt"
     if svc.read_file(path) is not None:
         path = path.removesuffix(".txt") + f"-{g.rng.randrange(1000)}.txt"
-    svc.write_file(path, f"Re {key_text(key)}\n{text}\n")
+    svc.write_file(path, f"Re {key_text(key)}: {text}\n")  # one line, so grep shows the fact
     return [("workspace__shell", {"command": f"grep -r -i {shlex.quote(key_text(key))} Documents"})]
 
 
