@@ -36,6 +36,9 @@ def _register_subcommands() -> None:
 
     app.add_typer(spec_app, name="spec")
     app.add_typer(worldmodel_app, name="worldmodel")
+    from compoworld.cli.worlds import app as worlds_app
+
+    app.add_typer(worlds_app, name="worlds")
 
 
 _register_subcommands()
