@@ -96,6 +96,8 @@ class Environment:
             for tname, spec in cls.tool_specs.items():
                 self._tools[check_name(cls.name, tname)] = (svc, spec)
         self._gateway = None
+        for svc in self.services.values():
+            svc.bind(self)
         self.initial = self.snapshot()
 
     @classmethod
@@ -117,6 +119,8 @@ class Environment:
             for tname, spec in svc_cls.tool_specs.items():
                 env._tools[check_name(name, tname)] = (svc, spec)
         env._gateway = None
+        for svc in env.services.values():
+            svc.bind(env)
         env.restore(snapshot)
         env.initial = env.snapshot()
         return env

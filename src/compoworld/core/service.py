@@ -84,6 +84,14 @@ class Service:
         doc = (cls.__doc__ or "").strip().splitlines()
         return doc[0].strip() if doc else cls.name
 
+    # Interfaces over other services (the browser) act through the environment's tools; a plain
+    # service never sees the environment.
+    acts_on_others: ClassVar[bool] = False
+    ephemeral_tables: ClassVar[frozenset[str]] = frozenset()  # UI state (a browser tab): not a write
+
+    def bind(self, env: Any) -> None:
+        """Called once the environment is assembled (after seeding)."""
+
     # ---- seeding ------------------------------------------------------------------------
     def seed_data(self, ctx: SeedContext) -> None:
         """Fill the initial state from the shared company. Override in each service."""

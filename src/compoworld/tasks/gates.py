@@ -57,9 +57,13 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
     env.reset()
     mutating = []
     for i, c in enumerate(calls):
-        before = env.state_hash() if _mutates(env, c["tool"]) else None
+        before = env.snapshot() if _mutates(env, c["tool"]) else None
         env.call(c["tool"], c["arguments"])
-        if before is not None and env.state_hash() != before:
+        if before is not None and any(
+            ch.service not in env.services
+            or ch.path.split("/", 1)[0] not in env.services[ch.service].ephemeral_tables
+            for ch in env.diff(before, env.snapshot())
+        ):
             mutating.append(i)
     for i in mutating:
         env.reset()

@@ -308,8 +308,9 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
         ta, tb = s0.get(service, {}), s1.get(service, {})
         if ta is tb or (ta.keys() == tb.keys() and all(ta[t] is tb[t] or ta[t] == tb[t] for t in ta)):
             continue  # copy-on-write snapshots share untouched tables: nothing to look at
+        ephemeral = _ephemeral(service)
         for table in sorted(set(ctx.s0.tables(service)) | set(ctx.final.tables(service))):
-            if table == META:
+            if table == META or table in ephemeral:  # UI state such as a browser tab is not a change
                 continue
             a_t, b_t = ctx.s0.table(service, table), ctx.final.table(service, table)
             if a_t is b_t or a_t == b_t:
@@ -341,3 +342,10 @@ def validate_check(check: dict[str, Any]) -> tuple[str, _Args]:
         return name, model.model_validate(args)
     except ValidationError as e:
         raise ValueError(f"invalid arguments for predicate {name!r}: {e.errors(include_url=False)}") from None
+
+
+def _ephemeral(service: str) -> frozenset[str]:
+    from compoworld.services import registry
+
+    cls = registry().get(service)
+    return cls.ephemeral_tables if cls is not None else frozenset()

@@ -74,6 +74,8 @@ def _plain(value: Any) -> Any:
 
 
 def _one_statement(query: str, field: str = "query") -> str:
+    if "\x00" in query:  # SQLite refuses NUL bytes in statement text
+        raise InvalidArguments(f"'{field}' contains a NUL character")
     q = query.strip()
     body = _COMMENT.sub(" ", q).strip().rstrip(";").strip()
     if not body:

@@ -1,0 +1,249 @@
+"""Web pages over the services' state (the GUI interface), as element trees with stable ids.
+
+A page is a list of elements (heading, text, link, textbox, button); buttons submit their form
+through the same tools agents call over MCP. Rendering reads state only. The text browser shows a
+page as accessibility-tree-like lines (`[e3] link "Q3 invoice" -> /inbox/…`); the HTTP app renders
+the same elements as HTML with `data-eid` attributes for a real browser.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Element:
+    role: str  # heading | text | link | textbox | button
+    label: str
+    href: str | None = None
+    action: dict[str, Any] | None = (
+        None  # button: {"tool": ..., "args": {...}, "inputs": {arg: textbox label}, "then": url}
+    )
+    id: str = ""
+
+
+@dataclass
+class Page:
+    url: str
+    title: str
+    elements: list[Element] = field(default_factory=list)
+
+    def add(self, role: str, label: str, **kw: Any) -> Element:
+        e = Element(role, label, **kw)
+        e.id = f"e{len(self.elements) + 1}"
+        self.elements.append(e)
+        return e
+
+    def find(self, eid: str) -> Element | None:
+        return next((e for e in self.elements if e.id == eid), None)
+
+    def text(self, inputs: dict[str, str] | None = None) -> str:
+        inputs = inputs or {}
+        lines = [f"page {self.url}", f"# {self.title}"]
+        for e in self.elements:
+            if e.role == "heading":
+                lines.append(f"[{e.id}] heading {e.label!r}")
+            elif e.role == "text":
+                lines.append(f"[{e.id}] text {e.label!r}")
+            elif e.role == "link":
+                lines.append(f"[{e.id}] link {e.label!r} -> {e.href}")
+            elif e.role == "textbox":
+                lines.append(f"[{e.id}] textbox {e.label!r} value={inputs.get(e.id, '')!r}")
+            else:
+                lines.append(f"[{e.id}] button {e.label!r}")
+        return "\n".join(lines) + "\n"
+
+    def html(self, inputs: dict[str, str] | None = None) -> str:
+        inputs = inputs or {}
+        out = [
+            f"<!doctype html><html><head><title>{html.escape(self.title)}</title></head><body>",
+            f"<h1>{html.escape(self.title)}</h1><form method='post'>",
+        ]
+        for e in self.elements:
+            lab = html.escape(e.label)
+            if e.role == "heading":
+                out.append(f"<h2 data-eid='{e.id}'>{lab}</h2>")
+            elif e.role == "text":
+                out.append(f"<p data-eid='{e.id}'>{lab}</p>")
+            elif e.role == "link":
+                out.append(f"<p><a data-eid='{e.id}' href='{html.escape(e.href or '')}'>{lab}</a></p>")
+            elif e.role == "textbox":
+                out.append(
+                    f"<label>{lab} <input data-eid='{e.id}' name='{e.id}' aria-label='{lab}' "
+                    f"value='{html.escape(inputs.get(e.id, ''))}'></label>"
+                )
+            else:
+                out.append(
+                    f"<button data-eid='{e.id}' name='click' value='{e.id}' type='submit'>{lab}</button>"
+                )
+        out.append("</form></body></html>")
+        return "".join(out)
+
+
+def render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
+    """The page at `url` for this environment's state, or None when there is no such page."""
+    parts = [p for p in url.split("?")[0].split("/") if p]
+    svcs = env.services
+    if not parts:
+        page = Page("/", "Home")
+        page.add("link", "Accounts", href="/accounts")
+        for name, path, label in (
+            ("email", "/inbox", "Inbox"),
+            ("chat", "/channels", "Channels"),
+            ("calendar", "/calendar", "Calendar"),
+            ("helpdesk", "/tickets", "Tickets"),
+            ("helpdesk", "/companies", "Companies"),
+        ):
+            if name in svcs:
+                page.add("link", label, href=path)
+        return page
+    head, rest = parts[0], parts[1:]
+    if head == "accounts":  # the account-notes app: its notes are shown by no MCP tool
+        if not rest:
+            page = Page(url, "Accounts")
+            for name in sorted(facts):
+                page.add("link", name, href=f"/accounts/{slug(name)}")
+            return page
+        name = next((n for n in facts if slug(n) == rest[0]), None)
+        if name is None:
+            return None
+        page = Page(url, name)
+        page.add("heading", "Internal account notes")
+        page.add("text", facts[name])
+        return page
+    if head == "inbox" and "email" in svcs:
+        msgs = svcs["email"].table("messages")
+        if not rest:
+            page = Page(url, f"Inbox ({len(msgs)})")
+            for m in sorted(msgs.values(), key=lambda m: (m.get("date") or "", m["id"]), reverse=True)[:50]:
+                page.add(
+                    "link",
+                    f"{m.get('subject') or '(no subject)'} — {m.get('from')}",
+                    href=f"/inbox/{m['id']}",
+                )
+            return page
+        m = msgs.get(rest[0])
+        if m is None:
+            return None
+        page = Page(url, m.get("subject") or "(no subject)")
+        page.add("text", f"From: {m.get('from')}")
+        page.add("text", f"To: {', '.join(m.get('to') or [])}")
+        page.add("text", f"Date: {m.get('date')}")
+        page.add("text", m.get("body") or "")
+        box = page.add("textbox", "Reply")
+        page.add(
+            "button",
+            "Send reply",
+            action={
+                "tool": "email__gmail_send_email",
+                "inputs": {"body": box.id},
+                "args": {
+                    "to": [m.get("from")],
+                    "subject": "Re: " + (m.get("subject") or ""),
+                    "threadId": m.get("threadId"),
+                },
+                "then": "/inbox",
+            },
+        )
+        return page
+    if head == "channels" and "chat" in svcs:
+        chat = svcs["chat"]
+        if not rest:
+            page = Page(url, "Channels")
+            for c in sorted(chat.table("channels").values(), key=lambda c: c["name"]):
+                if not c.get("is_im"):
+                    page.add("link", f"#{c['name']}", href=f"/channels/{c['id']}")
+            return page
+        c = chat.table("channels").get(rest[0])
+        if c is None:
+            return None
+        page = Page(url, f"#{c['name']}")
+        users = chat.table("users")
+        for m in sorted(
+            (m for m in chat.table("messages").values() if m["channel"] == c["id"]), key=lambda m: m["ts"]
+        )[-30:]:
+            who = users.get(m["user"], {}).get("real_name") or m["user"]
+            page.add("text", f"{who}: {m['text']}")
+        box = page.add("textbox", "Message")
+        page.add(
+            "button",
+            "Post",
+            action={
+                "tool": "chat__slack_user_post_message",
+                "inputs": {"text": box.id},
+                "args": {"channel_id": c["id"]},
+                "then": url,
+            },
+        )
+        return page
+    if head == "calendar" and "calendar" in svcs and not rest:
+        page = Page(url, "Calendar")
+        for e in sorted(svcs["calendar"].table("events").values(), key=lambda e: str(e.get("start")))[:60]:
+            start = e["start"].get("dateTime") if isinstance(e.get("start"), dict) else e.get("start")
+            page.add("text", f"{start}  {e.get('summary')}")
+        return page
+    if head == "tickets" and "helpdesk" in svcs:
+        hd = svcs["helpdesk"]
+        if not rest:
+            page = Page(url, "Tickets")
+            for t in sorted(
+                hd.table("tickets").values(), key=lambda t: int(t["id"]) if str(t["id"]).isdigit() else 0
+            ):
+                page.add(
+                    "link", f"#{t['id']} {t['subject']} [{_status(t['status'])}]", href=f"/tickets/{t['id']}"
+                )
+            return page
+        t = hd.table("tickets").get(rest[0])
+        if t is None:
+            return None
+        page = Page(url, f"Ticket #{t['id']}: {t['subject']}")
+        page.add("text", f"Status: {_status(t['status'])}")
+        page.add("text", t.get("description") or "")
+        for c in sorted(
+            (c for c in hd.table("conversations").values() if str(c["ticket_id"]) == str(t["id"])),
+            key=lambda c: str(c["id"]),
+        ):
+            page.add("text", f"{c.get('from_email') or 'agent'}: {c.get('body')}")
+        if t.get("company_id") is not None:
+            page.add("link", "Company", href=f"/companies/{t['company_id']}")
+        page.add(
+            "button",
+            "Close ticket",
+            action={
+                "tool": "helpdesk__freshdesk_update_ticket",
+                "inputs": {},
+                "args": {"ticket_id": int(t["id"]) if str(t["id"]).isdigit() else t["id"], "status": 5},
+                "then": url,
+            },
+        )
+        return page
+    if head == "companies" and "helpdesk" in svcs:
+        hd = svcs["helpdesk"]
+        if not rest:
+            page = Page(url, "Companies")
+            for c in sorted(hd.table("companies").values(), key=lambda c: c["name"]):
+                page.add("link", c["name"], href=f"/companies/{c['id']}")
+            return page
+        c = hd.table("companies").get(rest[0])
+        if c is None:
+            return None
+        page = Page(url, c["name"])
+        page.add("text", f"Tier: {c.get('account_tier')}  Renewal: {c.get('renewal_date')}")
+        # a detail that only this page shows: no MCP tool returns it
+        if c["name"] in facts:
+            page.add("heading", "Internal account notes")
+            page.add("text", facts[c["name"]])
+        return page
+    return None
+
+
+def _status(code: Any) -> str:
+    return {2: "open", 3: "pending", 4: "resolved", 5: "closed"}.get(code, str(code))
+
+
+def slug(name: str) -> str:
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
