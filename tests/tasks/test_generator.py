@@ -32,7 +32,7 @@ def test_every_task_passes_every_gate_and_has_the_model(batch: list[Task]) -> No
     for t in batch[:25]:
         assert all(why is None for why in run_gates(t, regenerate=False).values()), t.id
         assert t.meta["gates"] == dict.fromkeys(
-            ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak"), "pass"
+            ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak", "interfaces"), "pass"
         )
         assert 7 <= t.meta["L"] == len(t.walk) <= 12 and len(t.services) == 5 and len(t.distractors) == 5
         assert set(t.walk) == set(t.services) and len(set(t.walk)) < len(t.walk)
@@ -138,3 +138,27 @@ def test_task_files_roundtrip_gzip_parquet_and_errors(tmp_path: Path, batch: lis
         load_tasks(broken)
     with pytest.raises(FileNotFoundError):
         load_tasks(tmp_path / "missing.jsonl")
+
+
+def test_xai_tasks_cross_gui_mcp_and_cli_and_revisit_one() -> None:
+    from compoworld.tasks.gates import run_gates
+    from compoworld.tasks.generator import interface_of
+
+    tasks, _ = generate(8, seed=4, settings=Settings(k=4, distractors=1, interfaces=("cli", "gui", "mcp")))
+    for t in tasks:
+        used = [interface_of(c.tool.split("__", 1)[0]) for c in t.reference_solution]
+        assert {"gui", "mcp", "cli"} <= set(used)
+        runs = [
+            x
+            for i, x in enumerate(t.meta["interface_walk"])
+            if i == 0 or t.meta["interface_walk"][i - 1] != x
+        ]
+        assert len(runs) > len(set(runs)) and t.meta["interface_switches"] >= 2  # returns to an interface
+        assert t.hint and len(t.subtasks) >= 3
+        assert all(v is None for v in run_gates(t).values())
+    # the interfaces gate fails a task whose reference never touches a declared interface
+    t = tasks[0]
+    cut = t.model_copy(
+        update={"reference_solution": [c for c in t.reference_solution if not c.tool.startswith("browser__")]}
+    )
+    assert run_gates(cut, regenerate=False)["interfaces"] is not None

@@ -29,6 +29,20 @@ def _walk(value: str) -> tuple[int, int]:
     return a, b
 
 
+def _interfaces(value: str | None, k: int) -> tuple[str, ...]:
+    if not value:
+        return ()
+    from compoworld.tasks.generator import INTERFACES
+
+    got = tuple(sorted({x.strip() for x in value.split(",") if x.strip()}))
+    bad = [x for x in got if x not in INTERFACES]
+    if bad or len(got) < 2:
+        raise typer.BadParameter(f"--interfaces takes two or more of {', '.join(INTERFACES)} (got {value!r})")
+    if k < len(got):
+        raise typer.BadParameter(f"--k must be at least {len(got)} to cross {len(got)} interfaces")
+    return got
+
+
 @app.command()
 def generate(
     n: Annotated[int, typer.Option("--n", help="Number of verified tasks to keep.")] = 100,
@@ -45,6 +59,10 @@ def generate(
     size: Annotated[str, typer.Option(help="Seed data size: small, default or large.")] = "small",
     services: Annotated[
         str | None, typer.Option(help="Draw each task's K services from these only (comma-separated).")
+    ] = None,
+    interfaces: Annotated[
+        str | None,
+        typer.Option(help="XAI tasks: interfaces every walk crosses, from gui,mcp,cli (and revisits one)."),
     ] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (results do not depend on it).")] = 1,
     out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
@@ -73,6 +91,7 @@ def generate(
         answer_rate=answer_rate,
         size=size,
         pool=tuple(sorted(x.strip() for x in services.split(",") if x.strip())) if services else (),
+        interfaces=_interfaces(interfaces, k),
     )
     with Progress(
         TextColumn("[bold]generating"),

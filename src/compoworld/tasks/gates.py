@@ -16,7 +16,7 @@ from compoworld.core.environment import Environment
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
-GATES = ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak")
+GATES = ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak", "interfaces")
 
 
 def replay(
@@ -88,6 +88,7 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
             answer_rate=m["answer_rate"],
             size=m["size"],
             pool=tuple(m.get("pool", ())),
+            interfaces=tuple(m.get("interfaces", ())),
         )
         try:
             again = Task.model_validate(generate_task(m["seed"], m["index"], settings))
@@ -96,6 +97,13 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
                 out["deterministic"] = "regenerating from the same seed gives different task data"
         except Rejected as e:
             out["deterministic"] = f"regenerating from the same seed was rejected: {e}"
+    if task.meta.get("interfaces"):  # XAI: the reference really crosses every declared interface
+        from compoworld.tasks.generator import interface_of
+
+        used = [interface_of(c.tool.split("__", 1)[0]) for c in task.reference_solution]
+        missing = set(task.meta["interfaces"]) - set(used)
+        if missing:
+            out["interfaces"] = f"the reference solution never uses {sorted(missing)}"
     text = task.instruction.casefold()
     leaked = [
         e.fact.value for e in task.dependency_graph.edges if e.fact.value and e.fact.value.casefold() in text

@@ -83,6 +83,22 @@ class Settings:
     answer_rate: float = 0.35  # share of tasks that also ask for a final answer
     size: str = "small"
     pool: tuple[str, ...] = ()  # draw the K services from these only (empty: every service with moves)
+    interfaces: tuple[str, ...] = ()  # XAI: the walk must cross these (gui, mcp, cli) and revisit one
+
+
+INTERFACE_OF = {"browser": "gui", "workspace": "cli"}  # every other service is reached over MCP
+INTERFACES = ("gui", "mcp", "cli")
+
+
+def interface_of(service: str) -> str:
+    return INTERFACE_OF.get(service, "mcp")
+
+
+def crosses(walk_services: list[str], interfaces: tuple[str, ...]) -> bool:
+    """The walk uses every declared interface and returns to one it used before."""
+    seq = [interface_of(s) for s in walk_services]
+    runs = [x for i, x in enumerate(seq) if i == 0 or seq[i - 1] != x]
+    return set(interfaces) <= set(seq) and len(runs) > len(set(runs))
 
 
 class Rejected(Exception):
@@ -219,11 +235,24 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
     if settings.k > len(candidates) or settings.k + settings.distractors > len(registry()):
         raise Rejected("plan", f"K={settings.k} plus D={settings.distractors} exceeds the library")
     length = rng.randrange(settings.walk_min, settings.walk_max + 1)
-    for _ in range(20):  # some service sets admit no typed walk (two write-only services): draw again
-        services = rng.sample(candidates, settings.k)
+    forced = [s for s, i in INTERFACE_OF.items() if i in settings.interfaces and s in candidates]
+    free = [
+        s
+        for s in candidates
+        if s not in forced and (not settings.interfaces or interface_of(s) in settings.interfaces)
+    ]
+    for _ in range(20 if not settings.interfaces else 60):  # some sets admit no typed walk: draw again
+        services = (
+            sorted(forced + rng.sample(free, settings.k - len(forced)))
+            if forced
+            else rng.sample(candidates, settings.k)
+        )
         walk = plan_walk(rng, services, moves, length)
-        if walk is not None:
+        if walk is not None and (
+            not settings.interfaces or crosses([w.service for w in walk], settings.interfaces)
+        ):
             break
+        walk = None
     else:
         raise Rejected("plan", f"no walk of length {length} over 20 samples of {settings.k} services")
     rest = [s for s in registry() if s not in services]
@@ -414,6 +443,18 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
             "domains": sorted({registry()[s].domain for s in services}),
             # compiled services a task needs are named so `tasks check` can say which manifests to load
             **({"pool": list(settings.pool)} if settings.pool else {}),
+            **(
+                {
+                    "interfaces": list(settings.interfaces),
+                    "interface_walk": [interface_of(w.service) for w in walk],
+                    "interface_switches": sum(
+                        interface_of(a.service) != interface_of(b.service)
+                        for a, b in zip(walk, walk[1:], strict=False)
+                    ),
+                }
+                if settings.interfaces
+                else {}
+            ),
         },
     }
     return task
