@@ -77,3 +77,43 @@ def test_tampering_and_failing_activities_are_reported(built: Path, tmp_path: Pa
     assert e.value.activity.split("(")[0] in ("file_report", "meeting_with_notes")
     r = CliRunner().invoke(app, ["worlds", "check", str(tmp_path / "nothing")])
     assert r.exit_code == 2
+
+
+def test_xai_tasks_start_from_a_persona_day(built: Path, tmp_path: Path) -> None:
+    out = tmp_path / "xai.jsonl"
+    r = CliRunner().invoke(
+        app,
+        [
+            "tasks",
+            "generate",
+            "--world",
+            str(built),
+            "--n",
+            "6",
+            "--k",
+            "4",
+            "--distractors",
+            "1",
+            "--interfaces",
+            "gui,mcp,cli",
+            "--seed",
+            "8",
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    for t in tasks:
+        w = t["meta"]["world"]
+        persona = json.loads((built / w["persona"] / "persona.json").read_text())
+        assert set(t["services"]) <= {*persona["services"], "browser"}
+        day = json.loads((built / w["persona"] / f"day{w['day']}.json").read_text())
+        s0 = t["initial_state"]["services"]
+        for svc in set(t["services"]) & set(persona["services"]) - {"workspace"}:
+            # the task's history is the persona's: their day's records are all in s0
+            for table, rows in day["snapshot"]["services"][svc].items():
+                if not table.startswith("_"):
+                    assert set(rows) <= set(s0[svc][table])
+    r = CliRunner().invoke(app, ["tasks", "check", str(out)])
+    assert r.exit_code == 0 and "6/6" in r.output, r.output

@@ -60,6 +60,9 @@ def generate(
     services: Annotated[
         str | None, typer.Option(help="Draw each task's K services from these only (comma-separated).")
     ] = None,
+    world: Annotated[
+        Path | None, typer.Option(help="A folder of `worlds build`: tasks start from a persona's day.")
+    ] = None,
     interfaces: Annotated[
         str | None,
         typer.Option(help="XAI tasks: interfaces every walk crosses, from gui,mcp,cli (and revisits one)."),
@@ -92,7 +95,10 @@ def generate(
         size=size,
         pool=tuple(sorted(x.strip() for x in services.split(",") if x.strip())) if services else (),
         interfaces=_interfaces(interfaces, k),
+        world=str(world.resolve()) if world else "",
     )
+    if world is not None and not (world / "world.json").is_file():
+        raise typer.BadParameter(f"--world {world}: no world.json (build one with `compoworld worlds build`)")
     with Progress(
         TextColumn("[bold]generating"),
         BarColumn(),

@@ -89,6 +89,7 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
             size=m["size"],
             pool=tuple(m.get("pool", ())),
             interfaces=tuple(m.get("interfaces", ())),
+            world=(m.get("world") or {}).get("dir", ""),
         )
         try:
             again = Task.model_validate(generate_task(m["seed"], m["index"], settings))

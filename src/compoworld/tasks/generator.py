@@ -84,6 +84,7 @@ class Settings:
     size: str = "small"
     pool: tuple[str, ...] = ()  # draw the K services from these only (empty: every service with moves)
     interfaces: tuple[str, ...] = ()  # XAI: the walk must cross these (gui, mcp, cli) and revisit one
+    world: str = ""  # a folder of `worlds build`: s0 is a persona's world after one of its days
 
 
 INTERFACE_OF = {"browser": "gui", "workspace": "cli"}  # every other service is reached over MCP
@@ -112,6 +113,45 @@ class Rejected(Exception):
 def base_world(world_seed: int, size: str) -> dict[str, Any]:
     """The seeded state of every library service (built once per world, then shared copy-on-write)."""
     return Environment(services=list(registry()), seed=world_seed, size=size).snapshot()
+
+
+@lru_cache(maxsize=4)
+def _world_index(folder: str) -> dict[str, Any]:
+    import json
+    from pathlib import Path
+
+    root = Path(folder)
+    meta = json.loads((root / "world.json").read_text())
+    people = {p["id"]: json.loads((root / p["id"] / "persona.json").read_text()) for p in meta["personas"]}
+    if not people:
+        raise ValueError(f"{folder}: the world has no personas")
+    return {"days": meta["days"], "personas": people}
+
+
+def persona_day(folder: str, rng: Any) -> dict[str, Any]:
+    """Draw a persona and a day of a built world (recorded in the task as its s0)."""
+    idx = _world_index(folder)
+    pid = rng.choice(sorted(idx["personas"]))
+    p = idx["personas"][pid]
+    return {
+        "persona": pid,
+        "day": rng.randrange(1, idx["days"] + 1),
+        "world_seed": p["world_seed"],
+        "services": [*p["services"], "browser"],
+    }
+
+
+@lru_cache(maxsize=16)
+def persona_world(folder: str, persona: str, day: int, size: str) -> dict[str, Any]:
+    """Every library service seeded for the persona's company, with the persona's own services as
+    they stood after `day` (so the persona's days are the task's history)."""
+    import json
+    from pathlib import Path
+
+    idx = _world_index(folder)
+    lived = json.loads((Path(folder) / persona / f"day{day}.json").read_text())["snapshot"]
+    base = base_world(idx["personas"][persona]["world_seed"], size)
+    return {"clock": lived["clock"], "services": {**base["services"], **lived["services"]}}
 
 
 def environment_for(services: list[str], world: dict[str, Any]) -> Environment:
@@ -229,9 +269,19 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
     """One task as plain data (before gates). Raises Rejected with the cause when it cannot be made."""
     rng = derive_rng(seed, "task", index)
     world_seed = derive_rng(seed, "world", index // WORLD_BLOCK).randrange(2**31)
-    world = base_world(world_seed, settings.size)
+    lived: dict[str, Any] | None = None
+    if settings.world:  # s0 = W(persona, day): the persona's services as that day left them
+        lived = persona_day(settings.world, rng)
+        world_seed = lived["world_seed"]
+        world = persona_world(settings.world, lived["persona"], lived["day"], settings.size)
+    else:
+        world = base_world(world_seed, settings.size)
     moves = moves_by_service()
-    candidates = sorted(s for s in moves if not settings.pool or s in settings.pool)
+    candidates = sorted(
+        s
+        for s in moves
+        if (not settings.pool or s in settings.pool) and (lived is None or s in lived["services"])
+    )
     if settings.k > len(candidates) or settings.k + settings.distractors > len(registry()):
         raise Rejected("plan", f"K={settings.k} plus D={settings.distractors} exceeds the library")
     length = rng.randrange(settings.walk_min, settings.walk_max + 1)
@@ -443,6 +493,11 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
             "domains": sorted({registry()[s].domain for s in services}),
             # compiled services a task needs are named so `tasks check` can say which manifests to load
             **({"pool": list(settings.pool)} if settings.pool else {}),
+            **(
+                {"world": {"dir": settings.world, "persona": lived["persona"], "day": lived["day"]}}
+                if lived
+                else {}
+            ),
             **(
                 {
                     "interfaces": list(settings.interfaces),
