@@ -1,0 +1,62 @@
+"""The web pages as a real HTTP app (for vision agents and Playwright), over one environment.
+
+GET renders a page as HTML (elements carry `data-eid`); POST submits the page's form: typed
+textboxes first, then the clicked button, through the `browser` service, so the real browser and
+the text browser share one code path and act through the same tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from compoworld.interfaces.web import render
+
+MAX_FORM = 64 * 1024
+
+
+def web_app(env: Any) -> Starlette:
+    if "browser" not in env.services:
+        raise ValueError("the web app needs the 'browser' service in the environment")
+    browser = env.services["browser"]
+
+    def facts() -> dict[str, str]:
+        return {k: v["text"] for k, v in browser.table("facts").items()}
+
+    async def page(request: Request) -> Response:
+        url = "/" + request.path_params.get("path", "")
+        if request.method == "GET":
+            p = render(env, url, facts())
+            if p is None:
+                return HTMLResponse(f"<h1>Not found</h1><p>no page at {url}</p>", status_code=404)
+            env.call("browser__open", {"url": url})
+            return HTMLResponse(p.html())
+        raw = await request.body()
+        if len(raw) > MAX_FORM:
+            return HTMLResponse("<h1>Form too large</h1>", status_code=413)
+        form = {k: v[-1] for k, v in parse_qs(raw.decode(errors="replace")).items()}
+        opened = env.call("browser__open", {"url": url})
+        if not opened["success"]:
+            return HTMLResponse(f"<h1>Not found</h1><p>no page at {url}</p>", status_code=404)
+        for k, v in form.items():
+            if k != "click" and v:
+                env.call("browser__type", {"element_id": k, "text": v})
+        r = env.call("browser__click", {"element_id": form.get("click", "")})
+        if not r["success"]:
+            p = render(env, url, facts())
+            msg = r["error"]["message"]
+            body = (p.html() if p else "").replace("<form", f"<p role='alert'>{msg}</p><form", 1)
+            return HTMLResponse(body, status_code=400 if r["error"]["code"] < 500 else 500)
+        return RedirectResponse(r["data"]["url"], status_code=303)
+
+    return Starlette(
+        routes=[
+            Route("/", page, methods=["GET", "POST"]),
+            Route("/{path:path}", page, methods=["GET", "POST"]),
+        ]
+    )
