@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import sys
 import threading
@@ -216,3 +217,55 @@ def test_idle_sessions_expire(http_server) -> None:
         ).status_code
         == 404
     )
+
+
+def test_web_pages_are_served_per_session_behind_the_agent_token(http_server) -> None:
+    url, store, _ = http_server
+    http = httpx2.Client(base_url=url)
+    a = http.post("/sessions", json={"services": ["browser", "chat"], "seed": 2}, headers=CONTROL).json()
+    b = http.post("/sessions", json={"services": ["browser", "chat"], "seed": 2}, headers=CONTROL).json()
+    plain = http.post("/sessions", json={"services": ["chat"], "seed": 2}, headers=CONTROL).json()
+    auth = {"Authorization": f"Bearer {a['agent_token']}"}
+    r = http.get(f"/web/{a['session_id']}/channels", headers=auth)
+    assert (
+        r.status_code == 200 and "data-eid" in r.text and f"href='/web/{a['session_id']}/channels/" in r.text
+    )
+    assert http.get(f"/web/{a['session_id']}/channels").status_code == 401
+    assert (
+        http.get(
+            f"/web/{a['session_id']}/channels", headers={"Authorization": f"Bearer {b['agent_token']}"}
+        ).status_code
+        == 403
+    )
+    assert (
+        http.get(
+            f"/web/{plain['session_id']}/", headers={"Authorization": f"Bearer {plain['agent_token']}"}
+        ).status_code
+        == 404
+    )
+    assert http.get("/web/nope/", headers=auth).status_code == 404
+    # a form posted in session A changes A only
+    chans = [
+        c
+        for c in store.sessions[a["session_id"]].env.env.services["chat"].table("channels").values()
+        if not c["is_im"]
+    ]
+    hb = store.sessions[b["session_id"]].env.env.state_hash()
+    for c in chans:
+        page = http.get(f"/web/{a['session_id']}/channels/{c['id']}", headers=auth).text
+        box = re.search(r"name='(e\d+)' aria-label='Message'", page).group(1)
+        click = re.search(r"name='click' value='(e\d+)'", page).group(1)
+        r = http.post(
+            f"/web/{a['session_id']}/channels/{c['id']}",
+            headers=auth,
+            content=f"{box}=hello+from+A&click={click}",
+            follow_redirects=False,
+        )
+        if r.status_code == 303:
+            break
+    assert r.status_code == 303 and r.headers["location"].startswith(f"/web/{a['session_id']}/")
+    assert store.sessions[b["session_id"]].env.env.state_hash() == hb
+    found = store.sessions[a["session_id"]].env.env.call(
+        "chat__slack_user_search_messages", {"query": "hello from A"}
+    )
+    assert found["success"] and "hello from A" in repr(found["data"])

@@ -20,7 +20,8 @@ from compoworld.interfaces.web import render
 MAX_FORM = 64 * 1024
 
 
-def web_app(env: Any) -> Starlette:
+def web_app(env: Any, prefix: str = "") -> Starlette:
+    """`prefix` is where the app is mounted (links and redirects are made absolute under it)."""
     if "browser" not in env.services:
         raise ValueError("the web app needs the 'browser' service in the environment")
     browser = env.services["browser"]
@@ -35,7 +36,7 @@ def web_app(env: Any) -> Starlette:
             if p is None:
                 return HTMLResponse(f"<h1>Not found</h1><p>no page at {url}</p>", status_code=404)
             env.call("browser__open", {"url": url})
-            return HTMLResponse(p.html())
+            return HTMLResponse(_prefixed(p.html(), prefix))
         raw = await request.body()
         if len(raw) > MAX_FORM:
             return HTMLResponse("<h1>Form too large</h1>", status_code=413)
@@ -50,9 +51,11 @@ def web_app(env: Any) -> Starlette:
         if not r["success"]:
             p = render(env, url, facts())
             msg = r["error"]["message"]
-            body = (p.html() if p else "").replace("<form", f"<p role='alert'>{msg}</p><form", 1)
+            body = _prefixed(p.html() if p else "", prefix).replace(
+                "<form", f"<p role='alert'>{msg}</p><form", 1
+            )
             return HTMLResponse(body, status_code=400 if r["error"]["code"] < 500 else 500)
-        return RedirectResponse(r["data"]["url"], status_code=303)
+        return RedirectResponse(prefix + r["data"]["url"], status_code=303)
 
     return Starlette(
         routes=[
@@ -60,3 +63,7 @@ def web_app(env: Any) -> Starlette:
             Route("/{path:path}", page, methods=["GET", "POST"]),
         ]
     )
+
+
+def _prefixed(page_html: str, prefix: str) -> str:
+    return page_html.replace("href='/", f"href='{prefix}/") if prefix else page_html

@@ -42,6 +42,7 @@ class Session:
     task: Task | None
     created: float
     last_used: float = field(default=0.0)
+    web: Any = None  # the session's web app, made on first use
 
 
 class Store:
@@ -262,6 +263,31 @@ class Gate:
                     "raw_path": b"/mcp",
                     "state": {**(scope.get("state") or {}), "cw_session": sid},
                 }
+            elif path.startswith("/web/"):
+                # the session's web pages (GUI interface), behind the same agent token
+                sid, _, rest = path[5:].partition("/")
+                headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+                session = self.store.get(sid)
+                if session is None:
+                    return await _send_json(send, 404, f"no session at {path}")
+                token = _bearer(headers)
+                if token is None:
+                    return await _send_json(send, 401, "missing bearer token: use the session's agent token")
+                if not hmac.compare_digest(token, session.agent_token):
+                    return await _send_json(send, 403, "this token does not belong to this session")
+                if "browser" not in session.env.env.services:
+                    return await _send_json(
+                        send, 404, "this session has no web pages (add the 'browser' service)"
+                    )
+                session.last_used = time.monotonic()
+                if session.web is None:
+                    from compoworld.interfaces.webapp import web_app
+
+                    session.web = web_app(session.env.env, prefix=f"/web/{sid}")
+                sub = "/" + rest
+                return await session.web(
+                    {**scope, "path": sub, "raw_path": sub.encode(), "root_path": ""}, receive, send
+                )
             elif path.startswith("/sessions"):
                 length = int(
                     dict((k.decode().lower(), v.decode()) for k, v in scope.get("headers", [])).get(
