@@ -117,3 +117,54 @@ def test_xai_tasks_start_from_a_persona_day(built: Path, tmp_path: Path) -> None
                     assert set(rows) <= set(s0[svc][table])
     r = CliRunner().invoke(app, ["tasks", "check", str(out)])
     assert r.exit_code == 0 and "6/6" in r.output, r.output
+
+
+def test_a_model_may_propose_personas_and_plans_validated_and_stored(tmp_path: Path) -> None:
+    from compoworld.core.company import make_company
+    from tests.scripted_server import ScriptedServer, say
+
+    base, _ = make_personas(21, 2)
+    cust = [c.name for c in make_company(base[0].world_seed, "small").customers]
+    good = {
+        "occupation": "support lead",
+        "habits": ["reads tickets first"],
+        "stories": [{"kind": "renewal", "customer": cust[0]}, {"kind": "onboarding", "customer": cust[1]}],
+        "plan": {
+            str(d): [{"story": "s1", "skill": "email_thread"}, {"story": "s2", "skill": "file_report"}]
+            for d in (1, 2)
+        },
+    }
+    bad = {**good, "occupation": "astronaut"}
+    with ScriptedServer([say(json.dumps(good)), say(json.dumps(bad))]) as server:
+        r = CliRunner().invoke(
+            app,
+            [
+                "worlds",
+                "build",
+                "--personas",
+                "2",
+                "--days",
+                "2",
+                "--seed",
+                "21",
+                "--out",
+                str(tmp_path),
+                "--model",
+                "scripted",
+                "--base-url",
+                server.url,
+            ],
+        )
+    assert r.exit_code == 0, r.output
+    p0 = json.loads((tmp_path / "p000" / "persona.json").read_text())
+    assert (
+        p0["proposed_by"] == "scripted"
+        and p0["occupation"] == "support lead"
+        and p0["plan"]["1"][1]["skill"] == "file_report"
+    )
+    day1 = json.loads((tmp_path / "p000" / "day1.json").read_text())
+    assert [a["skill"] for a in day1["activities"]] == ["email_thread", "file_report"]
+    assert json.loads((tmp_path / "p001" / "persona.json").read_text())["proposed_by"] == "offline"
+    # the stored plan replays without any model
+    r = CliRunner().invoke(app, ["worlds", "check", str(tmp_path)])
+    assert r.exit_code == 0 and "4/4" in r.output

@@ -22,6 +22,12 @@ def build(
     days: Annotated[int, typer.Option(help="Days per persona.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same worlds.")] = 0,
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("worlds"),
+    model: Annotated[
+        str | None, typer.Option(help="Let this model propose personas and plans (optional).")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Its OpenAI-compatible endpoint (or COMPOWORLD_BASE_URL).")
+    ] = None,
 ) -> None:
     """Generate personas, live their days, keep the days two separate replays agree on."""
     from compoworld.worlds import build_world, make_personas
@@ -33,6 +39,18 @@ def build(
     except ValueError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
+    if model:
+        from compoworld.llm.client import LLMConfig
+        from compoworld.worlds.propose import propose
+
+        try:
+            config = LLMConfig.from_env(base_url, model)
+        except ValueError as e:
+            err.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from None
+        people, notes = propose(people, days, config)
+        for n in notes:
+            err.print(f"[yellow]{n}[/yellow]")
     with Progress(
         TextColumn("[bold]building"),
         BarColumn(),

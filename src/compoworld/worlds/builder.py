@@ -21,7 +21,10 @@ FORMAT = 1
 
 
 def plan_day(p: Persona, seed: int, day: int) -> list[dict[str, str]]:
-    """2-4 activities; each story line advances through its own sequence of skills over the days."""
+    """2-4 activities; each story line advances through its own sequence of skills over the days.
+    A plan a model proposed (stored with the persona) is used as is, so replays need no model."""
+    if p.plan is not None and str(day) in p.plan:
+        return p.plan[str(day)]
     rng = derive_rng(seed, "plan", p.id, day)
     arc = ["email_thread", "meeting_with_notes", "crm_note", "ticket_escalation", "file_report"]
     acts = []

@@ -53,6 +53,8 @@ class Persona:
     habits: list[str]
     world_seed: int  # seeds the persona's company and services
     stories: list[dict[str, Any]] = field(default_factory=list)  # running story lines
+    plan: dict[str, list[dict[str, str]]] | None = None  # day -> activities, when a model proposed them
+    proposed_by: str = "offline"  # "offline" or the model that proposed the persona and plan
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
