@@ -82,3 +82,16 @@ def test_bad_clicks_and_empty_forms_change_nothing(env: Environment) -> None:
         env.call("browser__type", {"element_id": eid(msg, "text 'From"), "text": "x"})["error"]["code"] == 404
     )
     assert env.state_hash() == before and inbox
+
+
+def test_crm_and_order_pages_show_the_records_mcp_sees() -> None:
+    env = Environment(["browser", "crm", "shop"], seed=2, size="small")
+    home = page(env, "open", url="/")
+    assert "-> /crm" in home and "-> /orders" in home
+    orders = page(env, "open", url="/orders")
+    detail = page(env, "click", element_id="e1")
+    oid = detail.splitlines()[0].rsplit("/", 1)[1]
+    assert env.services["shop"].table("orders")[oid]["name"] in detail and orders
+    crm = page(env, "open", url="/crm")
+    rec = page(env, "click", element_id=eid(crm, "companies:"))
+    assert "name: " in rec

@@ -95,6 +95,8 @@ def render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
             ("calendar", "/calendar", "Calendar"),
             ("helpdesk", "/tickets", "Tickets"),
             ("helpdesk", "/companies", "Companies"),
+            ("crm", "/crm", "CRM"),
+            ("shop", "/orders", "Orders"),
         ):
             if name in svcs:
                 page.add("link", label, href=path)
@@ -177,6 +179,50 @@ def render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
                 "then": url,
             },
         )
+        return page
+    if head == "crm" and "crm" in svcs:
+        objs = svcs["crm"].table("objects")
+        if not rest:
+            page = Page(url, "CRM records")
+            for o in sorted(objs.values(), key=lambda o: (o["object_type"], str(o["id"]))):
+                props = o.get("properties") or {}
+                label = (
+                    props.get("name")
+                    or props.get("dealname")
+                    or props.get("subject")
+                    or " ".join(x for x in (props.get("firstname"), props.get("lastname")) if x)
+                    or o["id"]
+                )
+                page.add("link", f"{o['object_type']}: {label}", href=f"/crm/{o['id']}")
+            return page
+        o = objs.get(rest[0])
+        if o is None:
+            return None
+        page = Page(url, f"{o['object_type']} {o['id']}")
+        for k, v in sorted((o.get("properties") or {}).items()):
+            page.add("text", f"{k}: {v}")
+        return page
+    if head == "orders" and "shop" in svcs:
+        orders = svcs["shop"].table("orders")
+        if not rest:
+            page = Page(url, "Orders")
+            for o in sorted(orders.values(), key=lambda o: str(o.get("created_at")), reverse=True):
+                page.add(
+                    "link",
+                    f"{o['name']} {o.get('email')} {o.get('total_price')} [{o.get('financial_status')}]",
+                    href=f"/orders/{o['id']}",
+                )
+            return page
+        o = orders.get(rest[0])
+        if o is None:
+            return None
+        page = Page(url, f"Order {o['name']}")
+        page.add("text", f"Customer: {o.get('email')}  Total: {o.get('total_price')}")
+        page.add("text", f"Payment: {o.get('financial_status')}  Fulfillment: {o.get('fulfillment_status')}")
+        for li in o.get("line_items") or []:
+            page.add(
+                "text", f"{li.get('quantity')} x {li.get('title') or li.get('sku')} at {li.get('price')}"
+            )
         return page
     if head == "calendar" and "calendar" in svcs and not rest:
         page = Page(url, "Calendar")
