@@ -92,3 +92,15 @@ def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("properties"), dict):
         out["properties"] = {k: _drop_null_branch(v) for k, v in out["properties"].items()}
     return out
+
+
+def schema_violations(validator: Any, arguments: Any, tool: str) -> str | None:
+    """The 400 message naming each bad field (the first five), or None when `arguments` fit.
+
+    `validator` is a `jsonschema` validator of the tool's input schema (built once by the caller).
+    """
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    parts = [f"'{'.'.join(map(str, e.path)) or 'arguments'}': {e.message}" for e in errors[:5]]
+    return f"Invalid arguments for {tool}: " + "; ".join(parts)

@@ -159,19 +159,9 @@ class Service:
     # ---- calls --------------------------------------------------------------------------
     def invoke(self, spec: ToolSpec, arguments: Any) -> dict[str, Any]:
         """Validate, run and commit one call; any failure rolls back and becomes an envelope."""
-        if arguments is None:
-            arguments = {}
-        elif isinstance(arguments, str | bytes):
-            try:
-                arguments = orjson.loads(arguments) if arguments.strip() else {}
-            except orjson.JSONDecodeError as e:
-                return failure(400, "invalid_arguments", f"Arguments of {spec.name} are not valid JSON: {e}")
-        if not isinstance(arguments, dict):
-            return failure(
-                400,
-                "invalid_arguments",
-                f"Arguments of {spec.name} must be a JSON object, got {type(arguments).__name__}",
-            )
+        arguments, bad = decode_arguments(spec.name, arguments)
+        if bad is not None:
+            return bad
         try:
             kwargs = spec.validate(arguments)
         except ValidationError as e:
@@ -207,6 +197,24 @@ class Service:
             return
         tables = {k: v for k, v in self.store.tables.items() if k != META}
         self.state_model.model_validate(tables)
+
+
+def decode_arguments(tool: str, arguments: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Arguments as a dict (None -> {}, JSON text parsed), or a 400 envelope saying why not."""
+    if arguments is None:
+        return {}, None
+    if isinstance(arguments, str | bytes):
+        try:
+            arguments = orjson.loads(arguments) if arguments.strip() else {}
+        except orjson.JSONDecodeError as e:
+            return {}, failure(400, "invalid_arguments", f"Arguments of {tool} are not valid JSON: {e}")
+    if not isinstance(arguments, dict):
+        return {}, failure(
+            400,
+            "invalid_arguments",
+            f"Arguments of {tool} must be a JSON object, got {type(arguments).__name__}",
+        )
+    return arguments, None
 
 
 def check_arg(condition: bool, message: str) -> None:

@@ -139,7 +139,7 @@ def build_app(store: Store, control_token: str, public_url: str):
         now = time.monotonic()
         store.expire()
         served = EnvSession(env, mode)
-        store.schemas.update(served._schemas)
+        store.schemas.update(served.schemas)
         store.sessions[sid] = Session(sid, secrets.token_urlsafe(24), served, task, now, now)
         return JSONResponse(
             {
@@ -239,20 +239,29 @@ class Gate:
         self.app = app
         self.store = store
 
+    async def _admit(self, sid: str, headers: dict[str, str], send: Any, missing: str) -> Session | None:
+        """The session if `headers` carry its agent token; otherwise answer 404 / 401 / 403 and None."""
+        session = self.store.get(sid) if sid else None
+        token = _bearer(headers)
+        if session is None:
+            await _send_json(send, 404, missing)
+        elif token is None:
+            await _send_json(send, 401, "missing bearer token: use the session's agent token")
+        elif not hmac.compare_digest(token, session.agent_token):
+            await _send_json(send, 403, "this token does not belong to this session")
+        else:
+            return session
+        return None
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             path = scope["path"]
             if path == "/mcp" or path.startswith("/mcp/"):
                 sid = path[5:].strip("/") if path.startswith("/mcp/") else ""
                 headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
-                session = self.store.get(sid) if sid else None
-                token = _bearer(headers)
+                session = await self._admit(sid, headers, send, f"no MCP session at {path}")
                 if session is None:
-                    return await _send_json(send, 404, f"no MCP session at {path}")
-                if token is None:
-                    return await _send_json(send, 401, "missing bearer token: use the session's agent token")
-                if not hmac.compare_digest(token, session.agent_token):
-                    return await _send_json(send, 403, "this token does not belong to this session")
+                    return None
                 length = int(headers.get("content-length") or 0)
                 if length > MAX_BODY:
                     return await _send_json(send, 413, f"request body over {MAX_BODY} bytes")
@@ -267,14 +276,9 @@ class Gate:
                 # the session's web pages (GUI interface), behind the same agent token
                 sid, _, rest = path[5:].partition("/")
                 headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
-                session = self.store.get(sid)
+                session = await self._admit(sid, headers, send, f"no session at {path}")
                 if session is None:
-                    return await _send_json(send, 404, f"no session at {path}")
-                token = _bearer(headers)
-                if token is None:
-                    return await _send_json(send, 401, "missing bearer token: use the session's agent token")
-                if not hmac.compare_digest(token, session.agent_token):
-                    return await _send_json(send, 403, "this token does not belong to this session")
+                    return None
                 if "browser" not in session.env.env.services:
                     return await _send_json(
                         send, 404, "this session has no web pages (add the 'browser' service)"

@@ -20,6 +20,7 @@ from mcp.server.lowlevel import Server
 from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure, ok
 from compoworld.core.environment import Environment
+from compoworld.core.schema import schema_violations
 
 RESERVED = re.compile(r"(^|__)(verify|reset|state|get_state|snapshot|restore|reward|grade|score)", re.I)
 
@@ -52,7 +53,7 @@ class EnvSession:
         }
         self.entries = [*entries, finish]
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
-        self._schemas = {e["name"]: e["inputSchema"] for e in self.entries}
+        self.schemas = {e["name"]: e["inputSchema"] for e in self.entries}
 
     def tools(self) -> list[types.Tool]:
         key = (self.mode, tuple(e["name"] for e in self.entries))
@@ -73,22 +74,21 @@ class EnvSession:
         return tools
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
-        return self._schemas.get(name)
+        return self.schemas.get(name)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Validate against the advertised schema, then run; always an envelope."""
         self.calls += 1
-        schema = self._schemas.get(name)
+        schema = self.schemas.get(name)
         if schema is None:
             return failure(404, "unknown_tool", f"Unknown tool '{name}'")
         args = arguments or {}
         v = self._validators.get(name)
         if v is None:
             v = self._validators[name] = jsonschema.Draft202012Validator(schema)
-        errors = sorted(v.iter_errors(args), key=lambda e: list(e.path))
-        if errors:
-            parts = [f"'{'.'.join(map(str, e.path)) or 'arguments'}': {e.message}" for e in errors[:5]]
-            return failure(400, "invalid_arguments", f"Invalid arguments for {name}: " + "; ".join(parts))
+        bad = schema_violations(v, args, name)
+        if bad:
+            return failure(400, "invalid_arguments", bad)
         if name == FINISH:
             self.answer = args.get("answer", "")
             return ok({"finished": True})

@@ -17,7 +17,8 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, create_model
 
 from compoworld.core.envelope import NotFound, ToolError, failure
-from compoworld.core.service import SeedContext, Service
+from compoworld.core.schema import schema_violations
+from compoworld.core.service import SeedContext, Service, decode_arguments
 from compoworld.core.tool import ToolSpec
 from compoworld.spec.compiler import LIMIT_PARAMS, MANIFEST_VERSION, OFFSET_PARAMS, QUERY_PARAMS, norm
 
@@ -108,26 +109,12 @@ class CompiledService(Service):
     # ---- calls ----------------------------------------------------------------------------
     def invoke(self, spec: ToolSpec, arguments: Any) -> dict[str, Any]:
         op = self.ops[spec.name]
-        if arguments is None:
-            arguments = {}
-        elif isinstance(arguments, str | bytes):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as e:
-                return self._mark(
-                    failure(400, "invalid_arguments", f"Arguments of {spec.name} are not valid JSON: {e}"), op
-                )
-        if not isinstance(arguments, dict):
-            return self._mark(
-                failure(400, "invalid_arguments", f"Arguments of {spec.name} must be a JSON object"), op
-            )
-        errors = sorted(self._validator(spec).iter_errors(arguments), key=lambda e: list(e.path))
-        if errors:
-            parts = [f"'{'.'.join(map(str, e.path)) or 'arguments'}': {e.message}" for e in errors[:5]]
-            return self._mark(
-                failure(400, "invalid_arguments", f"Invalid arguments for {spec.name}: " + "; ".join(parts)),
-                op,
-            )
+        arguments, rejected = decode_arguments(spec.name, arguments)
+        if rejected is not None:
+            return self._mark(rejected, op)
+        bad = schema_violations(self._validator(spec), arguments, spec.name)
+        if bad:
+            return self._mark(failure(400, "invalid_arguments", bad), op)
         if op["kind"] == "simulated" or op.get("quarantined"):
             if self.world_model is None:
                 return self._mark(

@@ -21,14 +21,28 @@ GATES = ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_le
 
 def replay(
     env: Environment, calls: list[dict[str, Any]], skip: set[int] = frozenset()
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run reference calls (except `skip`) from the environment's current state; the final snapshot and the envelopes."""
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
+    """Run reference calls (except `skip`) from the environment's current state: the final snapshot,
+    the envelopes, and the indices of the calls that really wrote (changed non-UI state; a shell
+    `grep` is declared mutating but only reads)."""
     results = []
+    writes = []
     for i, c in enumerate(calls):
         if i in skip:
             continue
+        before = env.snapshot() if _mutates(env, c["tool"]) else None
         results.append(env.call(c["tool"], c["arguments"]))
-    return env.snapshot(), results
+        if before is not None and _wrote(env, before):
+            writes.append(i)
+    return env.snapshot(), results, writes
+
+
+def _wrote(env: Environment, before: dict[str, Any]) -> bool:
+    return any(
+        ch.service not in env.services
+        or ch.path.split("/", 1)[0] not in env.services[ch.service].ephemeral_tables
+        for ch in env.diff(before, env.snapshot())
+    )
 
 
 def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
@@ -42,7 +56,7 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
     if v0.passed:
         out["initial_unsatisfied"] = "the initial state already satisfies every check"
     calls = [c.model_dump() for c in task.reference_solution]
-    final, results = replay(env, calls)
+    final, results, mutating = replay(env, calls)
     bad = [r for r in results if not r["success"]]
     v1 = verify(task, final, task.answer)
     if bad or not v1.passed:
@@ -53,21 +67,9 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         )
         out["solvable"] = f"replaying the reference fails: {why}"
     h1 = env.state_hash()
-    # calls that really changed the state on replay (a shell `grep` is declared mutating but reads)
-    env.reset()
-    mutating = []
-    for i, c in enumerate(calls):
-        before = env.snapshot() if _mutates(env, c["tool"]) else None
-        env.call(c["tool"], c["arguments"])
-        if before is not None and any(
-            ch.service not in env.services
-            or ch.path.split("/", 1)[0] not in env.services[ch.service].ephemeral_tables
-            for ch in env.diff(before, env.snapshot())
-        ):
-            mutating.append(i)
     for i in mutating:
         env.reset()
-        final_i, _ = replay(env, calls, skip={i})
+        final_i, _, _ = replay(env, calls, skip={i})
         if verify(task, final_i, task.answer).passed:
             out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
             break

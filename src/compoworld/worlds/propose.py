@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 from compoworld.core.company import make_company
 from compoworld.llm.client import EndpointError, LLMClient, LLMConfig
@@ -105,7 +104,3 @@ def propose(personas: list[Persona], days: int, config: LLMConfig) -> tuple[list
         return out, notes
 
     return asyncio.run(run())
-
-
-def describe(p: Persona) -> dict[str, Any]:
-    return {"id": p.id, "proposed_by": p.proposed_by, "occupation": p.occupation}
