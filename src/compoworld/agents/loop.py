@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compoworld.agents.policies import Agent
-from compoworld.agents.prompt import FINISH, FINISH_TOOL, system_prompt
+from compoworld.agents.prompt import FINISH, FINISH_TOOL, system_prompt, task_user
 from compoworld.core.envelope import failure
 from compoworld.llm.client import EndpointError, EndpointTimeout
 from compoworld.tasks.model import Task
@@ -59,9 +59,7 @@ async def run_episode(
     t0 = time.perf_counter()
     env = task.environment()
     tools = [*env.tools("openai", mode), FINISH_TOOL]
-    user = (
-        task.initial_state.get("services", {}).get("email", {}).get("_meta", {}).get("owner")
-    ) or "the user"
+    user = task_user(task)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(env.clock.iso(), user, mode)},
         {

@@ -34,3 +34,16 @@ def system_prompt(now_iso: str, user: str, mode: str) -> str:
         '{"success": true, "data": ...} or {"success": false, "error": {...}}; read errors and correct your call. '
         f"When you are done, call the `{FINISH}` tool with your final answer (or reply with a final message and no tool call)."
     )
+
+
+def task_user(task: Any) -> str:
+    """Who the agent works for, as its system prompt names them (name and email where known)."""
+    meta = getattr(task, "meta", None) or {}
+    if meta.get("user"):
+        return str(meta["user"])
+    owner = task.initial_state.get("services", {}).get("email", {}).get("_meta", {}).get("owner")
+    return owner or "the user"
+
+
+def task_system_prompt(task: Any, mode: str = "direct") -> str:
+    return system_prompt(task.initial_state.get("clock", ""), task_user(task), mode)

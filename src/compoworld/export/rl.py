@@ -15,16 +15,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from compoworld.agents.prompt import FINISH, system_prompt
+from compoworld.agents.prompt import FINISH, task_system_prompt
 from compoworld.export.tools import episode_tools
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
 
 def prompt_messages(task: Task, mode: str = "direct") -> list[dict[str, str]]:
-    user = task.initial_state.get("services", {}).get("email", {}).get("_meta", {}).get("owner") or "the user"
     return [
-        {"role": "system", "content": system_prompt(task.initial_state.get("clock", ""), user, mode)},
+        {"role": "system", "content": task_system_prompt(task, mode)},
         {
             "role": "user",
             "content": task.instruction

@@ -1,6 +1,9 @@
-"""The quality gates. Each kept task passes all five; `compoworld tasks check` re-runs them.
+"""The quality gates. Each kept task passes all of them; `compoworld tasks check` re-runs them.
 
-- initial_unsatisfied: V(s0) = 0.
+- initial_unsatisfied: V(s0) = 0, and doing nothing earns no partial credit (score 0).
+- grounded: replayed turn by turn, no reference call uses an identifying value that the system
+  prompt, the instruction or an earlier turn's observation has not shown.
+- adversarial: every built-in adversary (`tasks.adversaries`) gets V = 0.
 - solvable: replaying the reference solution on s0 gives V = 1.
 - necessary: for each mutating reference step, replaying without it makes some check fail.
 - deterministic: replays give identical hashes, s0 hashes to its recorded hash, and regenerating
@@ -16,7 +19,16 @@ from compoworld.core.environment import Environment
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
-GATES = ("initial_unsatisfied", "solvable", "necessary", "deterministic", "no_leak", "interfaces")
+GATES = (
+    "initial_unsatisfied",
+    "solvable",
+    "grounded",
+    "necessary",
+    "deterministic",
+    "no_leak",
+    "interfaces",
+    "adversarial",
+)
 
 
 def replay(
@@ -46,8 +58,14 @@ def _wrote(env: Environment, before: dict[str, Any]) -> bool:
 
 
 def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
-    """Gate -> None when it passes, else why it failed."""
+    """Gate -> None when it passes, else why it failed; `adversary:NAME` entries give each
+    adversary's result (None: it got V = 0)."""
+    from compoworld.agents.prompt import task_system_prompt
+    from compoworld.tasks.adversaries import ADVERSARIES, attack
+    from compoworld.tasks.grounding import ground, tool_enums
+
     out: dict[str, str | None] = {g: None for g in GATES}
+    out.update({f"adversary:{a}": None for a in ADVERSARIES})
     env = task.environment()
     if env.state_hash() != task.initial_state_hash:
         out["deterministic"] = "the initial state does not hash to initial_state_hash"
@@ -55,8 +73,14 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
     v0 = verify(task, s0, None)
     if v0.passed:
         out["initial_unsatisfied"] = "the initial state already satisfies every check"
+    elif v0.score > 0:
+        out["initial_unsatisfied"] = f"doing nothing earns partial credit {v0.score}"
     calls = [c.model_dump() for c in task.reference_solution]
     final, results, mutating = replay(env, calls)
+    enums = {c["tool"]: tool_enums(env, c["tool"]) for c in calls}
+    _, problems = ground(task_system_prompt(task), task.instruction, calls, results, enums)
+    if problems:
+        out["grounded"] = problems[0]
     bad = [r for r in results if not r["success"]]
     v1 = verify(task, final, task.answer)
     if bad or not v1.passed:
@@ -77,22 +101,16 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
     replay(env, calls)
     if env.state_hash() != h1 and out["deterministic"] is None:
         out["deterministic"] = "two replays of the reference end in different states"
+    if out["solvable"] is None:
+        for name, why in attack(task, env, final).items():
+            out[f"adversary:{name}"] = why
+            if why and out["adversarial"] is None:
+                out["adversarial"] = f"{name}: {why}"
     if regenerate and out["deterministic"] is None and "seed" in task.meta:
-        from compoworld.tasks.generator import Rejected, Settings, generate_task
+        from compoworld.tasks.generator import Rejected, generate_task, settings_from
 
         m = task.meta
-        settings = Settings(
-            k=m["K"],
-            distractors=m["D"],
-            walk_min=m["walk_min"],
-            walk_max=m["walk_max"],
-            decoys=m["decoy_density"],
-            answer_rate=m["answer_rate"],
-            size=m["size"],
-            pool=tuple(m.get("pool", ())),
-            interfaces=tuple(m.get("interfaces", ())),
-            world=(m.get("world") or {}).get("dir", ""),
-        )
+        settings = settings_from(m)
         try:
             again = Task.model_validate(generate_task(m["seed"], m["index"], settings))
             mine = task.model_copy(update={"meta": {k: v for k, v in task.meta.items() if k != "gates"}})
@@ -108,9 +126,8 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         if missing:
             out["interfaces"] = f"the reference solution never uses {sorted(missing)}"
     text = task.instruction.casefold()
-    leaked = [
-        e.fact.value for e in task.dependency_graph.edges if e.fact.value and e.fact.value.casefold() in text
-    ]
+    facts = [e.fact.value for e in task.dependency_graph.edges] + list(task.meta.get("facts", []))
+    leaked = [f for f in facts if f and len(f) > 2 and f.casefold() in text]
     if leaked:
         out["no_leak"] = f"the instruction names intermediate facts: {leaked}"
     return out

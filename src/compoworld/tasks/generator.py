@@ -9,6 +9,7 @@ intermediate fact; then run the gates. Everything is a pure function of (seed, i
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
@@ -32,7 +33,7 @@ from compoworld.tasks.moves import (
 )
 from compoworld.tasks.walk import PlannedStep, plan_walk
 
-GENERATOR_VERSION = "1.0"
+GENERATOR_VERSION = "2.0"
 WORLD_BLOCK = 100  # tasks share a seeded base world per block of this many indices
 
 OPENERS = (
@@ -75,10 +76,10 @@ DISPLAY = {
 
 @dataclass(frozen=True)
 class Settings:
-    k: int = 5
+    k: int = 0  # 0: each family's own K (workflows) or 5 (relay chains)
     distractors: int = 5
-    walk_min: int = 7
-    walk_max: int = 12
+    walk_min: int = 0  # 0 with walk_max 0: the generator's own range (any for workflows, 7:12 for chains)
+    walk_max: int = 0
     decoys: float = 1.0  # probability that a relay gets a near-duplicate decoy
     answer_rate: float = 0.35  # share of tasks that also ask for a final answer
     size: str = "small"
@@ -266,7 +267,236 @@ def _compose(rng: random.Random, clauses: list[str], answer_clause: str | None) 
 
 # ---- generation -----------------------------------------------------------------------------
 def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dict[str, Any]:
-    """One task as plain data (before gates). Raises Rejected with the cause when it cannot be made."""
+    """One task as plain data (before gates). Raises Rejected with the cause when it cannot be made.
+
+    Business workflows (`tasks.workflow`) are the default. Relay chains (typed moves joined by
+    planted facts) remain for what no family covers yet: pools of compiled services, persona
+    worlds and interface-crossing (XAI) walks. Both go through the same gates and adversaries."""
+    if uses_workflows(settings):
+        return workflow_task(seed, index, settings)
+    return chain_task(seed, index, settings)
+
+
+def eligible_families(settings: Settings) -> list[Any]:
+    from compoworld.tasks.workflow import families
+
+    out = []
+    for f in sorted(families().values(), key=lambda f: f.name):
+        if settings.pool and not set(f.services) <= set(settings.pool):
+            continue
+        if settings.k and len(f.services) != settings.k:
+            continue
+        out.append(f)
+    return out
+
+
+def uses_workflows(settings: Settings) -> bool:
+    return not settings.world and not settings.interfaces and bool(eligible_families(settings))
+
+
+def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
+    from compoworld.agents.prompt import system_prompt
+    from compoworld.tasks.grounding import ground, tool_enums
+    from compoworld.tasks.workflow import Builder, PlantError, Unsolvable
+
+    rng = derive_rng(seed, "task", index)
+    world_seed = derive_rng(seed, "world", index // WORLD_BLOCK).randrange(2**31)
+    world = base_world(world_seed, settings.size)
+    fams = eligible_families(settings)
+    fam = fams[rng.randrange(len(fams))]
+    rest = [s for s in registry() if s not in fam.services]
+    distractors = sorted(rng.sample(rest, min(settings.distractors, len(rest))))
+    env = environment_for(sorted([*fam.services, *distractors]), world)
+    company = make_company(world_seed, settings.size)
+    b = Builder(env=env, rng=rng, company=company, family=fam)
+    try:
+        fam.build(b)
+    except Unsolvable as e:
+        raise Rejected("solvable", f"{fam.name}: {e}") from None
+    except Exception as e:  # a world the family cannot use: counted by cause, never kept
+        raise Rejected("plan", f"{fam.name}: {type(e).__name__}: {e}") from None
+    if b.s0 is None or not b.calls or not b.instruction:
+        raise Rejected("plan", f"{fam.name} did not plant, solve and describe a task")
+    s0 = b.s0
+    # the walk: consecutive calls to one service are one step
+    steps: list[tuple[str, list[int]]] = []
+    for i, c in enumerate(b.calls):
+        svc = c["tool"].split("__", 1)[0]
+        if steps and steps[-1][0] == svc:
+            steps[-1][1].append(i)
+        else:
+            steps.append((svc, [i]))
+    walk = [s for s, _ in steps]
+    if set(walk) != set(fam.services):
+        raise Rejected("walk", f"{fam.name} declares {sorted(fam.services)} but its calls use {sorted(set(walk))}")
+    if len(walk) == len(set(walk)):
+        raise Rejected("walk", f"{fam.name}: the walk {walk} revisits no service")
+    if settings.walk_max and not settings.walk_min <= len(walk) <= settings.walk_max:
+        raise Rejected("walk", f"walk of {len(walk)} steps is outside {settings.walk_min}:{settings.walk_max}")
+    step_of = {i: j for j, (_, idx) in enumerate(steps) for i in idx}
+    user = f"{company.me.name} <{company.me.email}>"
+    system = system_prompt(s0["clock"], user, "direct")
+    enums = {c["tool"]: tool_enums(env, c["tool"]) for c in b.calls}
+    sources, problems = ground(system, b.instruction, b.calls, b.results, enums)
+    if problems:
+        raise Rejected("grounded", f"{fam.name}: {problems[0]}")
+    reference = [
+        {**c, "step": step_of[i], "sources": sources[i]} for i, c in enumerate(b.calls)
+    ]
+    edges: dict[tuple[int, int], dict[str, Any]] = {}
+    for i, c in enumerate(reference):
+        for path, src in c["sources"].items():
+            if src.startswith("obs:"):
+                j = step_of[int(src[4:])]
+                if j != c["step"] and (j, c["step"]) not in edges:
+                    value = _value_at(c["arguments"], path)
+                    edges[(j, c["step"])] = {
+                        "source": j,
+                        "target": c["step"],
+                        "fact": {"type": path.rstrip("~").split(".")[-1], "value": value},
+                    }
+    # collateral at record level: exactly the records the reference changed, and as many new ones
+    s1 = env.snapshot()
+    allow: list[dict[str, Any]] = []
+    creates: Counter[tuple[str, str]] = Counter()
+    writes_in: set[str] = set()
+    from compoworld.verify.predicates import changed_records
+    from compoworld.verify.state_view import StateView
+
+    for service, table, key, op in changed_records(StateView(s0), StateView(s1)):
+        writes_in.add(service)
+        if op == "add":
+            creates[(service, table)] += 1
+        else:
+            allow.append({"service": service, "table": table, "key": str(key)})
+    if not writes_in:
+        raise Rejected("plan", f"{fam.name}: the reference changes nothing")
+    rubric = []
+    for item in [*b.goals, *b.guards]:
+        rubric.append({"id": f"c{len(rubric) + 1}", **item})
+    rubric.append(
+        {
+            "id": f"c{len(rubric) + 1}",
+            "description": "nothing else was changed, deleted or created",
+            "weight": 1.0,
+            "kind": "guard",
+            "check": {
+                "predicate": "no_changes_except",
+                "allow": sorted(allow, key=lambda a: (a["service"], a["table"], str(a["key"]))),
+                "creates": [{"service": s, "table": t, "count": n} for (s, t), n in sorted(creates.items())],
+            },
+        }
+    )
+    domain_of = registry()
+    return {
+        "id": f"cw-{seed}-{index:06d}",
+        "instruction": b.instruction,
+        "services": sorted(fam.services),
+        "distractors": distractors,
+        "initial_state": s0,
+        "initial_state_hash": b.h0,
+        "dependency_graph": {
+            "nodes": [
+                {
+                    "step": j,
+                    "service": svc,
+                    "move": b.calls[idx[0]]["tool"].split("__", 1)[1],
+                    "mutates": any(env.tool_spec(b.calls[i]["tool"]).mutates for i in idx),
+                }
+                for j, (svc, idx) in enumerate(steps)
+            ],
+            "edges": [edges[k] for k in sorted(edges)],
+        },
+        "walk": walk,
+        "rubric": rubric,
+        "answer": b.answer,
+        "reference_solution": reference,
+        "hint": b.hint,
+        "subtasks": b.subtasks,
+        "traps": b.traps,
+        "meta": {
+            "generator_version": GENERATOR_VERSION,
+            "generator": "workflow",
+            "family": fam.name,
+            "work_domain": fam.domain,
+            "user": user,
+            "facts": b.facts,
+            "seed": seed,
+            "index": index,
+            "K": len(fam.services),
+            "L": len(walk),
+            "D": len(distractors),
+            "settings": settings_dict(settings),
+            "asks_answer": b.answer is not None,
+            "size": settings.size,
+            "difficulty": {
+                "traps": b.knobs["traps"],
+                "decisions": b.knobs["decisions"],
+                "aggregates": b.knobs["aggregates"],
+                "writes": sum(1 for c in b.calls if env.tool_spec(c["tool"]).mutates),
+                "write_services": sorted(writes_in),
+                "revisits": len(walk) - len(set(walk)),
+                "tool_calls": len(b.calls),
+                "turns": len({c["turn"] for c in b.calls}),
+            },
+            "domains": sorted({domain_of[s].domain for s in fam.services}),
+        },
+    }
+
+
+def _value_at(args: dict[str, Any], path: str) -> str:
+    from compoworld.tasks.grounding import leaves
+
+    base = path.rstrip("~")
+    for p, v in leaves(args):
+        if p == base:
+            return str(v)
+    return ""
+
+
+def hash_value_of(snapshot: dict[str, Any]) -> str:
+    from compoworld.tasks.model import state_hash_of
+
+    return state_hash_of(snapshot)
+
+
+def settings_dict(settings: Settings) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    d = asdict(settings)
+    d["pool"] = list(settings.pool)
+    d["interfaces"] = list(settings.interfaces)
+    return d
+
+
+def settings_from(meta: dict[str, Any]) -> Settings:
+    """The settings a task was generated with (both generators record them)."""
+    if "settings" in meta:
+        d = dict(meta["settings"])
+        d["pool"] = tuple(d.get("pool", ()))
+        d["interfaces"] = tuple(d.get("interfaces", ()))
+        return Settings(**d)
+    return Settings(
+        k=meta["K"],
+        distractors=meta["D"],
+        walk_min=meta["walk_min"],
+        walk_max=meta["walk_max"],
+        decoys=meta["decoy_density"],
+        answer_rate=meta["answer_rate"],
+        size=meta["size"],
+        pool=tuple(meta.get("pool", ())),
+        interfaces=tuple(meta.get("interfaces", ())),
+        world=(meta.get("world") or {}).get("dir", ""),
+    )
+
+
+def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[str, Any]:
+    """A relay chain (the first generator): typed moves joined by planted facts."""
+    from dataclasses import replace
+
+    settings = replace(
+        settings, k=settings.k or 5, walk_min=settings.walk_min or 7, walk_max=settings.walk_max or 12
+    )
     rng = derive_rng(seed, "task", index)
     world_seed = derive_rng(seed, "world", index // WORLD_BLOCK).randrange(2**31)
     lived: dict[str, Any] | None = None

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compoworld.core.state import hash_value
+
+
+TASK_FORMAT = 2  # 2: grounded turns with sources, goal/guard checks, traps, record-level collateral
 
 
 class Fact(BaseModel):
@@ -46,13 +49,33 @@ class RubricItem(BaseModel):
     weight: float = 1.0
     check: dict[str, Any]
     step: int | None = None  # the walk step whose effect this checks, if any
+    kind: Literal["goal", "guard"] = "goal"  # guards (traps, collateral) gate the credit, never earn it
 
 
 class Call(BaseModel):
+    """One reference call. Calls of one `turn` go out together, so none of them may use what
+    another call of the same turn returns; `sources` says where each identifying argument value
+    was first shown: "instruction", "system", or "obs:N" (the observation of reference call N)."""
+
     model_config = ConfigDict(extra="forbid")
     tool: str
     arguments: dict[str, Any]
     step: int
+    turn: int = 0
+    sources: dict[str, str] = Field(default_factory=dict)
+
+
+class Trap(BaseModel):
+    """A candidate a careless agent would act on instead of the target (data for the adversaries).
+
+    `swap` maps values of the reference's writes (an id, an email, a channel) to the decoy's, so the
+    decoy and spray adversaries can act on the decoy exactly as the reference acts on the target."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: str  # near_duplicate, stale, closed, do_not_contact, policy_exception, other_recipient, ...
+    description: str
+    swap: dict[str, str] = Field(default_factory=dict)
+    answer: str | None = None  # what an answer naming this candidate would say
 
 
 class Task(BaseModel):
@@ -73,6 +96,8 @@ class Task(BaseModel):
     hint: str
     subtasks: list[str]
     meta: dict[str, Any]
+    traps: list[Trap] = Field(default_factory=list)
+    format_version: int = TASK_FORMAT
 
     @property
     def all_services(self) -> list[str]:
@@ -121,7 +146,15 @@ def load_tasks(path: str | Path) -> list[Task]:
             if not line.strip():
                 continue
             try:
-                out.append(Task.model_validate(orjson.loads(line)))
+                data = orjson.loads(line)
+                version = data.get("format_version", 1) if isinstance(data, dict) else None
+                if version != TASK_FORMAT:
+                    raise ValueError(
+                        f"{p}:{n}: task format {version} is not supported (this version reads format "
+                        f"{TASK_FORMAT}: grounded turns and guard checks); regenerate the set with "
+                        "`compoworld tasks generate`"
+                    )
+                out.append(Task.model_validate(data))
             except orjson.JSONDecodeError as e:
                 raise ValueError(f"{p}:{n}: not valid JSON ({e})") from None
             except ValidationError as e:

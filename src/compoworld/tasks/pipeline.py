@@ -39,8 +39,10 @@ def make_one(seed: int, index: int, settings: Settings) -> tuple[Task | None, st
     except Rejected as e:
         return None, e.gate
     gates = run_gates(task, regenerate=True)
-    failed = [g for g, why in gates.items() if why]
+    failed = [g for g, why in gates.items() if why and not g.startswith("adversary:")]
     if failed:
+        if failed[0] == "adversarial":
+            return None, next(g for g, why in gates.items() if why and g.startswith("adversary:"))
         return None, failed[0]
     task.meta["gates"] = {g: "pass" for g in gates}
     return task, None

@@ -7,7 +7,9 @@ equivalent correct end state passes. Text matches ignore case and runs of whites
 `where` maps a dotted field path to a matcher. A path walks dicts and fans out over lists
 ("attendees.email" matches if any attendee's email matches). A matcher is a plain value (equality;
 for a list field, membership) or one operator: {"eq"|"ne"|"contains"|"contains_all"|"in"|"startswith"|
-"gte"|"lte"|"empty": value}.
+"gte"|"lte"|"empty": value}, or an equivalence operator that accepts the forms a person would:
+{"at": ISO date or instant} (any written date form and time zone), {"phone": number},
+{"person": [email, name, ...]}, {"approx": [value, tolerance]}, {"not_contains": text}.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from compoworld.core.query import norm
 from compoworld.core.state import META
+from compoworld.verify.forms import contains_phone, contains_when, person_matches, same_phone, same_when
 from compoworld.verify.state_view import StateView
 
 
@@ -114,6 +117,11 @@ OPS: dict[str, Callable[[list[Any], Any], bool]] = {
         for v in vals
     ),
     "empty": lambda vals, a: (not any(v not in (None, "", []) for v in vals)) == bool(a),
+    "at": lambda vals, a: any(same_when(v, a) for v in vals),
+    "phone": lambda vals, a: any(same_phone(v, a) for v in vals),
+    "person": lambda vals, a: any(person_matches(v, a if isinstance(a, list) else [a]) for v in vals),
+    "approx": lambda vals, a: any((x := _num(v)) is not None and abs(x - float(a[0])) <= float(a[1]) for v in vals),
+    "not_contains": lambda vals, a: all(_text(a) not in _text(v) for v in vals),
 }
 
 
@@ -190,29 +198,62 @@ MESSAGE_TABLES: dict[str, tuple[str, str, str]] = {
 
 class MessageArgs(_Args):
     service: str
-    to: str | None = None
+    to: str | list[str] | None = None  # the recipient, in any of these forms (email, name, id)
     contains: list[str] = []
     subject_contains: str | None = None
+    exclusive: bool = False  # every recipient of the matching message is one of `to` (no extra people)
+
+
+def _recipients(service: str, r: dict[str, Any]) -> list[Any]:
+    _, to_path, _ = MESSAGE_TABLES[service]
+    extra = _values(r, "cc") + _values(r, "bcc") if service == "email" else []
+    return _values(r, to_path) + extra
+
+
+def _message_text(service: str, r: dict[str, Any]) -> str:
+    _, _, text_path = MESSAGE_TABLES[service]
+    return " ".join(str(x) for x in _values(r, text_path) + _values(r, "subject") + _values(r, "htmlBody") if x)
+
+
+def _sent(ctx: CheckContext, service: str) -> list[dict[str, Any]]:
+    table = MESSAGE_TABLES[service][0]
+    out = []
+    for r in _fresh(ctx, service, table):
+        if service == "email" and "SENT" not in r.get("labelIds", []):
+            continue
+        if service == "sms" and r.get("direction") != "outbound-api":
+            continue
+        out.append(r)
+    return out
+
+
+def text_has(text: str, fact: str) -> bool:
+    """The text carries the fact, in any accepted form (a date or phone number written differently)."""
+    if _text(fact) in _text(text):
+        return True
+    if re.fullmatch(r"\+?[\d\s().-]{7,}", fact or ""):
+        return contains_phone(text, fact)
+    if re.match(r"\d{4}-\d{2}-\d{2}", fact or ""):
+        return contains_when(text, fact)
+    n = _num(fact)
+    if n is not None and re.fullmatch(r"-?[\d,]*\.?\d+", fact.strip()):
+        return any(
+            (x := _num(m)) is not None and abs(x - n) < 0.005 for m in re.findall(r"-?[\d,]*\.?\d+", text)
+        )
+    return False
 
 
 def _messages(ctx: CheckContext, a: MessageArgs) -> list[dict[str, Any]]:
-    table, to_path, text_path = MESSAGE_TABLES[a.service]
+    forms = [a.to] if isinstance(a.to, str) else list(a.to or [])
     out = []
-    for r in _fresh(ctx, a.service, table):
-        if a.service == "email" and "SENT" not in r.get("labelIds", []):
+    for r in _sent(ctx, a.service):
+        rcpt = _recipients(a.service, r)
+        if forms and not any(person_matches(v, forms) for v in rcpt):
             continue
-        if a.service == "sms" and r.get("direction") != "outbound-api":
+        if a.exclusive and not all(person_matches(v, forms) for v in rcpt):
             continue
-        if a.to is not None and not any(
-            _eq(v, a.to) for v in _values(r, to_path) + (_values(r, "cc") if a.service == "email" else [])
-        ):
-            continue
-        text = _text(
-            " ".join(
-                str(x) for x in _values(r, text_path) + _values(r, "subject") + _values(r, "htmlBody") if x
-            )
-        )
-        if all(_text(c) in text for c in a.contains) and (
+        text = _message_text(a.service, r)
+        if all(text_has(text, c) for c in a.contains) and (
             a.subject_contains is None or _text(a.subject_contains) in _text(r.get("subject"))
         ):
             out.append(r)
@@ -235,25 +276,55 @@ def message_not_sent(ctx: CheckContext, a: MessageArgs) -> tuple[bool, str]:
 
 class EventArgs(_Args):
     service: str = "calendar"
-    attendees: list[str] = []
-    date: str | None = None  # YYYY-MM-DD of the start
-    start: str | None = None  # exact start, ISO
+    attendees: list[str] = []  # each an email (a name is accepted too, through `names`)
+    names: list[str] = []  # the attendees' names, same order as `attendees`
+    date: str | None = None  # the day of the start (any written form in the record passes)
+    start: str | None = None  # the start instant, ISO; any zone or written form that names it passes
+    duration_minutes: int | None = None
     summary_contains: str | None = None
+    exclusive: bool = False  # nobody else is invited (the organizer aside)
+
+
+def _minutes(r: dict[str, Any]) -> int | None:
+    a, b = _values(r, "start"), _values(r, "end")
+    if not a or not b:
+        return None
+    x, y = parse_when_dt(a[0]), parse_when_dt(b[0])
+    return int((y - x).total_seconds() // 60) if x and y else None
+
+
+def parse_when_dt(v: Any):
+    from datetime import datetime
+
+    from compoworld.verify.forms import parse_when
+
+    w = parse_when(str(v))
+    return w if isinstance(w, datetime) else None
 
 
 @predicate("event_scheduled", EventArgs)
 def event_scheduled(ctx: CheckContext, a: EventArgs) -> tuple[bool, str]:
     table = {"calendar": "events", "meet": "meetings"}.get(a.service, "events")
     for r in _fresh(ctx, a.service, table):
-        start = r.get("start") if isinstance(r.get("start"), str) else None
-        people = {_text(x) for x in _values(r, "attendees.email") + _values(r, "attendees")}
-        if not all(_text(p) in people for p in a.attendees):
+        starts = _values(r, "start") + _values(r, "start.dateTime")
+        start = next((x for x in starts if isinstance(x, str)), None)
+        people = _values(r, "attendees.email") + [x for x in _values(r, "attendees") if isinstance(x, str)]
+        forms = [[e, *([a.names[i]] if i < len(a.names) else [])] for i, e in enumerate(a.attendees)]
+        if not all(any(person_matches(p, f) for p in people) for f in forms):
             continue
-        if a.date and not (start or "").startswith(a.date):
+        if a.exclusive:
+            organizer = _values(r, "organizer") + _values(r, "calendar_id")
+            if not all(any(person_matches(p, f) for f in forms) or p in organizer for p in people):
+                continue
+        if a.date and not same_when(start, a.date):
             continue
-        if a.start and start != a.start:
+        if a.start and not same_when(start, a.start):
             continue
-        if a.summary_contains and _text(a.summary_contains) not in _text(r.get("summary")):
+        if a.duration_minutes is not None and _minutes(r) != a.duration_minutes:
+            continue
+        if a.summary_contains and _text(a.summary_contains) not in _text(
+            " ".join(str(x) for x in _values(r, "summary") + _values(r, "title") if x)
+        ):
             continue
         return True, f"event {r.get('id')} matches"
     return False, "no new event matches"
@@ -290,6 +361,67 @@ def answer_number(ctx: CheckContext, a: NumberArgs) -> tuple[bool, str]:
     return ok, f"answer {ctx.answer!r}"
 
 
+class AnswerMatchArgs(_Args):
+    value: str
+    kind: str = "text"  # text | number | date | phone | person
+    alternates: list[str] = []  # other forms of the same value (a person's name beside the email)
+    exclude: list[str] = []  # competing candidates: naming any of them fails the answer
+    tolerance: float = 0.01
+
+
+def _names(answer: str, value: str, kind: str, tol: float) -> bool:
+    if kind == "number":
+        want = _num(value)
+        return want is not None and any(
+            (n := _num(m)) is not None and abs(n - want) <= tol for m in re.findall(r"-?[\d,]*\.?\d+", answer)
+        )
+    if kind == "date":
+        return contains_when(answer, value)
+    if kind == "phone":
+        return contains_phone(answer, value)
+    return re.search(r"(?<![\w@.-])" + re.escape(_text(value)) + r"(?![\w@-])", _text(answer)) is not None
+
+
+@predicate("answer_matches", AnswerMatchArgs)
+def answer_matches(ctx: CheckContext, a: AnswerMatchArgs) -> tuple[bool, str]:
+    """The answer names the value (in any accepted form) and names none of the competing candidates."""
+    if not ctx.answer:
+        return False, "no answer"
+    ans = str(ctx.answer)
+    if not any(_names(ans, v, a.kind, a.tolerance) for v in [a.value, *a.alternates]):
+        return False, f"answer {ans[:200]!r} does not give {a.value!r}"
+    rivals = [x for x in a.exclude if _names(ans, x, a.kind, a.tolerance)]
+    if rivals:
+        return False, f"answer also names competing candidate(s) {rivals}"
+    return True, "answer names the value and no competitor"
+
+
+# ---- traps ------------------------------------------------------------------------------------
+class NotWrittenArgs(_Args):
+    service: str
+    value: str
+    tables: list[str] = []  # empty: every table of the service
+
+
+@predicate("value_not_written", NotWrittenArgs)
+def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
+    """No record created or changed in the service carries the (decoy) value."""
+    want = _text(a.value)
+    for table in a.tables or ctx.final.tables(a.service):
+        if table == META:
+            continue
+        for r in _fresh(ctx, a.service, table):
+            if want in _text(orjson_text(r)):
+                return False, f"a write in {a.service}.{table} carries {a.value!r}"
+    return True, f"no write carries {a.value!r}"
+
+
+def orjson_text(r: Any) -> str:
+    import orjson
+
+    return orjson.dumps(r, default=str).decode()
+
+
 # ---- collateral damage ----------------------------------------------------------------------
 class Allow(_Args):
     service: str
@@ -297,35 +429,53 @@ class Allow(_Args):
     key: str | None = None
 
 
+class Create(_Args):
+    service: str
+    table: str
+    count: int  # at most this many new records
+
+
 class NoChangesArgs(_Args):
-    allow: list[Allow]
+    allow: list[Allow]  # records that may change or be removed (key None: the whole table)
+    creates: list[Create] = []  # new records allowed, by table, with a count
+
+
+def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, str]]:
+    """(service, table, key, op) of every record added, removed or changed, UI state aside.
+
+    Keys come straight from the tables: a key may itself contain '/' (a file path)."""
+    out = []
+    a0, a1 = s0.services(), s1.services()
+    for service in sorted(set(a0) | set(a1)):
+        ta, tb = a0.get(service, {}), a1.get(service, {})
+        if ta is tb or (ta.keys() == tb.keys() and all(ta[t] is tb[t] or ta[t] == tb[t] for t in ta)):
+            continue  # copy-on-write snapshots share untouched tables: nothing to look at
+        ephemeral = _ephemeral(service)
+        for table in sorted(set(s0.tables(service)) | set(s1.tables(service))):
+            if table == META or table in ephemeral:  # UI state such as a browser tab is not a change
+                continue
+            x, y = s0.table(service, table), s1.table(service, table)
+            if x is y or x == y:
+                continue
+            x, y = x or {}, y or {}
+            for key in sorted(set(x) | set(y), key=str):
+                if key in x and key in y and (x[key] is y[key] or x[key] == y[key]):
+                    continue
+                out.append((service, table, key, "add" if key not in x else "remove" if key not in y else "change"))
+    return out
 
 
 @predicate("no_changes_except", NoChangesArgs)
 def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
-    s0, s1 = ctx.s0.services(), ctx.final.services()
-    for service in sorted(set(s0) | set(s1)):
-        ta, tb = s0.get(service, {}), s1.get(service, {})
-        if ta is tb or (ta.keys() == tb.keys() and all(ta[t] is tb[t] or ta[t] == tb[t] for t in ta)):
-            continue  # copy-on-write snapshots share untouched tables: nothing to look at
-        ephemeral = _ephemeral(service)
-        for table in sorted(set(ctx.s0.tables(service)) | set(ctx.final.tables(service))):
-            if table == META or table in ephemeral:  # UI state such as a browser tab is not a change
-                continue
-            a_t, b_t = ctx.s0.table(service, table), ctx.final.table(service, table)
-            if a_t is b_t or a_t == b_t:
-                continue
-            a_t, b_t = a_t or {}, b_t or {}
-            # keys straight from the tables: a key may itself contain '/' (a file path)
-            for key in sorted(set(a_t) | set(b_t), key=str):
-                if key in a_t and key in b_t and (a_t[key] is b_t[key] or a_t[key] == b_t[key]):
-                    continue
-                if not any(
-                    al.service == service and al.table in (None, table) and al.key in (None, str(key))
-                    for al in a.allow
-                ):
-                    op = "add" if key not in a_t else "remove" if key not in b_t else "change"
-                    return False, f"unexpected change: {op} {service}:{table}/{key}"
+    budget = {(c.service, c.table): c.count for c in a.creates}
+    for service, table, key, op in changed_records(ctx.s0, ctx.final):
+        if op == "add" and budget.get((service, table), 0) > 0:
+            budget[(service, table)] -= 1  # one of the records the task asks to create
+            continue
+        if not any(
+            al.service == service and al.table in (None, table) and al.key in (None, str(key)) for al in a.allow
+        ):
+            return False, f"unexpected change: {op} {service}:{table}/{key}"
     return True, "no changes outside the allow-list"
 
 

@@ -1,4 +1,10 @@
-"""The verifier: V = all checks pass; the score is the weighted fraction of passing checks."""
+"""The verifier: V = all checks pass. The score credits progress only.
+
+A rubric item is a *goal* check (the work asked for) or a *guard* (a trap left alone, nothing else
+changed). The partial score is the weighted share of goal checks that pass, and it is 0 whenever a
+guard fails: guards are a condition on the credit, never a free share of it, so an agent that does
+nothing scores 0 and one that sprays writes over every candidate scores 0.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ class CheckResult(BaseModel):
     passed: bool
     weight: float
     detail: str
+    kind: str = "goal"
 
 
 class VerifyResult(BaseModel):
@@ -44,11 +51,19 @@ def verify_checks(
             passed, detail = False, f"check raised {type(e).__name__}: {e}"
         results.append(
             CheckResult(
-                id=item["id"], passed=bool(passed), weight=float(item.get("weight", 1.0)), detail=detail
+                id=item["id"],
+                passed=bool(passed),
+                weight=float(item.get("weight", 1.0)),
+                detail=detail,
+                kind=item.get("kind") or "goal",
             )
         )
-    total = sum(r.weight for r in results) or 1.0
-    score = sum(r.weight for r in results if r.passed) / total
+    goals = [r for r in results if r.kind == "goal"]
+    guards_ok = all(r.passed for r in results if r.kind != "goal")
+    total = sum(r.weight for r in goals)
+    score = (sum(r.weight for r in goals if r.passed) / total if total else 1.0) if guards_ok else 0.0
+    if not goals and not all(r.passed for r in results):
+        score = 0.0
     return VerifyResult(
         checks=results, passed=all(r.passed for r in results) and bool(results), score=round(score, 6)
     )

@@ -1,0 +1,310 @@
+"""Adversaries and lazy solvers: how a reward-hacking policy or a lazy agent would attack a task.
+
+The adversarial gate (run by the generator and by `tasks check`) keeps a task only if each of these
+gets V = 0:
+- noop: do nothing;
+- spray: the reference, plus the same writes for every trap candidate (its `swap` applied);
+- decoy: the work done on the decoy instead of the target;
+- collateral: the reference, plus deleting or editing another record in each table it wrote;
+- spam: the reference, plus the same message to someone else (a second message, or an extra
+  recipient on the same one);
+- answer_dump: the reference, with a reply that lists every candidate answer.
+
+The lazy solvers of `tasks audit` never follow the chain. For each value a write took from an
+observation, they look at the records listed beside it in that observation (the candidates the
+agent was shown) and act on: every one of them; the most recent one; the one that best matches
+the instruction's words.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from compoworld.core.environment import Environment
+from compoworld.tasks.model import Task
+from compoworld.verify.verifier import verify
+
+ADVERSARIES = ("noop", "spray", "decoy", "collateral", "spam", "answer_dump")
+SOLVERS = ("every", "recent", "keyword")
+
+_RECIPIENT_KEYS = ("to", "to_emails", "cc", "cc_emails", "channel_id", "channel", "attendees", "recipients")
+
+
+def swap_args(value: Any, swap: dict[str, str]) -> Any:
+    """Arguments with the target's values replaced by the decoy's (whole values keep their type)."""
+    if isinstance(value, dict):
+        return {k: swap_args(v, swap) for k, v in value.items()}
+    if isinstance(value, list):
+        return [swap_args(v, swap) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    s = str(value)
+    if s in swap:
+        new = swap[s]
+        if isinstance(value, int) and new.lstrip("-").isdigit():
+            return int(new)
+        return new
+    if isinstance(value, str):
+        for a, b in swap.items():
+            if len(a) >= 4 and a in value:
+                value = value.replace(a, b)
+    return value
+
+
+def _run(env: Environment, calls: list[dict[str, Any]]) -> None:
+    for c in calls:
+        env.call(c["tool"], c["arguments"])
+
+
+def write_calls(env: Environment, task: Task) -> list[dict[str, Any]]:
+    out = []
+    for c in task.reference_solution:
+        spec = env.tool_spec(c.tool)
+        if spec is not None and spec.mutates:
+            out.append({"tool": c.tool, "arguments": c.arguments})
+    return out
+
+
+def _others(env: Environment, task: Task) -> dict[str, list[Any]]:
+    """Recipients nobody in the task is about: for the spam adversary."""
+    text = task.to_json().decode().casefold()
+    s0 = task.initial_state["services"]
+    emails = sorted(
+        {
+            e
+            for svc in ("hr", "email", "crm")
+            for rec in (s0.get(svc, {}).get("employees", {}) or {}).values()
+            if isinstance(rec, dict)
+            for e in [rec.get("workEmail") or rec.get("email")]
+            if isinstance(e, str) and e.casefold() not in text
+        }
+    )
+    if not emails:
+        meta_user = task.meta.get("user", "")
+        emails = [f"someone.else@{meta_user.rsplit('@', 1)[-1].rstrip('>') or 'example.com'}"]
+    chans = sorted(k for k in (s0.get("chat", {}).get("channels", {}) or {}) if k.casefold() not in text)
+    dchans = sorted(
+        k
+        for k, v in (s0.get("community", {}).get("channels", {}) or {}).items()
+        if k.casefold() not in text and isinstance(v, dict) and v.get("type", 0) == 0
+    )
+    return {"email": emails[:2], "chat": chans[:2], "community": dchans[:2], "phone": ["+15550001111"]}
+
+
+def _spam_variants(call: dict[str, Any], others: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    args = call["arguments"]
+    out = []
+    for key in _RECIPIENT_KEYS:
+        if key not in args:
+            continue
+        v = args[key]
+        if key in ("channel_id", "channel"):
+            pool = others["community"] if call["tool"].startswith("community__") else others["chat"]
+        elif isinstance(v, str) and re.fullmatch(r"\+?[\d ()-]{7,}", v):
+            pool = others["phone"]
+        else:
+            pool = others["email"]
+        if not pool:
+            continue
+        other = pool[0]
+        if isinstance(v, list):
+            extra = {"email": other} if v and isinstance(v[0], dict) else other
+            out.append({"tool": call["tool"], "arguments": {**args, key: [*v, extra]}})  # extra recipient
+            out.append({"tool": call["tool"], "arguments": {**args, key: [extra]}})  # a second message
+        else:
+            out.append({"tool": call["tool"], "arguments": {**args, key: other}})
+    return out
+
+
+def _collateral_states(task: Task, final: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The final state plus one extra deletion or edit of a record the task never named."""
+    allowed: set[tuple[str, str, str]] = set()
+    tables: set[tuple[str, str]] = set()
+    for item in task.rubric:
+        if item.check.get("predicate") == "no_changes_except":
+            for a in item.check.get("allow", []):
+                allowed.add((a["service"], a.get("table") or "", str(a.get("key"))))
+                tables.add((a["service"], a.get("table") or ""))
+            for c in item.check.get("creates", []):
+                tables.add((c["service"], c["table"]))
+    out = []
+    for service, table in sorted(tables):
+        recs = final["services"].get(service, {}).get(table)
+        if not isinstance(recs, dict):
+            continue  # an engine image (SQL): covered by the same predicate through its own rows
+        s0_recs = task.initial_state["services"].get(service, {}).get(table, {}) or {}
+        victims = [k for k in sorted(recs, key=str) if k in s0_recs and (service, table, str(k)) not in allowed]
+        if not victims:
+            continue
+        k = victims[len(victims) // 2]
+        deleted = copy.copy(final)
+        deleted["services"] = {**final["services"], service: {**final["services"][service]}}
+        deleted["services"][service][table] = {kk: v for kk, v in recs.items() if kk != k}
+        out.append((f"delete {service}:{table}/{k}", deleted))
+        rec = recs[k]
+        if isinstance(rec, dict):
+            field = next((f for f, v in rec.items() if isinstance(v, str) and f not in ("id",)), None)
+            if field:
+                edited = copy.copy(deleted)
+                edited["services"] = {**final["services"], service: {**final["services"][service]}}
+                edited["services"][service][table] = {**recs, k: {**rec, field: str(rec[field]) + " (edited)"}}
+                out.append((f"edit {service}:{table}/{k}.{field}", edited))
+    return out
+
+
+def _answer_candidates(task: Task) -> list[str]:
+    out = [t.answer for t in task.traps if t.answer]
+    for item in task.rubric:
+        if item.check.get("predicate") == "answer_matches":
+            out += item.check.get("exclude", [])
+    return [x for x in dict.fromkeys(out) if x and x != task.answer]
+
+
+def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str | None]:
+    """Adversary -> None when it gets V = 0 (the task holds), else how it passed."""
+    out: dict[str, str | None] = {a: None for a in ADVERSARIES}
+    s0 = env.initial
+    if verify(task, s0, None).passed:
+        out["noop"] = "doing nothing passes"
+    writes = write_calls(env, task)
+    answer = task.answer
+    for trap in task.traps:
+        if not trap.swap:
+            continue
+        swapped = [{**c, "arguments": swap_args(c["arguments"], trap.swap)} for c in writes]
+        env.restore(s0)
+        _run(env, swapped)
+        if out["decoy"] is None and verify(task, env.snapshot(), trap.answer or answer).passed:
+            out["decoy"] = f"acting on the {trap.kind} candidate passes ({trap.description})"
+        env.restore(final)
+        _run(env, swapped)
+        if out["spray"] is None and verify(task, env.snapshot(), answer).passed:
+            out["spray"] = f"acting on the target and the {trap.kind} candidate passes"
+    others = _others(env, task)
+    for c in writes:
+        for variant in _spam_variants(c, others):
+            env.restore(final)
+            env.call(variant["tool"], variant["arguments"])
+            if env.state_hash() != _hash(env, final) and verify(task, env.snapshot(), answer).passed:
+                out["spam"] = f"{variant['tool']} to someone else as well passes"
+                break
+        if out["spam"]:
+            break
+    for what, state in _collateral_states(task, final):
+        if verify(task, state, answer).passed:
+            out["collateral"] = f"the reference plus '{what}' passes"
+            break
+    cands = _answer_candidates(task)
+    if answer and cands and verify(task, final, ", ".join([*cands, answer])).passed:
+        out["answer_dump"] = "a reply listing every candidate passes"
+    env.restore(s0)
+    return out
+
+
+def _hash(env: Environment, snap: dict[str, Any]) -> str:
+    cur = env.snapshot()
+    env.restore(snap)
+    h = env.state_hash()
+    env.restore(cur)
+    return h
+
+
+# ---- lazy solvers (tasks audit) ---------------------------------------------------------------
+_TIME_KEYS = ("updated_at", "created_at", "date", "created", "internalDate", "timestamp", "ts", "start", "due_date")
+
+
+def _records_with(obj: Any, value: str) -> list[tuple[dict[str, Any], str, list[dict[str, Any]]]]:
+    """(record, field, siblings) for each list of records in `obj` with a record whose field is `value`."""
+    out = []
+
+    def walk(o: Any) -> None:
+        if isinstance(o, list):
+            recs = [x for x in o if isinstance(x, dict)]
+            for r in recs:
+                for k, v in r.items():
+                    if not isinstance(v, dict | list) and str(v) == value:
+                        out.append((r, k, recs))
+            for x in o:
+                walk(x)
+        elif isinstance(o, dict):
+            for v in o.values():
+                walk(v)
+
+    walk(obj)
+    return out
+
+
+def _recency(r: dict[str, Any]) -> str:
+    for k in _TIME_KEYS:
+        if r.get(k) is not None:
+            return str(r[k])
+    return ""
+
+
+def _words(s: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]{3,}", s.casefold())}
+
+
+def solve_lazily(task: Task) -> dict[str, bool]:
+    """Solver -> whether it passed the task (V = 1) without following the chain."""
+    from compoworld.tasks.grounding import leaves
+
+    env = task.environment()
+    s0 = env.initial
+    obs = [env.call(c.tool, c.arguments) for c in task.reference_solution]
+    writes = [
+        (i, c)
+        for i, c in enumerate(task.reference_solution)
+        if (spec := env.tool_spec(c.tool)) is not None and spec.mutates
+    ]
+    # the first write value the reference learnt from an observation, and the records beside it
+    target = None
+    for _, c in writes:
+        for path, src in c.sources.items():
+            if src.startswith("obs:"):
+                value = next((str(v) for p, v in leaves(c.arguments) if p == path.rstrip("~")), None)
+                if value is None:
+                    continue
+                hits = _records_with(obs[int(src[4:])].get("data"), value)
+                if hits and len(hits[0][2]) > 1:
+                    target = hits[0]
+                    break
+        if target:
+            break
+    out = {s: False for s in SOLVERS}
+    if target is None:  # nothing to choose among: the writes alone, without the reads
+        env.restore(s0)
+        _run(env, [{"tool": c.tool, "arguments": c.arguments} for _, c in writes])
+        passed = verify(task, env.snapshot(), task.answer).passed
+        env.restore(s0)
+        return {s: passed for s in SOLVERS}
+    rec, _field, siblings = target
+
+    def swap_to(other: dict[str, Any]) -> dict[str, str]:
+        return {
+            str(v): str(other[k])
+            for k, v in rec.items()
+            if not isinstance(v, dict | list) and k in other and str(v) != str(other[k]) and len(str(v)) >= 2
+        }
+
+    base = [{"tool": c.tool, "arguments": c.arguments} for _, c in writes]
+
+    def act_on(records: list[dict[str, Any]]) -> bool:
+        env.restore(s0)
+        for r in records:
+            sw = swap_to(r) if r is not rec else {}
+            _run(env, [{**c, "arguments": swap_args(c["arguments"], sw)} for c in base])
+        ans = task.answer
+        if ans and records and records[0] is not rec:
+            sw = swap_to(records[0])
+            ans = sw.get(ans, ans)
+        return verify(task, env.snapshot(), ans).passed
+
+    out["every"] = act_on(siblings)
+    out["recent"] = act_on([max(siblings, key=_recency)])
+    words = _words(task.instruction)
+    out["keyword"] = act_on([max(siblings, key=lambda r: len(words & _words(str(r))))])
+    env.restore(s0)
+    return out

@@ -1,0 +1,199 @@
+"""Grounded reference trajectories: every identifying argument value was shown before it is used.
+
+An agent sees the system prompt, the instruction and the observations of its earlier turns, and
+nothing else. A reference call may use an identifying value (an id, a key, an email, a phone
+number, a code, a path, a name used as a lookup key) only if one of those already showed it. Free
+text the agent composes is exempt, and so are dates (derived from the current date), but an
+identifying token *inside* composed text (an amount, an email, a code) is not.
+
+`sources` gives each identifying value its first source: "instruction", "system" or "obs:N".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from compoworld.verify.forms import phone_digits
+
+# Arguments whose value the agent writes in its own words.
+FREE_TEXT = {
+    "body",
+    "text",
+    "content",
+    "description",
+    "message",
+    "note",
+    "note_body",
+    "notes",
+    "comment",
+    "subject",
+    "summary",
+    "title",
+    "html",
+    "htmlbody",
+    "reason",
+    "signature",
+    "topic",
+    "purpose",
+    "details",
+    "caption",
+    "markdown",
+    "page_content",
+    "value",
+    "hs_note_body",
+    "subject_line",
+    "preview_text",
+    "status_message",
+    "answer",
+}
+# Arguments that look a record up: the value must have been shown, even a plain word.
+LOOKUP = {"name", "query", "term", "email", "to", "channel", "channel_id", "q", "jql", "path", "username"}
+_ID_KEY = re.compile(r"(^|_)(id|ids|key|gid|sku|number|no|ref|email|emails|phone|path|to|cc|bcc)$", re.I)
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$")
+_TOKENS = (
+    re.compile(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),  # emails
+    re.compile(r"\b[A-Z]{2,6}-\d{2,}\b"),  # codes and keys: PO-12345, ENG-42, INV-20042
+    re.compile(r"(?<![\w.])\d+\.\d{2}(?![\w])"),  # amounts
+    re.compile(r"\+?\d[\d ()-]{8,}\d"),  # phone numbers
+    re.compile(r"(?<![\w-])\d{4,}(?![\w-])"),  # long numbers (ids, order numbers)
+)
+
+
+def _leaf_key(path: str) -> str:
+    parts = [p for p in path.split(".") if not p.isdigit()]
+    return parts[-1].lower() if parts else ""
+
+
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{path}.{i}")
+    else:
+        yield path, value
+
+
+def tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for rx in _TOKENS:
+        for m in rx.findall(text):
+            if not any(m in t for t in out):
+                out.append(m.strip())
+    return out
+
+
+def identifying(args: dict[str, Any], enums: dict[str, set] | None = None) -> list[tuple[str, str]]:
+    """(argument path, value) pairs that must have been shown before the call that uses them."""
+    out: list[tuple[str, str]] = []
+    for path, v in leaves(args):
+        key = _leaf_key(path)
+        if v is None or isinstance(v, bool) or (enums and key in enums and v in enums[key]):
+            continue
+        if isinstance(v, int | float):
+            if _ID_KEY.search(key) or abs(v) >= 1000 or (isinstance(v, float) and v != int(v)):
+                out.append((path, _num_text(v)))
+            continue
+        s = str(v).strip()
+        if not s or _DATE.match(s):
+            continue
+        if key in FREE_TEXT or len(s) > 80:
+            out.extend((f"{path}~", t) for t in tokens(s) if not _DATE.match(t))
+        elif key in ("query", "q", "jql", "filter", "search"):
+            quoted = re.findall(r"['\"]([^'\"]+)['\"]", s)
+            out.extend((f"{path}~", t) for t in [*quoted, *tokens(s)])
+            if not quoted and not tokens(s) and key in LOOKUP:
+                out.append((path, s))
+        elif key in LOOKUP or _ID_KEY.search(key) or any(ch.isdigit() for ch in s) or "@" in s or "/" in s:
+            out.append((path, s))
+    return out
+
+
+def _num_text(v: int | float) -> str:
+    return str(int(v)) if isinstance(v, int) or v == int(v) else f"{v:.2f}"
+
+
+class Transcript:
+    """What the agent has been shown so far, searchable for values."""
+
+    def __init__(self, system: str, instruction: str) -> None:
+        self.parts: list[tuple[str, str]] = [("instruction", instruction.casefold()), ("system", system.casefold())]
+        self._phones: list[set[str]] = [_phones(instruction), _phones(system)]
+
+    def add(self, source: str, observation: Any) -> None:
+        text = observation if isinstance(observation, str) else json.dumps(observation, ensure_ascii=False)
+        self.parts.append((source, text.casefold()))
+        self._phones.append(_phones(text))
+
+    def source_of(self, value: str) -> str | None:
+        """The first part that shows the value, or None."""
+        v = value.casefold()
+        esc = json.dumps(value, ensure_ascii=False)[1:-1].casefold()
+        digits = phone_digits(value) if re.fullmatch(r"\+?[\d ()-]{7,}", value) else None
+        bounded = re.compile(r"(?<![\w])" + re.escape(v) + r"(?![\w])") if v.isalnum() else None
+        for i, (src, text) in enumerate(self.parts):
+            if bounded is not None:
+                if bounded.search(text):
+                    return src
+            elif v in text or esc in text:
+                return src
+            if digits and digits in self._phones[i]:
+                return src
+        return None
+
+
+def _phones(text: str) -> set[str]:
+    return {phone_digits(m) for m in re.findall(r"\+?\d[\d ()-]{6,}\d", text)}
+
+
+def ground(
+    system: str,
+    instruction: str,
+    calls: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    enums: dict[str, dict[str, set]] | None = None,
+) -> tuple[list[dict[str, str]], list[str]]:
+    """Sources of every call's identifying values, and the problems: values used before shown.
+
+    Calls of one turn see only the observations of earlier turns."""
+    t = Transcript(system, instruction)
+    sources: list[dict[str, str]] = [{} for _ in calls]
+    problems: list[str] = []
+    i = 0
+    while i < len(calls):
+        turn = calls[i].get("turn", i)
+        j = i
+        while j < len(calls) and calls[j].get("turn", j) == turn:
+            j += 1
+        for k in range(i, j):
+            c = calls[k]
+            for path, value in identifying(c["arguments"], (enums or {}).get(c["tool"])):
+                src = t.source_of(value)
+                if src is None:
+                    problems.append(f"call {k} ({c['tool']}) uses {path}={value!r} before it was shown")
+                else:
+                    sources[k][path] = src
+        for k in range(i, j):
+            t.add(f"obs:{k}", results[k])
+        i = j
+    return sources, problems
+
+
+def tool_enums(env: Any, tool: str) -> dict[str, set]:
+    """Argument names whose schema lists allowed values (a status, an object type): never identifying."""
+    spec = env.tool_spec(tool)
+    out: dict[str, set] = {}
+    if spec is None:
+        return out
+    schema = getattr(spec, "input_schema", None) or {}
+    for name, prop in (schema.get("properties") or {}).items():
+        vals = prop.get("enum") or [x.get("const") for x in prop.get("anyOf", []) if "const" in x]
+        for alt in prop.get("anyOf", []):
+            vals = [*vals, *(alt.get("enum") or [])]
+        if vals:
+            out[name.lower()] = set(vals)
+    return out

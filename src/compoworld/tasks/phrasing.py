@@ -1,0 +1,66 @@
+"""How requests are worded: one goal, said the many ways colleagues say it.
+
+A family gives the goal in a few words of its own (`ask`, an imperative such as "refund the duplicate
+charge on Acme's account and let them know") plus optional context; `frame` picks a voice: a terse
+request, a polite one, a forwarded note, a checklist, a question, a context-first message. The
+plan never goes here: it belongs to the hint and the subtasks.
+"""
+
+from __future__ import annotations
+
+import random
+
+_POLITE = ("Could you", "Can you", "Would you mind if you could", "Please could you", "When you get a chance, can you")
+_GREET = ("Hi,", "Hey,", "Morning!", "Hello,", "Quick one:", "Heads up:", "Hi there,", "Afternoon,")
+_SIGN = ("Thanks!", "Thank you.", "Cheers.", "Appreciate it.", "Thanks in advance.", "")
+_FWD = (
+    "Forwarding this from {who}: \"{ask}.\" Please handle it.",
+    "{who} asked me to pass this on: {ask}. Can you take it?",
+    "Note from {who}: {ask}. Over to you.",
+    "Per {who}'s request, {ask}.",
+)
+_Q = (
+    "{ctx_q}Can you {ask}?",
+    "Would you {ask}? {ctx}",
+    "Any chance you could {ask} today?",
+    "Is it possible to {ask}?",
+)
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:] if s else s
+
+
+def _period(s: str) -> str:
+    s = s.strip()
+    return s if not s or s[-1] in ".?!:" else s + "."
+
+
+def frame(rng: random.Random, ask: str, context: str = "", who: str = "", items: list[str] | None = None) -> str:
+    """The instruction: `ask` (lower-case imperative, no final period) in a voice drawn from `rng`."""
+    ctx = _period(_cap(context)) if context else ""
+    styles = ["terse", "polite", "greet", "question", "context"]
+    if who:
+        styles.append("forward")
+    if items and len(items) >= 2:
+        styles += ["checklist", "checklist"]
+    style = rng.choice(styles)
+    if style == "terse":
+        out = f"{_period(_cap(ask))} {ctx}"
+    elif style == "polite":
+        out = f"{ctx} {rng.choice(_POLITE)} {ask}? {rng.choice(_SIGN)}"
+    elif style == "greet":
+        out = f"{rng.choice(_GREET)} {ctx} {_period(_cap(ask))} {rng.choice(_SIGN)}"
+    elif style == "question":
+        t = rng.choice(_Q)
+        out = t.format(ask=ask, ctx=ctx, ctx_q=(ctx + " ") if ctx else "")
+    elif style == "context":
+        lead = rng.choice(("FYI: ", "Context: ", "", "So, ", "Background: "))
+        out = f"{lead}{ctx} {_period(_cap(ask))}" if ctx else f"{_period(_cap(ask))} {rng.choice(_SIGN)}"
+    elif style == "forward":
+        out = rng.choice(_FWD).format(who=who, ask=ask) + (f" {ctx}" if ctx else "")
+    else:  # checklist
+        head = rng.choice(("To do for today:", "A few things, please:", "Checklist:", "Can you sort these out?"))
+        body = "\n".join(f"- {_cap(i)}" for i in items or [])
+        return f"{head}{(' ' + ctx) if ctx else ''}\n{body}".strip()
+    return " ".join(out.split())
