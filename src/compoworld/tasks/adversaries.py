@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from typing import Any
 
 from compoworld.core.environment import Environment
@@ -247,8 +248,9 @@ def _words(s: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]{3,}", s.casefold())}
 
 
-def solve_lazily(task: Task) -> dict[str, bool]:
-    """Solver -> whether it passed the task (V = 1) without following the chain."""
+def solve_lazily(task: Task) -> dict[str, float]:
+    """Solver -> its chance to pass the task (V = 1) without following the chain (1.0 or 0.0 for
+    deterministic solvers; guesses among tied candidates count the share of ties that pass)."""
     from compoworld.tasks.grounding import leaves
 
     env = task.environment()
@@ -273,11 +275,11 @@ def solve_lazily(task: Task) -> dict[str, bool]:
                     break
         if target:
             break
-    out = {s: False for s in SOLVERS}
+    out = {s: 0.0 for s in SOLVERS}
     if target is None:  # nothing to choose among: the writes alone, without the reads
         env.restore(s0)
         _run(env, [{"tool": c.tool, "arguments": c.arguments} for _, c in writes])
-        passed = verify(task, env.snapshot(), task.answer).passed
+        passed = float(verify(task, env.snapshot(), task.answer).passed)
         env.restore(s0)
         return {s: passed for s in SOLVERS}
     rec, _field, siblings = target
@@ -302,9 +304,15 @@ def solve_lazily(task: Task) -> dict[str, bool]:
             ans = sw.get(ans, ans)
         return verify(task, env.snapshot(), ans).passed
 
-    out["every"] = act_on(siblings)
-    out["recent"] = act_on([max(siblings, key=_recency)])
+    def guess(score: Callable[[dict[str, Any]], Any]) -> float:
+        """A guess among the best-scoring candidates, ties broken at random: its chance to pass."""
+        best = max(score(r) for r in siblings)
+        tied = [r for r in siblings if score(r) == best]
+        return sum(act_on([r]) for r in tied) / len(tied)
+
+    out["every"] = float(act_on(siblings))
+    out["recent"] = guess(_recency)
     words = _words(task.instruction)
-    out["keyword"] = act_on([max(siblings, key=lambda r: len(words & _words(str(r))))])
+    out["keyword"] = guess(lambda r: len(words & _words(str(r))))
     env.restore(s0)
     return out

@@ -86,6 +86,7 @@ class Settings:
     pool: tuple[str, ...] = ()  # draw the K services from these only (empty: every service with moves)
     interfaces: tuple[str, ...] = ()  # XAI: the walk must cross these (gui, mcp, cli) and revisit one
     world: str = ""  # a folder of `worlds build`: s0 is a persona's world after one of its days
+    families: tuple[str, ...] = ()  # workflow families to draw from, by name or prefix (empty: all)
 
 
 INTERFACE_OF = {"browser": "gui", "workspace": "cli"}  # every other service is reached over MCP
@@ -286,6 +287,8 @@ def eligible_families(settings: Settings) -> list[Any]:
             continue
         if settings.k and len(f.services) != settings.k:
             continue
+        if settings.families and not any(f.name == x or f.name.startswith(x) for x in settings.families):
+            continue
         out.append(f)
     return out
 
@@ -466,6 +469,7 @@ def settings_dict(settings: Settings) -> dict[str, Any]:
     d = asdict(settings)
     d["pool"] = list(settings.pool)
     d["interfaces"] = list(settings.interfaces)
+    d["families"] = list(settings.families)
     return d
 
 
@@ -475,6 +479,7 @@ def settings_from(meta: dict[str, Any]) -> Settings:
         d = dict(meta["settings"])
         d["pool"] = tuple(d.get("pool", ()))
         d["interfaces"] = tuple(d.get("interfaces", ()))
+        d["families"] = tuple(d.get("families", ()))
         return Settings(**d)
     return Settings(
         k=meta["K"],
