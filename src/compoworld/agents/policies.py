@@ -44,20 +44,48 @@ def _reply(calls: list[tuple[str, dict[str, Any]]], turn: int) -> Reply:
 
 
 class OracleAgent:
-    """Replays the task's reference solution (one step per turn), then finishes with its answer."""
+    """Replays the task's grounded reference, one recorded turn per assistant turn, then finishes
+    with its answer. In gateway mode it discovers as an honest agent must: `list_services` first,
+    then `list_tools` for a service and `describe_tool` for a tool before their first `call_tool`,
+    so gateway SFT data never calls a tool it has not been shown."""
 
     name = "oracle"
 
     async def act(self, task: Task, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         turn = sum(1 for m in messages if m["role"] == "assistant")
-        steps = sorted({c.step for c in task.reference_solution})
         gateway = any(t["function"]["name"] == "call_tool" for t in tools)
-        if turn < len(steps):
-            calls = [(c.tool, c.arguments) for c in task.reference_solution if c.step == steps[turn]]
-            if gateway:
-                calls = [("call_tool", {"tool": n, "arguments": a}) for n, a in calls]
-            return _reply(calls, turn)
+        plan = oracle_turns(task, gateway)
+        if turn < len(plan):
+            return _reply(plan[turn], turn)
         return _reply([(FINISH, {"answer": task.answer or ""})], turn)
+
+
+def oracle_turns(task: Task, gateway: bool = False) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The reference as assistant turns of tool calls (direct tool names, or gateway meta-calls)."""
+    turns: list[list[tuple[str, dict[str, Any]]]] = []
+    last = None
+    for c in task.reference_solution:
+        key = (c.turn, c.step) if c.turn else (None, c.step)  # format-1 style calls: one step a turn
+        if key != last:
+            turns.append([])
+            last = key
+        turns[-1].append((c.tool, c.arguments))
+    if not gateway:
+        return turns
+    out: list[list[tuple[str, dict[str, Any]]]] = [[("list_services", {})]]
+    listed: set[str] = set()
+    described: set[str] = set()
+    for calls in turns:
+        services = [n.split("__", 1)[0] for n, _ in calls if n.split("__", 1)[0] not in listed]
+        if services:
+            out.append([("list_tools", {"service": s}) for s in dict.fromkeys(services)])
+            listed.update(services)
+        new = [n for n, _ in calls if n not in described]
+        if new:
+            out.append([("describe_tool", {"tool": n}) for n in dict.fromkeys(new)])
+            described.update(new)
+        out.append([("call_tool", {"tool": n, "arguments": a}) for n, a in calls])
+    return out
 
 
 class NoopAgent:

@@ -24,8 +24,8 @@ def _walk(value: str) -> tuple[int, int]:
         a, b = int(lo), int(hi or lo)
     except ValueError:
         raise typer.BadParameter(f"--walk takes MIN:MAX such as 7:12, got {value!r}") from None
-    if not 2 <= a <= b <= 30:
-        raise typer.BadParameter("--walk needs 2 <= MIN <= MAX <= 30")
+    if (a, b) != (0, 0) and not 2 <= a <= b <= 30:
+        raise typer.BadParameter("--walk needs 2 <= MIN <= MAX <= 30 (or 0:0 for the generator's own range)")
     return a, b
 
 
@@ -46,9 +46,13 @@ def _interfaces(value: str | None, k: int) -> tuple[str, ...]:
 @app.command()
 def generate(
     n: Annotated[int, typer.Option("--n", help="Number of verified tasks to keep.")] = 100,
-    k: Annotated[int, typer.Option("--k", help="Services each task walks over (K).")] = 5,
+    k: Annotated[
+        int, typer.Option("--k", help="Services each task walks over (K); 0: each family's own.")
+    ] = 0,
     distractors: Annotated[int, typer.Option(help="Distractor services per task (D).")] = 5,
-    walk: Annotated[str, typer.Option(help="Walk length range MIN:MAX (L).")] = "7:12",
+    walk: Annotated[
+        str, typer.Option(help="Walk length range MIN:MAX (L); 0:0 is the generator's own.")
+    ] = "0:0",
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives byte-identical tasks.")] = 0,
     decoys: Annotated[
         float, typer.Option(help="Decoy density: chance that a relay step gets a near-duplicate decoy.")
@@ -67,6 +71,12 @@ def generate(
         str | None,
         typer.Option(help="XAI tasks: interfaces every walk crosses, from gui,mcp,cli (and revisits one)."),
     ] = None,
+    families: Annotated[
+        str | None,
+        typer.Option(
+            help="Workflow families to draw from, by name or prefix (comma-separated; see `tasks families`)."
+        ),
+    ] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (results do not depend on it).")] = 1,
     out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
     parquet: Annotated[
@@ -79,9 +89,9 @@ def generate(
     from compoworld.tasks.pipeline import generate as run
 
     lo, hi = _walk(walk)
-    if n < 1 or k < 1 or distractors < 0 or not 0 <= decoys <= 1 or not 0 <= answer_rate <= 1:
+    if n < 1 or k < 0 or distractors < 0 or not 0 <= decoys <= 1 or not 0 <= answer_rate <= 1:
         raise typer.BadParameter(
-            "need --n >= 1, --k >= 1, --distractors >= 0, and --decoys, --answer-rate in [0, 1]"
+            "need --n >= 1, --k >= 0, --distractors >= 0, and --decoys, --answer-rate in [0, 1]"
         )
     if size not in ("small", "default", "large"):
         raise typer.BadParameter("--size must be small, default or large")
@@ -96,7 +106,15 @@ def generate(
         pool=tuple(sorted(x.strip() for x in services.split(",") if x.strip())) if services else (),
         interfaces=_interfaces(interfaces, k),
         world=str(world.resolve()) if world else "",
+        families=tuple(x.strip() for x in families.split(",") if x.strip()) if families else (),
     )
+    if settings.families:
+        from compoworld.tasks.generator import eligible_families
+
+        if not eligible_families(settings):
+            raise typer.BadParameter(
+                f"--families {families}: no workflow family matches (see `compoworld tasks families`)"
+            )
     if world is not None and not (world / "world.json").is_file():
         raise typer.BadParameter(f"--world {world}: no world.json (build one with `compoworld worlds build`)")
     with Progress(
@@ -155,8 +173,10 @@ def check(
             "(compiled services need --manifests PATH or COMPOWORLD_MANIFESTS)"
         )
         raise typer.Exit(2)
+    from compoworld.tasks.adversaries import ADVERSARIES
+
     failures: dict[str, dict[str, str]] = {}
-    counts = dict.fromkeys(GATES, 0)
+    counts = dict.fromkeys([*GATES, *(f"adversary:{a}" for a in ADVERSARIES)], 0)
     with Progress(
         TextColumn("[bold]checking"),
         BarColumn(),
@@ -185,6 +205,14 @@ def check(
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
         console.print(f"{summary['passed']}/{summary['tasks']} tasks pass every gate")
+        table = Table(title="gates and adversaries")
+        table.add_column("gate / adversary")
+        table.add_column("tasks passing", justify="right")
+        table.add_column("failing", justify="right")
+        for g, n in counts.items():
+            label = f"{g.split(':', 1)[1]} gets V = 0" if g.startswith("adversary:") else g
+            table.add_row(label, str(len(tasks) - n), str(n))
+        console.print(table)
         for tid, bad in list(failures.items())[:20]:
             for g, why in bad.items():
                 console.print(f"  [red]{tid}[/red] {g}: {why}")
@@ -237,3 +265,68 @@ def show(
     if task.answer is not None:
         console.print(f"[bold]answer[/bold] {task.answer}")
     console.print(f"[bold]hint[/bold] {task.hint}")
+
+
+@app.command()
+def audit(
+    file: Annotated[Path, typer.Argument(help="A JSONL task file.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary.")] = False,
+) -> None:
+    """Run lazy solvers that never follow the chain (act on every candidate, on the most recent,
+    on the best keyword match) and report how often each passes; exit 1 if any passes 5% or more."""
+    from compoworld.tasks.adversaries import SOLVERS, solve_lazily
+    from compoworld.tasks.model import load_tasks
+
+    try:
+        tasks = load_tasks(file)
+    except (OSError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    if not tasks:
+        err.print(f"[red]error:[/red] {file} holds no tasks")
+        raise typer.Exit(2)
+    totals = dict.fromkeys(SOLVERS, 0.0)
+    passed_by: dict[str, list[str]] = {s: [] for s in SOLVERS}
+    with Progress(
+        TextColumn("[bold]auditing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal or as_json,
+    ) as bar:
+        job = bar.add_task("tasks", total=len(tasks))
+        for t in tasks:
+            for s, p in solve_lazily(t).items():
+                totals[s] += p
+                if p > 0:
+                    passed_by[s].append(t.id)
+            bar.advance(job)
+    rates = {s: round(totals[s] / len(tasks), 4) for s in SOLVERS}
+    summary = {"tasks": len(tasks), "pass_rate": rates, "passed": passed_by}
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    else:
+        table = Table(title=f"lazy solvers on {len(tasks)} tasks")
+        table.add_column("solver")
+        table.add_column("pass rate", justify="right")
+        table.add_column("tasks passed (some)")
+        for s in SOLVERS:
+            table.add_row(s, f"{100 * rates[s]:.1f}%", ", ".join(passed_by[s][:4]))
+        console.print(table)
+    raise typer.Exit(1 if any(r >= 0.05 for r in rates.values()) else 0)
+
+
+@app.command("families")
+def list_families() -> None:
+    """List the workflow families: name, domain, services."""
+    from compoworld.tasks.workflow import families
+
+    table = Table(title="workflow families")
+    for col in ("family", "domain", "services", "what"):
+        table.add_column(col)
+    for f in sorted(families().values(), key=lambda f: f.name):
+        table.add_row(
+            f.name, f.domain, ", ".join(f.services), f.summary.splitlines()[0][:70] if f.summary else ""
+        )
+    console.print(table)

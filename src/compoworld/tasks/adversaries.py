@@ -136,7 +136,9 @@ def _collateral_states(task: Task, final: dict[str, Any]) -> list[tuple[str, dic
         if not isinstance(recs, dict):
             continue  # an engine image (SQL): covered by the same predicate through its own rows
         s0_recs = task.initial_state["services"].get(service, {}).get(table, {}) or {}
-        victims = [k for k in sorted(recs, key=str) if k in s0_recs and (service, table, str(k)) not in allowed]
+        victims = [
+            k for k in sorted(recs, key=str) if k in s0_recs and (service, table, str(k)) not in allowed
+        ]
         if not victims:
             continue
         k = victims[len(victims) // 2]
@@ -150,7 +152,10 @@ def _collateral_states(task: Task, final: dict[str, Any]) -> list[tuple[str, dic
             if field:
                 edited = copy.copy(deleted)
                 edited["services"] = {**final["services"], service: {**final["services"][service]}}
-                edited["services"][service][table] = {**recs, k: {**rec, field: str(rec[field]) + " (edited)"}}
+                edited["services"][service][table] = {
+                    **recs,
+                    k: {**rec, field: str(rec[field]) + " (edited)"},
+                }
                 out.append((f"edit {service}:{table}/{k}.{field}", edited))
     return out
 
@@ -180,7 +185,10 @@ def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str
         if out["decoy"] is None and verify(task, env.snapshot(), trap.answer or answer).passed:
             out["decoy"] = f"acting on the {trap.kind} candidate passes ({trap.description})"
         env.restore(final)
+        h_final = env.state_hash()
         _run(env, swapped)
+        if env.state_hash() == h_final:
+            continue  # the decoy refuses the write (a closed ticket): nothing to spray
         if out["spray"] is None and verify(task, env.snapshot(), answer).passed:
             out["spray"] = f"acting on the target and the {trap.kind} candidate passes"
     others = _others(env, task)
@@ -213,7 +221,38 @@ def _hash(env: Environment, snap: dict[str, Any]) -> str:
 
 
 # ---- lazy solvers (tasks audit) ---------------------------------------------------------------
-_TIME_KEYS = ("updated_at", "created_at", "date", "created", "internalDate", "timestamp", "ts", "start", "due_date")
+_TIME_KEYS = (
+    "updated_at",
+    "updatedAt",
+    "updated",
+    "modified",
+    "modifiedTime",
+    "dateLastActivity",
+    "hs_lastmodifieddate",
+    "created_at",
+    "createdAt",
+    "createdTime",
+    "created",
+    "date_created",
+    "createdate",
+    "date",
+    "internalDate",
+    "timestamp",
+    "ts",
+    "start",
+    "start_time",
+    "due_date",
+)
+_NESTED = ("properties", "fields")  # HubSpot, Jira and Airtable keep a record's values one level down
+
+
+def flat(r: dict[str, Any]) -> dict[str, Any]:
+    """A record's scalar fields, with those of its nested `properties` / `fields` beside them."""
+    out = {k: v for k, v in r.items() if not isinstance(v, dict | list)}
+    for n in _NESTED:
+        if isinstance(r.get(n), dict):
+            out.update({f"{n}.{k}": v for k, v in r[n].items() if not isinstance(v, dict | list)})
+    return out
 
 
 def _records_with(obj: Any, value: str) -> list[tuple[dict[str, Any], str, list[dict[str, Any]]]]:
@@ -221,11 +260,14 @@ def _records_with(obj: Any, value: str) -> list[tuple[dict[str, Any], str, list[
     out = []
 
     def walk(o: Any) -> None:
+        if isinstance(o, dict) and o and all(isinstance(v, dict) for v in o.values()) and len(o) > 1:
+            walk(list(o.values()))  # a record set keyed by id (sheet rows, tables)
+            return
         if isinstance(o, list):
             recs = [x for x in o if isinstance(x, dict)]
             for r in recs:
-                for k, v in r.items():
-                    if not isinstance(v, dict | list) and str(v) == value:
+                for k, v in flat(r).items():
+                    if str(v) == value:
                         out.append((r, k, recs))
             for x in o:
                 walk(x)
@@ -238,9 +280,11 @@ def _records_with(obj: Any, value: str) -> list[tuple[dict[str, Any], str, list[
 
 
 def _recency(r: dict[str, Any]) -> str:
+    f = flat(r)
     for k in _TIME_KEYS:
-        if r.get(k) is not None:
-            return str(r[k])
+        for key in (k, *(f"{n}.{k}" for n in _NESTED)):
+            if f.get(key) is not None:
+                return str(f[key])
     return ""
 
 
@@ -261,58 +305,81 @@ def solve_lazily(task: Task) -> dict[str, float]:
         for i, c in enumerate(task.reference_solution)
         if (spec := env.tool_spec(c.tool)) is not None and spec.mutates
     ]
-    # the first write value the reference learnt from an observation, and the records beside it
-    target = None
+    # every write value the reference learnt from an observation, with the records shown beside it
+    points = []
+    learnt = False
     for _, c in writes:
         for path, src in c.sources.items():
-            if src.startswith("obs:"):
-                value = next((str(v) for p, v in leaves(c.arguments) if p == path.rstrip("~")), None)
-                if value is None:
-                    continue
-                hits = _records_with(obs[int(src[4:])].get("data"), value)
-                if hits and len(hits[0][2]) > 1:
-                    target = hits[0]
-                    break
-        if target:
-            break
+            if not src.startswith("obs:"):
+                continue
+            learnt = True
+            value = next((str(v) for p, v in leaves(c.arguments) if p == path.rstrip("~")), None)
+            if value is None:
+                continue
+            hits = _records_with(obs[int(src[4:])].get("data"), value)
+            if hits and len(hits[0][2]) > 1 and all(hits[0][0] is not p[0] for p in points):
+                points.append(hits[0])
     out = {s: 0.0 for s in SOLVERS}
-    if target is None:  # nothing to choose among: the writes alone, without the reads
+    if not points:
+        # no choice was shown: a solver that skips the reads can only succeed if the writes need
+        # nothing the observations revealed
         env.restore(s0)
         _run(env, [{"tool": c.tool, "arguments": c.arguments} for _, c in writes])
-        passed = float(verify(task, env.snapshot(), task.answer).passed)
+        passed = float(not learnt and verify(task, env.snapshot(), task.answer).passed)
         env.restore(s0)
         return {s: passed for s in SOLVERS}
-    rec, _field, siblings = target
-
-    def swap_to(other: dict[str, Any]) -> dict[str, str]:
-        return {
-            str(v): str(other[k])
-            for k, v in rec.items()
-            if not isinstance(v, dict | list) and k in other and str(v) != str(other[k]) and len(str(v)) >= 2
-        }
-
     base = [{"tool": c.tool, "arguments": c.arguments} for _, c in writes]
+    out = _solve_at(task, env, s0, base, points)
+    env.restore(s0)
+    return out
 
-    def act_on(records: list[dict[str, Any]]) -> bool:
+
+def _swap_to(rec: dict[str, Any], other: dict[str, Any]) -> dict[str, str]:
+    """The values of `rec` replaced by those of `other`: acting on `other` instead."""
+    if other is rec:
+        return {}
+    fr, fo = flat(rec), flat(other)
+    return {str(v): str(fo[k]) for k, v in fr.items() if k in fo and str(v) != str(fo[k]) and str(v)}
+
+
+def _solve_at(
+    task: Task,
+    env: Environment,
+    s0: dict[str, Any],
+    base: list[dict[str, Any]],
+    points: list[tuple[dict[str, Any], str, list[dict[str, Any]]]],
+) -> dict[str, float]:
+    """The solvers choose at every decision point at once (a lazy agent guesses each choice)."""
+    import itertools
+
+    def act(swaps: list[dict[str, str]], answer_swap: dict[str, str]) -> bool:
         env.restore(s0)
-        for r in records:
-            sw = swap_to(r) if r is not rec else {}
+        for sw in swaps:
             _run(env, [{**c, "arguments": swap_args(c["arguments"], sw)} for c in base])
         ans = task.answer
-        if ans and records and records[0] is not rec:
-            sw = swap_to(records[0])
-            ans = sw.get(ans, ans)
+        if ans:
+            ans = answer_swap.get(ans, ans)
         return verify(task, env.snapshot(), ans).passed
 
     def guess(score: Callable[[dict[str, Any]], Any]) -> float:
-        """A guess among the best-scoring candidates, ties broken at random: its chance to pass."""
-        best = max(score(r) for r in siblings)
-        tied = [r for r in siblings if score(r) == best]
-        return sum(act_on([r]) for r in tied) / len(tied)
+        """Pick the best-scoring candidate at each point, ties at random: the chance to pass."""
+        choices = []
+        for rec, _f, sibs in points:
+            best = max(score(r) for r in sibs)
+            choices.append([_swap_to(rec, r) for r in sibs if score(r) == best])
+        combos = list(itertools.islice(itertools.product(*choices), 32))
+        passed = 0
+        for combo in combos:
+            merged: dict[str, str] = {}
+            for sw in combo:
+                merged.update(sw)
+            passed += act([merged], merged)
+        return passed / len(combos)
 
-    out["every"] = float(act_on(siblings))
+    # every: the reference plus, at each point, the same writes for every other candidate
+    every = [{}] + [_swap_to(rec, r) for rec, _f, sibs in points for r in sibs if r is not rec]
+    out = {"every": float(act(every, {}))}
     out["recent"] = guess(_recency)
     words = _words(task.instruction)
     out["keyword"] = guess(lambda r: len(words & _words(str(r))))
-    env.restore(s0)
     return out

@@ -78,7 +78,8 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
     calls = [c.model_dump() for c in task.reference_solution]
     final, results, mutating = replay(env, calls)
     enums = {c["tool"]: tool_enums(env, c["tool"]) for c in calls}
-    _, problems = ground(task_system_prompt(task), task.instruction, calls, results, enums)
+    composed = task.meta.get("composed", [])
+    _, problems = ground(task_system_prompt(task), task.instruction, calls, results, enums, composed)
     if problems:
         out["grounded"] = problems[0]
     bad = [r for r in results if not r["success"]]

@@ -300,7 +300,7 @@ def uses_workflows(settings: Settings) -> bool:
 def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
     from compoworld.agents.prompt import system_prompt
     from compoworld.tasks.grounding import ground, tool_enums
-    from compoworld.tasks.workflow import Builder, PlantError, Unsolvable
+    from compoworld.tasks.workflow import Builder, Unsolvable
 
     rng = derive_rng(seed, "task", index)
     world_seed = derive_rng(seed, "world", index // WORLD_BLOCK).randrange(2**31)
@@ -331,23 +331,25 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
             steps.append((svc, [i]))
     walk = [s for s, _ in steps]
     if set(walk) != set(fam.services):
-        raise Rejected("walk", f"{fam.name} declares {sorted(fam.services)} but its calls use {sorted(set(walk))}")
+        raise Rejected(
+            "walk", f"{fam.name} declares {sorted(fam.services)} but its calls use {sorted(set(walk))}"
+        )
     if len(walk) == len(set(walk)):
         raise Rejected("walk", f"{fam.name}: the walk {walk} revisits no service")
     if settings.walk_max and not settings.walk_min <= len(walk) <= settings.walk_max:
-        raise Rejected("walk", f"walk of {len(walk)} steps is outside {settings.walk_min}:{settings.walk_max}")
+        raise Rejected(
+            "walk", f"walk of {len(walk)} steps is outside {settings.walk_min}:{settings.walk_max}"
+        )
     step_of = {i: j for j, (_, idx) in enumerate(steps) for i in idx}
     user = f"{company.me.name} <{company.me.email}>"
     system = system_prompt(s0["clock"], user, "direct")
     enums = {c["tool"]: tool_enums(env, c["tool"]) for c in b.calls}
-    sources, problems = ground(system, b.instruction, b.calls, b.results, enums)
+    sources, problems = ground(system, b.instruction, b.calls, b.results, enums, b.made)
     if problems:
         raise Rejected("grounded", f"{fam.name}: {problems[0]}")
-    reference = [
-        {**c, "step": step_of[i], "sources": sources[i]} for i, c in enumerate(b.calls)
-    ]
+    reference = [{**c, "step": step_of[i], "sources": sources[i]} for i, c in enumerate(b.calls)]
     edges: dict[tuple[int, int], dict[str, Any]] = {}
-    for i, c in enumerate(reference):
+    for c in reference:
         for path, src in c["sources"].items():
             if src.startswith("obs:"):
                 j = step_of[int(src[4:])]
@@ -358,38 +360,14 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
                         "target": c["step"],
                         "fact": {"type": path.rstrip("~").split(".")[-1], "value": value},
                     }
-    # collateral at record level: exactly the records the reference changed, and as many new ones
     s1 = env.snapshot()
-    allow: list[dict[str, Any]] = []
-    creates: Counter[tuple[str, str]] = Counter()
-    writes_in: set[str] = set()
-    from compoworld.verify.predicates import changed_records
-    from compoworld.verify.state_view import StateView
-
-    for service, table, key, op in changed_records(StateView(s0), StateView(s1)):
-        writes_in.add(service)
-        if op == "add":
-            creates[(service, table)] += 1
-        else:
-            allow.append({"service": service, "table": table, "key": str(key)})
+    collateral, writes_in = collateral_check(s0, s1)
     if not writes_in:
         raise Rejected("plan", f"{fam.name}: the reference changes nothing")
     rubric = []
     for item in [*b.goals, *b.guards]:
         rubric.append({"id": f"c{len(rubric) + 1}", **item})
-    rubric.append(
-        {
-            "id": f"c{len(rubric) + 1}",
-            "description": "nothing else was changed, deleted or created",
-            "weight": 1.0,
-            "kind": "guard",
-            "check": {
-                "predicate": "no_changes_except",
-                "allow": sorted(allow, key=lambda a: (a["service"], a["table"], str(a["key"]))),
-                "creates": [{"service": s, "table": t, "count": n} for (s, t), n in sorted(creates.items())],
-            },
-        }
-    )
+    rubric.append({"id": f"c{len(rubric) + 1}", **collateral})
     domain_of = registry()
     return {
         "id": f"cw-{seed}-{index:06d}",
@@ -424,6 +402,7 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
             "work_domain": fam.domain,
             "user": user,
             "facts": b.facts,
+            "composed": b.made,
             "seed": seed,
             "index": index,
             "K": len(fam.services),
@@ -445,6 +424,34 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
             "domains": sorted({domain_of[s].domain for s in fam.services}),
         },
     }
+
+
+def collateral_check(s0: dict[str, Any], s1: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """The record-level collateral guard: exactly the records the reference changed may change,
+    and per table as many may be created as it created; plus the services it wrote."""
+    from compoworld.verify.predicates import changed_records
+    from compoworld.verify.state_view import StateView
+
+    allow: list[dict[str, Any]] = []
+    creates: Counter[tuple[str, str]] = Counter()
+    writes_in: set[str] = set()
+    for service, table, key, op in changed_records(StateView(s0), StateView(s1)):
+        writes_in.add(service)
+        if op == "add":
+            creates[(service, table)] += 1
+        else:
+            allow.append({"service": service, "table": table, "key": str(key)})
+    check = {
+        "description": "nothing else was changed, deleted or created",
+        "weight": 1.0,
+        "kind": "guard",
+        "check": {
+            "predicate": "no_changes_except",
+            "allow": sorted(allow, key=lambda a: (a["service"], a["table"], a["key"])),
+            "creates": [{"service": s, "table": t, "count": n} for (s, t), n in sorted(creates.items())],
+        },
+    }
+    return check, writes_in
 
 
 def _value_at(args: dict[str, Any], path: str) -> str:
@@ -552,6 +559,7 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
     locate: list[list[tuple[str, dict[str, Any]]]] = []
     anchor = None
     n_decoys = 0
+    decoys: list[tuple[Fact, Fact]] = []  # (fact, its near-duplicate decoy)
     prev: Fact | None = None
     relays = [s for s in walk if isinstance(s.move, Relay)]
     for i, step in enumerate(relays):
@@ -576,6 +584,7 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
                     dval = new_value(g, value.type)
                     m.plant(g, dkey, dval, sentence(rng, dval), False)
                     n_decoys += 1
+                    decoys.append((value, dval))
             locate.append(m.plant(g, key, value, sentence(rng, value), False))
         except (PlantError, ValueError, KeyError, StopIteration, IndexError) as e:
             raise Rejected("plan", f"planting {m.service}.{m.name}: {e}") from None
@@ -632,7 +641,7 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
             if not r["success"]:
                 raise Rejected("solvable", f"reference call {tool} failed: {r['error']['message']}")
             last = r["data"]
-            reference.append({"tool": tool, "arguments": args, "step": j})
+            reference.append({"tool": tool, "arguments": args, "step": j, "turn": len(reference) + 1})
         if isinstance(step.move, Write) and step.move.gives and extract and j + 1 < len(walk):
             out = Fact(step.move.gives, extract(last), "")
         if out is not None and j + 1 < len(walk):
@@ -658,11 +667,9 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
                 f"In your final reply, give me the {f.noun} from {DISPLAY.get(relays[k].service, relays[k].service)}.",
             )
         )
-        check = (
-            {"predicate": "answer_number", "value": float(f.value)}
-            if f.type == "amount"
-            else {"predicate": "answer_contains", "value": f.value}
-        )
+        rivals = [d.value for fv, d in decoys if fv.type == f.type]
+        kind = {"amount": "number", "date": "date", "phone": "phone"}.get(f.type, "text")
+        check = {"predicate": "answer_matches", "value": f.value, "kind": kind, "exclude": rivals}
         rubric.append(
             {
                 "id": f"c{len(rubric) + 1}",
@@ -672,16 +679,37 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
                 "step": _step_of(walk, k),
             }
         )
-    rubric.append(
-        {
-            "id": f"c{len(rubric) + 1}",
-            "description": "nothing else was changed",
-            "weight": 1.0,
-            "check": {"predicate": "no_changes_except", "allow": allow},
-        }
-    )
+    # guards: no write carries a decoy's value; record-level collateral from the reference's effects
+    collateral, writes_in = collateral_check(s0, env.snapshot())
+    del allow  # the moves' table-wide allow-lists are superseded by record-level collateral
+    traps = []
+    for fv, d in decoys:
+        for svc in sorted(writes_in):
+            rubric.append(
+                {
+                    "id": f"c{len(rubric) + 1}",
+                    "description": f"no write in {svc} carries the decoy {d.noun} {d.value}",
+                    "weight": 1.0,
+                    "kind": "guard",
+                    "check": {"predicate": "value_not_written", "service": svc, "value": d.value},
+                }
+            )
+        traps.append({"kind": "near_duplicate", "description": f"a near-duplicate {fv.noun}", "swap": {fv.value: d.value}, "answer": d.value})
+    rubric.append({"id": f"c{len(rubric) + 1}", **collateral})
 
     instruction = _compose(rng, clauses, answer_clause)
+    from compoworld.agents.prompt import system_prompt
+    from compoworld.tasks.grounding import ground, tool_enums
+
+    user = f"{company.me.name} <{company.me.email}>"
+    replay_env = Environment.from_snapshot(env.services.keys(), s0)
+    results = [replay_env.call(c["tool"], c["arguments"]) for c in reference]
+    enums = {c["tool"]: tool_enums(env, c["tool"]) for c in reference}
+    sources, problems = ground(system_prompt(s0["clock"], user, "direct"), instruction, reference, results, enums)
+    if problems:
+        raise Rejected("grounded", problems[0])
+    for c, src in zip(reference, sources, strict=True):
+        c["sources"] = src
     mutating = sum(1 for s in walk if isinstance(s.move, Write))
     first_display = DISPLAY.get(walk[0].service, walk[0].service)
     task = {
@@ -702,10 +730,13 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
         "rubric": rubric,
         "answer": answer,
         "reference_solution": reference,
+        "traps": traps,
         "hint": f"Start in {first_display}: {clauses[0]}.",
         "subtasks": subtasks,
         "meta": {
             "generator_version": GENERATOR_VERSION,
+            "generator": "chain",
+            "user": user,
             "seed": seed,
             "index": index,
             "K": settings.k,

@@ -48,7 +48,17 @@ FREE_TEXT = {
     "preview_text",
     "status_message",
     "answer",
+    "desc",
+    "command",
+    "cmd",
+    "script",
+    "sql",
+    "statement",
+    "formula",
 }
+# Paging and sizing: numbers the agent picks, never identifying.
+SIZING = {"limit", "count", "per_page", "page", "maxresults", "max_results", "page_size", "pagesize", "top"}
+SIZING |= {"size", "offset", "batchsize", "max", "n", "num", "duration", "duration_minutes", "minutes"}
 # Arguments that look a record up: the value must have been shown, even a plain word.
 LOOKUP = {"name", "query", "term", "email", "to", "channel", "channel_id", "q", "jql", "path", "username"}
 _ID_KEY = re.compile(r"(^|_)(id|ids|key|gid|sku|number|no|ref|email|emails|phone|path|to|cc|bcc)$", re.I)
@@ -92,7 +102,7 @@ def identifying(args: dict[str, Any], enums: dict[str, set] | None = None) -> li
     out: list[tuple[str, str]] = []
     for path, v in leaves(args):
         key = _leaf_key(path)
-        if v is None or isinstance(v, bool) or (enums and key in enums and v in enums[key]):
+        if v is None or isinstance(v, bool) or (enums and key in enums and v in enums[key]) or key in SIZING:
             continue
         if isinstance(v, int | float):
             if _ID_KEY.search(key) or abs(v) >= 1000 or (isinstance(v, float) and v != int(v)):
@@ -103,14 +113,26 @@ def identifying(args: dict[str, Any], enums: dict[str, set] | None = None) -> li
             continue
         if key in FREE_TEXT or len(s) > 80:
             out.extend((f"{path}~", t) for t in tokens(s) if not _DATE.match(t))
-        elif key in ("query", "q", "jql", "filter", "search"):
-            quoted = re.findall(r"['\"]([^'\"]+)['\"]", s)
-            out.extend((f"{path}~", t) for t in [*quoted, *tokens(s)])
-            if not quoted and not tokens(s) and key in LOOKUP:
-                out.append((path, s))
+        elif key in ("query", "q", "jql", "filter", "search", "where", "formula"):
+            out.extend((f"{path}~", t) for t in query_tokens(s))
         elif key in LOOKUP or _ID_KEY.search(key) or any(ch.isdigit() for ch in s) or "@" in s or "/" in s:
             out.append((path, s))
     return out
+
+
+def query_tokens(s: str) -> list[str]:
+    """What a search query must have been shown: quoted names (a proper noun, a code, an email),
+    identifying tokens, and capitalised words; dates, operators and plain lower-case words are the
+    agent's own."""
+    quoted = [q for q in re.findall(r"['\"]([^'\"]+)['\"]", s) if not _DATE.match(q)]
+    named = [q for q in quoted if any(ch.isupper() or ch.isdigit() or ch == "@" for ch in q)]
+    bare = re.sub(r"['\"][^'\"]*['\"]", " ", s)
+    caps = [
+        w
+        for w in re.findall(r"\b[A-Z][a-z]{2,}\b", bare)
+        if w.upper() not in ("AND", "OR", "NOT", "SELECT", "FROM", "WHERE", "ORDER", "GROUP", "LIMIT")
+    ]
+    return [*named, *(t for t in tokens(s) if not _DATE.match(t) and t not in " ".join(named)), *caps]
 
 
 def _num_text(v: int | float) -> str:
@@ -121,7 +143,10 @@ class Transcript:
     """What the agent has been shown so far, searchable for values."""
 
     def __init__(self, system: str, instruction: str) -> None:
-        self.parts: list[tuple[str, str]] = [("instruction", instruction.casefold()), ("system", system.casefold())]
+        self.parts: list[tuple[str, str]] = [
+            ("instruction", instruction.casefold()),
+            ("system", system.casefold()),
+        ]
         self._phones: list[set[str]] = [_phones(instruction), _phones(system)]
 
     def add(self, source: str, observation: Any) -> None:
@@ -130,7 +155,13 @@ class Transcript:
         self._phones.append(_phones(text))
 
     def source_of(self, value: str) -> str | None:
-        """The first part that shows the value, or None."""
+        """The first part that shows the value, or None. A number is shown by the same number in
+        any notation (16385.00 by 16385.0)."""
+        if _NUM.fullmatch(value):
+            want = float(value.replace(",", ""))
+            for src, text in self.parts:
+                if any(abs(float(m.replace(",", "")) - want) < 1e-9 for m in _NUM.findall(text)):
+                    return src
         v = value.casefold()
         esc = json.dumps(value, ensure_ascii=False)[1:-1].casefold()
         digits = phone_digits(value) if re.fullmatch(r"\+?[\d ()-]{7,}", value) else None
@@ -146,6 +177,9 @@ class Transcript:
         return None
 
 
+_NUM = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
+
+
 def _phones(text: str) -> set[str]:
     return {phone_digits(m) for m in re.findall(r"\+?\d[\d ()-]{6,}\d", text)}
 
@@ -156,10 +190,13 @@ def ground(
     calls: list[dict[str, Any]],
     results: list[dict[str, Any]],
     enums: dict[str, dict[str, set]] | None = None,
+    composed: list[str] = (),  # type: ignore[assignment]
 ) -> tuple[list[dict[str, str]], list[str]]:
     """Sources of every call's identifying values, and the problems: values used before shown.
 
-    Calls of one turn see only the observations of earlier turns."""
+    Calls of one turn see only the observations of earlier turns. `composed` values are ones the
+    agent works out itself (a sum, a count, a derived date): they are sourced as "composed"."""
+    made = {str(x).casefold() for x in composed}
     t = Transcript(system, instruction)
     sources: list[dict[str, str]] = [{} for _ in calls]
     problems: list[str] = []
@@ -172,7 +209,7 @@ def ground(
         for k in range(i, j):
             c = calls[k]
             for path, value in identifying(c["arguments"], (enums or {}).get(c["tool"])):
-                src = t.source_of(value)
+                src = t.source_of(value) or ("composed" if value.casefold() in made else None)
                 if src is None:
                     problems.append(f"call {k} ({c['tool']}) uses {path}={value!r} before it was shown")
                 else:

@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compoworld.core.state import hash_value
 
-
 TASK_FORMAT = 2  # 2: grounded turns with sources, goal/guard checks, traps, record-level collateral
 
 

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import random
 
-_POLITE = ("Could you", "Can you", "Would you mind if you could", "Please could you", "When you get a chance, can you")
+_POLITE = (
+    "Could you",
+    "Can you",
+    "Would you mind if you could",
+    "Please could you",
+    "When you get a chance, can you",
+)
 _GREET = ("Hi,", "Hey,", "Morning!", "Hello,", "Quick one:", "Heads up:", "Hi there,", "Afternoon,")
 _SIGN = ("Thanks!", "Thank you.", "Cheers.", "Appreciate it.", "Thanks in advance.", "")
 _FWD = (
-    "Forwarding this from {who}: \"{ask}.\" Please handle it.",
+    'Forwarding this from {who}: "{ask}." Please handle it.',
     "{who} asked me to pass this on: {ask}. Can you take it?",
     "Note from {who}: {ask}. Over to you.",
     "Per {who}'s request, {ask}.",
@@ -36,7 +42,9 @@ def _period(s: str) -> str:
     return s if not s or s[-1] in ".?!:" else s + "."
 
 
-def frame(rng: random.Random, ask: str, context: str = "", who: str = "", items: list[str] | None = None) -> str:
+def frame(
+    rng: random.Random, ask: str, context: str = "", who: str = "", items: list[str] | None = None
+) -> str:
     """The instruction: `ask` (lower-case imperative, no final period) in a voice drawn from `rng`."""
     ctx = _period(_cap(context)) if context else ""
     styles = ["terse", "polite", "greet", "question", "context"]
@@ -60,7 +68,9 @@ def frame(rng: random.Random, ask: str, context: str = "", who: str = "", items:
     elif style == "forward":
         out = rng.choice(_FWD).format(who=who, ask=ask) + (f" {ctx}" if ctx else "")
     else:  # checklist
-        head = rng.choice(("To do for today:", "A few things, please:", "Checklist:", "Can you sort these out?"))
+        head = rng.choice(
+            ("To do for today:", "A few things, please:", "Checklist:", "Can you sort these out?")
+        )
         body = "\n".join(f"- {_cap(i)}" for i in items or [])
         return f"{head}{(' ' + ctx) if ctx else ''}\n{body}".strip()
     return " ".join(out.split())

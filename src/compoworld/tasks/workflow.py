@@ -72,7 +72,9 @@ def family(name: str, domain: str, services: tuple[str, ...] | list[str], summar
     def register(fn: Callable[[Builder], None]) -> Callable[[Builder], None]:
         if name in FAMILIES:
             raise ValueError(f"family {name} is registered twice")
-        FAMILIES[name] = Family(name, domain, tuple(sorted(services)), fn, summary or (fn.__doc__ or "").strip())
+        FAMILIES[name] = Family(
+            name, domain, tuple(sorted(services)), fn, summary or (fn.__doc__ or "").strip()
+        )
         return fn
 
     return register
@@ -98,6 +100,7 @@ class Builder:
     guards: list[dict[str, Any]] = field(default_factory=list)
     traps: list[dict[str, Any]] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
+    made: list[str] = field(default_factory=list)
     knobs: Counter = field(default_factory=Counter)
     answer: str | None = None
     instruction: str = ""
@@ -150,7 +153,9 @@ class Builder:
             if external is False
             else self.company.people
         )
-        pool = [p for p in pool if p.id != self.me.id and p.id not in exclude and (team is None or p.team == team)]
+        pool = [
+            p for p in pool if p.id != self.me.id and p.id not in exclude and (team is None or p.team == team)
+        ]
         return self.fresh(pool, 1, key=lambda p: p.id)[0]
 
     def customer(self, exclude: tuple = (), where: Callable[[Customer], bool] | None = None) -> Customer:
@@ -229,8 +234,15 @@ class Builder:
         """A message went to exactly this recipient (email or name both pass) and carries the facts."""
         forms = [to.email, to.name] if isinstance(to, Person) else [to] if isinstance(to, str) else list(to)
         self.goal(
-            description or f"a message went to {forms[-1]}" + (f" with {', '.join(contains)}" if contains else ""),
-            {"predicate": "message_sent", "service": service, "to": forms, "contains": list(contains), "exclusive": True},
+            description
+            or f"a message went to {forms[-1]}" + (f" with {', '.join(contains)}" if contains else ""),
+            {
+                "predicate": "message_sent",
+                "service": service,
+                "to": forms,
+                "contains": list(contains),
+                "exclusive": True,
+            },
         )
 
     def no_message(self, service: str, to: Person | str | list[str], why: str) -> None:
@@ -238,22 +250,41 @@ class Builder:
         self.guard(why, {"predicate": "message_not_sent", "service": service, "to": forms})
 
     def expect_record(self, service: str, table: str, where: dict[str, Any], description: str) -> None:
-        self.goal(description, {"predicate": "record_exists", "service": service, "table": table, "new": True, "where": where})
-
-    def expect_change(self, service: str, table: str, key: Any, field: str, to: Any, description: str) -> None:
         self.goal(
             description,
-            {"predicate": "field_changed", "service": service, "table": table, "key": str(key), "field": field, "to": to},
+            {"predicate": "record_exists", "service": service, "table": table, "new": True, "where": where},
+        )
+
+    def expect_change(
+        self, service: str, table: str, key: Any, field: str, to: Any, description: str
+    ) -> None:
+        self.goal(
+            description,
+            {
+                "predicate": "field_changed",
+                "service": service,
+                "table": table,
+                "key": str(key),
+                "field": field,
+                "to": to,
+            },
         )
 
     def keep(self, service: str, table: str, key: Any, why: str) -> None:
         """A trap record stays exactly as it was."""
-        self.guard(why, {"predicate": "record_unchanged", "service": service, "table": table, "key": str(key)})
+        self.guard(
+            why, {"predicate": "record_unchanged", "service": service, "table": table, "key": str(key)}
+        )
 
     def not_written(self, service: str, value: str, why: str, tables: list[str] = ()) -> None:  # type: ignore[assignment]
-        self.guard(why, {"predicate": "value_not_written", "service": service, "value": value, "tables": list(tables)})
+        self.guard(
+            why,
+            {"predicate": "value_not_written", "service": service, "value": value, "tables": list(tables)},
+        )
 
-    def trap(self, kind: str, description: str, swap: dict[Any, Any] | None = None, answer: str | None = None) -> None:
+    def trap(
+        self, kind: str, description: str, swap: dict[Any, Any] | None = None, answer: str | None = None
+    ) -> None:
         """Declare a candidate a careless agent would act on; `swap` maps the target's values to its."""
         self.traps.append(
             {
@@ -265,7 +296,9 @@ class Builder:
         )
         self.knobs["traps"] += 1
 
-    def ask(self, value: Any, kind: str = "text", alternates: tuple = (), exclude: tuple = (), what: str = "") -> None:
+    def ask(
+        self, value: Any, kind: str = "text", alternates: tuple = (), exclude: tuple = (), what: str = ""
+    ) -> None:
         """The final reply must give `value` (and none of the competing candidates in `exclude`)."""
         self.answer = str(value)
         self.goal(
@@ -278,6 +311,11 @@ class Builder:
                 "exclude": [str(x) for x in exclude if str(x) != str(value)],
             },
         )
+
+    def composed(self, *values: Any) -> None:
+        """Values the agent works out itself (a sum, a count, a derived date) and then writes: they
+        need no earlier observation (the grounded gate sources them as "composed")."""
+        self.made.extend(str(v) for v in values)
 
     def fact(self, *values: Any) -> None:
         """Intermediate facts the agent must find: the instruction may not name them."""

@@ -42,7 +42,9 @@ _WORDY = re.compile(
     r"|(?P<m2>[a-z]{3,9})\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{4}))\b",
     re.I,
 )
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?\s*([a-z]{1,4}|[+-]\d{2}:?\d{2})?\b", re.I)
+_TIME = re.compile(
+    r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?\s*([a-z]{1,4}|[+-]\d{2}:?\d{2})?\b", re.I
+)
 
 
 def _offset(tz: str | None) -> timedelta | None:
@@ -109,7 +111,9 @@ def parse_when(text: str, default_tz: str | None = None) -> datetime | date | No
     return d
 
 
-def _aware(d: date, hour: int, minute: int, sec: int, tz: str | None, default_tz: str | None) -> datetime | None:
+def _aware(
+    d: date, hour: int, minute: int, sec: int, tz: str | None, default_tz: str | None
+) -> datetime | None:
     try:
         naive = datetime(d.year, d.month, d.day, hour, minute, sec)
     except ValueError:

@@ -86,7 +86,14 @@ def _eq(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) or isinstance(b, int | float):
         x, y = _num(a), _num(b)
         return x is not None and y is not None and math.isclose(x, y, rel_tol=0, abs_tol=1e-6)
-    return _text(a) == _text(b)
+    if _text(a) == _text(b):
+        return True
+    if isinstance(b, str) and _ISO_DAY.match(b) and isinstance(a, str):
+        return same_when(a, b)  # the same day or instant, written in another form or zone
+    return False
+
+
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def match(rec: dict[str, Any], where: dict[str, Any]) -> bool:
@@ -120,7 +127,9 @@ OPS: dict[str, Callable[[list[Any], Any], bool]] = {
     "at": lambda vals, a: any(same_when(v, a) for v in vals),
     "phone": lambda vals, a: any(same_phone(v, a) for v in vals),
     "person": lambda vals, a: any(person_matches(v, a if isinstance(a, list) else [a]) for v in vals),
-    "approx": lambda vals, a: any((x := _num(v)) is not None and abs(x - float(a[0])) <= float(a[1]) for v in vals),
+    "approx": lambda vals, a: any(
+        (x := _num(v)) is not None and abs(x - float(a[0])) <= float(a[1]) for v in vals
+    ),
     "not_contains": lambda vals, a: all(_text(a) not in _text(v) for v in vals),
 }
 
@@ -212,7 +221,9 @@ def _recipients(service: str, r: dict[str, Any]) -> list[Any]:
 
 def _message_text(service: str, r: dict[str, Any]) -> str:
     _, _, text_path = MESSAGE_TABLES[service]
-    return " ".join(str(x) for x in _values(r, text_path) + _values(r, "subject") + _values(r, "htmlBody") if x)
+    return " ".join(
+        str(x) for x in _values(r, text_path) + _values(r, "subject") + _values(r, "htmlBody") if x
+    )
 
 
 def _sent(ctx: CheckContext, service: str) -> list[dict[str, Any]]:
@@ -461,7 +472,9 @@ def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, s
             for key in sorted(set(x) | set(y), key=str):
                 if key in x and key in y and (x[key] is y[key] or x[key] == y[key]):
                     continue
-                out.append((service, table, key, "add" if key not in x else "remove" if key not in y else "change"))
+                out.append(
+                    (service, table, key, "add" if key not in x else "remove" if key not in y else "change")
+                )
     return out
 
 
@@ -473,7 +486,8 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
             budget[(service, table)] -= 1  # one of the records the task asks to create
             continue
         if not any(
-            al.service == service and al.table in (None, table) and al.key in (None, str(key)) for al in a.allow
+            al.service == service and al.table in (None, table) and al.key in (None, str(key))
+            for al in a.allow
         ):
             return False, f"unexpected change: {op} {service}:{table}/{key}"
     return True, "no changes outside the allow-list"

@@ -1,0 +1,506 @@
+"""Scheduling workflows: calendars, video meetings and Calendly bookings worked against team rules."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from compoworld.core.clock import format_time
+from compoworld.core.company import Person
+from compoworld.tasks.families._common import rows
+from compoworld.tasks.phrasing import frame
+from compoworld.tasks.workflow import Builder, PlantError, family
+
+
+def _next_business_day(d: datetime) -> datetime:
+    d = d + timedelta(days=1)
+    while d.weekday() >= 5:
+        d += timedelta(days=1)
+    return d
+
+
+def _at(day: datetime, hour: int, minute: int = 0) -> datetime:
+    return day.replace(hour=hour, minute=minute, second=0, microsecond=0)
+
+
+def _cal_event(
+    b: Builder,
+    summary: str,
+    start: datetime,
+    minutes: int,
+    attendees: list[Person],
+    organizer: str,
+    **extra: Any,
+) -> dict[str, Any]:
+    svc = b.svc("calendar")
+    rec = {
+        "id": svc.next_id("ev", 16),
+        "calendar_id": b.me.email,
+        "summary": summary,
+        "description": "",
+        "location": "",
+        "start": format_time(start),
+        "end": format_time(start + timedelta(minutes=minutes)),
+        "attendees": [{"email": p.email, "responseStatus": "accepted"} for p in attendees],
+        "organizer": organizer,
+        "visibility": "default",
+        "recurrence": [],
+        "hangoutLink": None,
+        "status": "confirmed",
+    }
+    rec.update(extra)
+    svc.insert("events", rec)
+    return rec
+
+
+def _team_space(b: Builder) -> dict[str, Any]:
+    wiki = b.svc("wiki")
+    team = next(t for t in b.company.teams if t.name == b.me.team)
+    key = team.slug.upper()[:10]
+    hits = wiki.spaces.find(lambda s: s["key"] == key)
+    if not hits:
+        raise PlantError(f"no wiki space {key}")
+    return hits[0]
+
+
+def _wiki_page(
+    b: Builder,
+    space: dict[str, Any],
+    title: str,
+    content: str,
+    days_ago: float = 20,
+    author: str | None = None,
+) -> dict[str, Any]:
+    ts = format_time(b.now - timedelta(days=days_ago))
+    return b.svc("wiki").pages.create(
+        {
+            "space_id": space["id"],
+            "title": title,
+            "content": content,
+            "parent_id": space.get("homepage_id"),
+            "author_id": author or b.me.email,
+            "created_at": ts,
+            "updated_at": ts,
+        }
+    )
+
+
+def _start_of(ev: dict[str, Any]) -> str:
+    s = ev.get("start")
+    return s.get("dateTime") if isinstance(s, dict) else s
+
+
+def _parse(s: str) -> datetime:
+    return datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=None)
+
+
+PROJECTS = ("roadmap review", "pricing workshop", "launch readiness", "quarterly planning", "design critique")
+
+
+@family("scheduling.allhands_conflict", "scheduling", ("calendar", "wiki"))
+def allhands_conflict(b: Builder) -> None:
+    """A new all-hands overlaps a meeting I organise: move it by the wiki's rescheduling rule and log it."""
+    colleagues = [p for p in b.company.employees if p.id != b.me.id]
+    if len(colleagues) < 6:
+        raise PlantError("too few colleagues")
+    guests = b.fresh(colleagues, 3, key=lambda p: p.id)
+    host = b.fresh(colleagues, 1, key=lambda p: p.id)[0]
+    other_org = b.fresh(colleagues, 1, key=lambda p: p.id)[0]
+    now = b.now.replace(tzinfo=None) if b.now.tzinfo else b.now
+    day = now + timedelta(days=b.rng.randrange(2, 6))
+    while day.weekday() >= 5:
+        day += timedelta(days=1)
+    ah_hour = b.rng.choice((14, 15))
+    project = b.pick(PROJECTS)
+    mine_summary = f"{project.title()} sync"
+    allhands = _cal_event(
+        b, "Company all-hands", _at(day, ah_hour), 60, colleagues[:8], host.email, location="HQ Boardroom"
+    )
+    minutes = b.rng.choice((30, 45))
+    offset = b.rng.choice((0, 30))
+    mine = _cal_event(
+        b, mine_summary, _at(day, ah_hour, offset), minutes, guests[:2], b.me.email, location="Room 4A"
+    )
+    # a clashing meeting somebody else organises: the policy moves only my own
+    theirs = _cal_event(
+        b,
+        f"{other_org.first}'s {b.pick(('vendor call', 'hiring sync', 'budget check-in'))}",
+        _at(day, ah_hour, 30 - offset),
+        30,
+        [other_org],
+        other_org.email,
+    )
+    later = _cal_event(b, f"{project.title()} follow-up", _at(day, 17), 30, [guests[2]], b.me.email)
+    space = _team_space(b)
+    log_title = "Schedule changes"
+    policy = _wiki_page(
+        b,
+        space,
+        "Meeting rescheduling policy",
+        "<p>When a company-wide event (all-hands, town hall) overlaps a meeting, only the organiser moves it. "
+        "Move it to the same time of day on the next business day (Monday to Friday), keep its length, and send "
+        f"the update to every attendee.</p><p>Log each move on the page '{log_title}' with the meeting name and its new date.</p>",
+        days_ago=60,
+    )
+    log = _wiki_page(
+        b, space, log_title, "<ul><li>Town hall: moved 'Vendor review' to the next day.</li></ul>", days_ago=9
+    )
+    b.begin()
+    # the reference: find the all-hands and what clashes with it, read the rule, move, log
+    lo, hi = now.replace(hour=0, minute=0, second=0, microsecond=0), now + timedelta(days=14)
+    evs = rows(
+        b.call(
+            "calendar__google_calendar_list_events",
+            {"min_end_datetime": format_time(lo), "max_start_datetime": format_time(hi), "max_results": 250},
+        )
+    )
+    ah = next(e for e in evs if e["summary"] == "Company all-hands")
+    a0, a1 = (
+        _parse(_start_of(ah)),
+        _parse(ah["end"]["dateTime"] if isinstance(ah["end"], dict) else ah["end"]),
+    )
+    clash = [
+        e
+        for e in evs
+        if e["id"] != ah["id"]
+        and _parse(_start_of(e)) < a1
+        and _parse(e["end"]["dateTime"] if isinstance(e["end"], dict) else e["end"]) > a0
+    ]
+    target = next(e for e in clash if e["organizer"] == b.me.email)
+    assert target["id"] == mine["id"]
+    b.decide()
+    hits = rows(
+        b.call("wiki__confluence_search_content", {"must_contain_all": ["rescheduling"], "limit": 10})
+    )
+    pid = next(p["id"] for p in hits if p["title"] == "Meeting rescheduling policy")
+    assert pid == policy["id"]
+    b.call("wiki__confluence_get_page", {"page_identifier": pid})
+    s0 = _parse(_start_of(target))
+    new_day = _next_business_day(s0)
+    new_start = new_day
+    new_end = new_start + timedelta(minutes=minutes)
+    b.decide()
+    b.call(
+        "calendar__google_calendar_update_event",
+        {
+            "event_id": target["id"],
+            "updated_start_datetime": format_time(new_start),
+            "updated_end_datetime": format_time(new_end),
+            "send_updates": "all",
+        },
+    )
+    b.call(
+        "wiki__confluence_update_page_content",
+        {
+            "page_identifier": log_title,
+            "content": f"<p>All-hands: moved '{mine_summary}' to {new_start.date().isoformat()}.</p>",
+            "update_mode": "append",
+        },
+    )
+    b.expect_record(
+        "calendar",
+        "events",
+        {"id": mine["id"], "start": {"at": format_time(new_start)}, "end": {"at": format_time(new_end)}},
+        f"'{mine_summary}' starts {format_time(new_start)}, same length",
+    )
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"id": log["id"], "content": {"contains_all": [mine_summary, new_start.date().isoformat()]}},
+        "the move is logged with the meeting and its new date",
+    )
+    b.keep("calendar", "events", allhands["id"], "the all-hands itself stays put")
+    b.keep("calendar", "events", theirs["id"], "the clashing meeting someone else organises is not moved")
+    b.keep("calendar", "events", later["id"], "the later follow-up that does not clash stays put")
+    b.keep("wiki", "pages", policy["id"], "the policy page is not edited")
+    b.trap(
+        "policy_exception", "a clashing meeting organised by someone else", swap={mine["id"]: theirs["id"]}
+    )
+    b.trap(
+        "near_duplicate", "the follow-up of the same project later that day", swap={mine["id"]: later["id"]}
+    )
+    b.fact(mine_summary, new_start.date().isoformat())
+    ask = b.say(
+        "sort out whatever of mine clashes with the new all-hands, following our rescheduling policy on the wiki",
+        "deal with my meeting that the new company all-hands collides with, the way our wiki policy says",
+        "move my meeting out of the way of the all-hands that was just announced, per the team's rescheduling rules",
+    )
+    b.write(
+        frame(
+            b.rng,
+            ask,
+            context=b.say(
+                "The all-hands was added to my calendar this morning",
+                "",
+                "Leadership just scheduled an all-hands",
+            ),
+        ),
+        hint="List my upcoming events, find the all-hands and the meeting I organise that overlaps it, read the rescheduling policy in the wiki, move the meeting to the same time next business day with updates sent, and log it on the page the policy names.",
+        subtasks=[
+            "Find the all-hands and the meetings overlapping it",
+            "Pick the one I organise",
+            "Read the rescheduling policy on the wiki",
+            "Move it to the same time on the next business day, notifying attendees",
+            "Log the move on the schedule-changes page",
+        ],
+    )
+
+
+def _bases_table(
+    b: Builder, base_name: str, table: str, desc: str, fields: list[dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    svc = b.svc("bases")
+    base = next((x for x in svc.bases.all() if x["name"] == base_name), None)
+    if base is None:
+        raise PlantError(f"no Airtable base {base_name}")
+    t = svc._create_table(base["id"], table, desc, fields)
+    return t, {f["name"]: f["id"] for f in svc.fields.find(table_id=t["id"])}
+
+
+def _bases_row(
+    b: Builder, t: dict[str, Any], fid: dict[str, str], values: dict[str, Any], days_ago: float
+) -> dict[str, Any]:
+    svc = b.svc("bases")
+    return svc.records.create(
+        {
+            "table_id": t["id"],
+            "createdTime": format_time(b.now - timedelta(days=days_ago)),
+            "fields": {fid[k]: v for k, v in values.items()},
+        },
+        id="rec" + svc.next_id("", 14),
+    )
+
+
+@family("scheduling.rebook_cancelled_demo", "scheduling", ("booking", "bases", "meet"))
+def rebook_cancelled_demo(b: Builder) -> None:
+    """A contact cancelled a Calendly demo asking for another time: book a Meet with them and the SE, update the pipeline."""
+    cust = b.customer()
+    person = b.contact_of(cust)
+    sales = [p for p in b.company.employees if p.id != b.me.id]
+    se, old_se, other_se = b.fresh(sales, 3, key=lambda p: p.id)
+    bk = b.svc("booking")
+    demo = next(t for t in bk.types.all() if t["name"] == "Product demo")
+    now = b.now.replace(tzinfo=None) if b.now.tzinfo else b.now
+    old_day = now + timedelta(days=b.rng.randrange(1, 4))
+    old_start = _at(old_day, b.rng.choice((10, 11)))
+    new_day = _next_business_day(old_day + timedelta(days=b.rng.randrange(2, 5)))
+    new_start = _at(new_day, b.rng.choice((13, 14, 15)), b.rng.choice((0, 30)))
+    ev = bk.events.create(
+        {
+            "name": demo["name"],
+            "event_type": demo["id"],
+            "status": "canceled",
+            "start_time": format_time(old_start),
+            "end_time": format_time(old_start + timedelta(minutes=demo["duration"])),
+            "location": "Google Meet",
+            "cancel_reason": f"Something came up. Could we do {new_start.strftime('%A %d %B')} at {new_start.strftime('%H:%M')} UTC instead?",
+        }
+    )
+    bk.invitees.create(
+        {
+            "event": ev["id"],
+            "name": person.name,
+            "email": person.email,
+            "status": "canceled",
+            "questions_and_answers": [
+                {"question": "What would you like to discuss?", "answer": f"Rollout for {cust.name}"}
+            ],
+        }
+    )
+    # an active later booking of the same person: not the one to rebook
+    other_start = _at(now + timedelta(days=b.rng.randrange(8, 12)), 16)
+    active = bk.events.create(
+        {
+            "name": "Quarterly review",
+            "event_type": next(t["id"] for t in bk.types.all() if t["name"] == "Quarterly review"),
+            "status": "active",
+            "start_time": format_time(other_start),
+            "end_time": format_time(other_start + timedelta(minutes=60)),
+            "location": "Google Meet",
+        }
+    )
+    bk.invitees.create(
+        {"event": active["id"], "name": person.name, "email": person.email, "status": "active"}
+    )
+    t, fid = _bases_table(
+        b,
+        "Partner CRM",
+        "Demo pipeline",
+        "One row per demo request; the SE joins every demo",
+        [
+            {"name": "Contact", "type": "singleLineText"},
+            {"name": "Company", "type": "singleLineText"},
+            {"name": "SE email", "type": "email"},
+            {"name": "Stage", "type": "singleLineText"},
+            {"name": "Demo date", "type": "date"},
+            {"name": "Notes", "type": "singleLineText"},
+        ],
+    )
+    others = [c for c in b.company.customers if c.id != cust.id]
+    for k, oc in enumerate(b.rng.sample(others, min(4, len(others)))):
+        _bases_row(
+            b,
+            t,
+            fid,
+            {
+                "Contact": b.contact_of(oc).name,
+                "Company": oc.name,
+                "SE email": other_se.email,
+                "Stage": "Demo booked",
+                "Demo date": (now + timedelta(days=k + 3)).date().isoformat(),
+                "Notes": "",
+            },
+            days_ago=20 + k,
+        )
+    old_row = _bases_row(
+        b,
+        t,
+        fid,
+        {
+            "Contact": person.name,
+            "Company": cust.name,
+            "SE email": old_se.email,
+            "Stage": "Lost",
+            "Demo date": (now - timedelta(days=300)).date().isoformat(),
+            "Notes": f"Demo cancelled last year; {person.first} went quiet, rebook later",
+        },
+        days_ago=320,
+    )
+    row = _bases_row(
+        b,
+        t,
+        fid,
+        {
+            "Contact": person.name,
+            "Company": cust.name,
+            "SE email": se.email,
+            "Stage": "Demo booked",
+            "Demo date": old_start.date().isoformat(),
+            "Notes": "",
+        },
+        days_ago=12,
+    )
+    newest = _bases_row(
+        b,
+        t,
+        fid,
+        {
+            "Contact": b.contact_of(others[0]).name,
+            "Company": others[0].name,
+            "SE email": old_se.email,
+            "Stage": "Demo booked",
+            "Demo date": (now + timedelta(days=9)).date().isoformat(),
+            "Notes": "Asked to rebook a cancelled demo",
+        },
+        days_ago=1,
+    )
+    b.begin()
+    evs = b.call("booking__calendly_list_events", {"status": "canceled", "count": 100})
+    found = None
+    for e in evs:
+        if e["start_time"] < format_time(now):
+            continue
+        inv = rows(b.call("booking__calendly_list_event_invitees", {"event_uuid": e["uuid"]}))
+        if any(i["name"] == person.name for i in inv):
+            found = e
+            break
+    assert found and found["id"] == ev["id"]
+    email = next(i["email"] for i in inv if i["name"] == person.name)
+    b.decide()
+    bases = rows(b.call("bases__airtable_list_bases_info", {}))
+    base_id = next(x["id"] for x in bases if x["name"] == "Partner CRM")
+    tables = rows(b.call("bases__airtable_list_tables_info", {"base_id": base_id}))
+    tid = next(x["id"] for x in tables if x["name"] == "Demo pipeline")
+    recs = rows(b.call("bases__airtable_list_records", {"base_id": base_id, "table_id": tid}))
+    mine = next(
+        r
+        for r in recs
+        if r["fields"].get("Contact") == person.name and r["fields"].get("Stage") == "Demo booked"
+    )
+    assert mine["id"] == row["id"]
+    se_email = mine["fields"]["SE email"]
+    b.decide()
+    minutes = demo["duration"]
+    b.call(
+        "meet__google_meet_create_meet",
+        {
+            "summary": f"Product demo: {cust.name}",
+            "start_time": format_time(new_start),
+            "end_time": format_time(new_start + timedelta(minutes=minutes)),
+            "attendees": [email, se_email],
+            "notify_attendees": True,
+        },
+    )
+    b.call(
+        "bases__airtable_update_records",
+        {
+            "base_id": base_id,
+            "table_id": tid,
+            "records": [
+                {
+                    "id": mine["id"],
+                    "fields": {"Demo date": new_start.date().isoformat(), "Stage": "Demo rescheduled"},
+                }
+            ],
+        },
+    )
+    b.goal(
+        f"a {minutes}-minute Meet with {person.name} and the SE starts {format_time(new_start)}",
+        {
+            "predicate": "event_scheduled",
+            "service": "meet",
+            "attendees": [person.email, se.email],
+            "names": [person.name, se.name],
+            "start": format_time(new_start),
+            "duration_minutes": minutes,
+            "exclusive": True,
+        },
+    )
+    b.expect_record(
+        "bases",
+        "records",
+        {"id": row["id"], "fields." + fid["Demo date"]: {"at": new_start.date().isoformat()}},
+        "the pipeline row carries the new demo date",
+    )
+    b.expect_change(
+        "bases",
+        "records",
+        row["id"],
+        "fields." + fid["Stage"],
+        "Demo rescheduled",
+        "the pipeline row is at stage Demo rescheduled",
+    )
+    b.keep("bases", "records", old_row["id"], "last year's lost row of the same contact is untouched")
+    b.keep("bases", "records", newest["id"], "the newest row (another company) is untouched")
+    b.trap(
+        "stale",
+        "last year's lost pipeline row of the same contact, with another SE",
+        swap={se.email: old_se.email, row["id"]: old_row["id"]},
+    )
+    b.trap(
+        "near_duplicate",
+        "the newest pipeline row, another company's rebooking",
+        swap={row["id"]: newest["id"], se.email: old_se.email},
+    )
+    b.fact(person.email, se.email)
+    ask = b.say(
+        f"rebook {person.name}'s cancelled demo as a Google Meet at the time they asked for, with the SE on the pipeline, and update the pipeline row",
+        f"{person.first} from {cust.name} cancelled the demo in Calendly and proposed another time: set up a Google Meet then with them and the assigned SE, and fix the demo pipeline",
+    )
+    b.write(
+        frame(
+            b.rng,
+            ask,
+            context=b.say(
+                "Stage should read 'Demo rescheduled' afterwards, with the new date",
+                "Keep the same demo length; the pipeline stage becomes 'Demo rescheduled'",
+            ),
+        ),
+        hint="Find the cancelled upcoming Calendly demo of the person and the time they proposed in the cancel reason, look up their live row in the Airtable demo pipeline for the SE, create the Meet with both, then update the row's date and stage.",
+        subtasks=[
+            "Find the cancelled Calendly demo and the proposed time",
+            "Find the current pipeline row in Airtable and its SE",
+            "Create the Google Meet with the contact and the SE",
+            "Update the row's demo date and stage",
+        ],
+    )
