@@ -1,73 +1,80 @@
-"""A suite of tasks across many service combinations, scored for five agent behaviours.
+"""A suite of tasks across many families, scored for the behaviours a policy could try.
 
-The agent that does the work gets V = 1. An agent that does nothing, skips one step, acts on a
-decoy, or does the work and damages an unrelated record gets V = 0 and exactly the partial score
-that the failing checks leave.
+The agent that does the work gets V = 1 and score 1. Doing nothing scores 0 (guards are a condition
+on the credit, never a share of it). Skipping the last write loses V and keeps only the credit of
+the goals that still hold. Acting on a trap, or doing the work and damaging an unrelated record,
+fails a guard and scores 0.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from compoworld.tasks.adversaries import swap_args, write_calls
 from compoworld.tasks.generator import Settings, generate_task
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
-from tests.tasks.agents import DAMAGE, mutating_indices, on_decoy, reference, run
+from tests.tasks.agents import DAMAGE, mutating_indices, reference, run
 
-CASES = [(11, i) for i in range(6)] + [(29, i) for i in range(3)] + [(47, i) for i in range(3)]
+CASES = [(11, i) for i in range(8)] + [(29, i) for i in range(4)] + [(47, i) for i in range(4)]
 
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[tuple[int, int], Task]:
-    return {
-        (s, i): Task.model_validate(generate_task(s, i, Settings(k=4, distractors=4, walk_min=5, walk_max=8)))
-        for s, i in CASES
-    }
+    from compoworld.tasks.generator import Rejected
+
+    out = {}
+    for s, i in CASES:
+        try:
+            out[(s, i)] = Task.model_validate(generate_task(s, i, Settings()))
+        except Rejected:
+            continue
+    return out
 
 
-def weights(task: Task, failing: set[str]) -> float:
-    total = sum(r.weight for r in task.rubric)
-    return round(sum(r.weight for r in task.rubric if r.id not in failing) / total, 6)
+def goal_share(task: Task, passing: set[str]) -> float:
+    goals = [r for r in task.rubric if r.kind == "goal"]
+    return round(sum(r.weight for r in goals if r.id in passing) / sum(r.weight for r in goals), 6)
 
 
-def test_suite_spans_many_service_combinations(tasks) -> None:
-    assert len({tuple(t.services) for t in tasks.values()}) == len(CASES) >= 10
-    assert len({s for t in tasks.values() for s in t.services}) >= 15
+def test_suite_spans_many_families(tasks) -> None:
+    assert len(tasks) >= 12
+    assert len({t.meta["family"] for t in tasks.values()}) >= 8
+    assert len({s for t in tasks.values() for s in t.services}) >= 12
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_agent_behaviours(tasks, case) -> None:
+    if case not in tasks:
+        pytest.skip("rejected by the generator")
     task = tasks[case]
-    checks = {r.id: r for r in task.rubric}
-    collateral = next(r.id for r in task.rubric if r.check["predicate"] == "no_changes_except")
-    answer_ids = {r.id for r in task.rubric if r.check["predicate"].startswith("answer")}
-
     # the work
-    _, final = run(task, reference(task), task.answer)
+    env, final = run(task, reference(task), task.answer)
     good = verify(task, final, task.answer)
     assert good.passed and good.score == 1.0
 
-    # nothing: only the collateral check holds
+    # nothing: no credit at all
     nothing = verify(task, task.initial_state, None)
-    assert not nothing.passed
-    assert nothing.score == weights(task, set(checks) - {collateral})
+    assert not nothing.passed and nothing.score == 0.0
 
-    # skip the last mutating step: its checks fail, the rest hold
+    # skip the last mutating step: V = 0, and only the goals that still hold earn credit
     skip = mutating_indices(task)[-1]
-    last_step = task.reference_solution[skip].step
     calls = [c for i, c in enumerate(reference(task)) if i != skip]
     _, final = run(task, calls, task.answer)
     skipped = verify(task, final, task.answer)
-    step_checks = {r.id for r in task.rubric if r.step == last_step and r.id not in answer_ids}
-    assert step_checks and not skipped.passed
-    assert skipped.score == weights(task, step_checks)
+    assert not skipped.passed and skipped.score < 1.0
+    passing = {c.id for c in skipped.checks if c.passed}
+    guards_ok = all(c.passed for c in skipped.checks if c.kind == "guard")
+    assert skipped.score == (goal_share(task, passing) if guards_ok else 0.0)
 
-    # act on a decoy: the last step uses a near-duplicate of its input
-    _, final = run(task, on_decoy(task), task.answer)
-    decoyed = verify(task, final, task.answer)
-    failing = {c.id for c in decoyed.checks if not c.passed}
-    assert not decoyed.passed and failing <= step_checks  # only the checks of the misdirected step fail
-    assert decoyed.score == weights(task, failing)
+    # act on each trap instead of the target: a guard fails, so no credit
+    for trap in task.traps:
+        if not trap.swap:
+            continue
+        swapped = [{**c, "arguments": swap_args(c["arguments"], trap.swap)} for c in write_calls(env, task)]
+        _, final = run(task, swapped, trap.answer or task.answer)
+        decoyed = verify(task, final, trap.answer or task.answer)
+        assert not decoyed.passed, trap
 
     # the work, plus damage to an unrelated record in a distractor service
     env, _ = run(task, reference(task), task.answer)
@@ -77,9 +84,9 @@ def test_agent_behaviours(tasks, case) -> None:
     tool, args = DAMAGE[victim](env)
     assert env.call(tool, args)["success"]
     damaged = verify(task, env.snapshot(), task.answer)
-    assert not damaged.passed
-    assert {c.id for c in damaged.checks if not c.passed} == {collateral}
-    assert damaged.score == weights(task, {collateral})
+    assert not damaged.passed and damaged.score == 0.0
+    failing = {c.id for c in damaged.checks if not c.passed}
+    assert failing == {r.id for r in task.rubric if r.check["predicate"] == "no_changes_except"}
 
 
 def test_a_hand_written_task() -> None:
@@ -120,6 +127,7 @@ def test_a_hand_written_task() -> None:
             },
             {
                 "id": "clean",
+                "kind": "guard",
                 "description": "nothing else changed",
                 "check": {
                     "predicate": "no_changes_except",
@@ -128,11 +136,12 @@ def test_a_hand_written_task() -> None:
             },
         ],
         reference_solution=[
-            {"tool": "kv__get", "arguments": {"key": "feature:new-dashboard"}, "step": 0},
+            {"tool": "kv__get", "arguments": {"key": "feature:new-dashboard"}, "step": 0, "turn": 1},
             {
                 "tool": "chat__slack_user_post_message",
                 "arguments": {"channel_id": general, "text": "feature:new-dashboard is ON"},
                 "step": 1,
+                "turn": 2,
             },
         ],
         hint="Redis first.",
@@ -141,4 +150,4 @@ def test_a_hand_written_task() -> None:
     )
     _, final = run(task, reference(task), None)
     assert verify(task, final, None).passed
-    assert verify(task, task.initial_state, None).score == 0.5
+    assert verify(task, task.initial_state, None).score == 0.0  # guards earn no credit

@@ -320,6 +320,8 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         raise Rejected("plan", f"{fam.name}: {type(e).__name__}: {e}") from None
     if b.s0 is None or not b.calls or not b.instruction:
         raise Rejected("plan", f"{fam.name} did not plant, solve and describe a task")
+    if not b.traps or not b.guards:  # real work has traps, and every trap needs its negative check
+        raise Rejected("traps", f"{fam.name}: {len(b.traps)} trap(s) and {len(b.guards)} guard(s); need both")
     s0 = b.s0
     # the walk: consecutive calls to one service are one step
     steps: list[tuple[str, list[int]]] = []

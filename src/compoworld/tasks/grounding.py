@@ -56,6 +56,7 @@ FREE_TEXT = {
     "statement",
     "formula",
 }
+_TEXTY = ("_body", "_subject", "_description", "_text", "_note", "_message", "_content", "_comment", "_summary")
 # Paging and sizing: numbers the agent picks, never identifying.
 SIZING = {"limit", "count", "per_page", "page", "maxresults", "max_results", "page_size", "pagesize", "top"}
 SIZING |= {"size", "offset", "batchsize", "max", "n", "num", "duration", "duration_minutes", "minutes"}
@@ -111,7 +112,7 @@ def identifying(args: dict[str, Any], enums: dict[str, set] | None = None) -> li
         s = str(v).strip()
         if not s or _DATE.match(s):
             continue
-        if key in FREE_TEXT or len(s) > 80:
+        if key in FREE_TEXT or key.endswith(_TEXTY) or len(s) > 80:
             out.extend((f"{path}~", t) for t in tokens(s) if not _DATE.match(t))
         elif key in ("query", "q", "jql", "filter", "search", "where", "formula"):
             out.extend((f"{path}~", t) for t in query_tokens(s))

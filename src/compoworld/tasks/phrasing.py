@@ -28,8 +28,8 @@ _FWD = (
 _Q = (
     "{ctx_q}Can you {ask}?",
     "Would you {ask}? {ctx}",
-    "Any chance you could {ask} today?",
-    "Is it possible to {ask}?",
+    "{ctx_q}Any chance you could {ask} today?",
+    "Is it possible to {ask}? {ctx}",
 )
 
 

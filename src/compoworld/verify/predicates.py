@@ -242,15 +242,16 @@ def text_has(text: str, fact: str) -> bool:
     """The text carries the fact, in any accepted form (a date or phone number written differently)."""
     if _text(fact) in _text(text):
         return True
-    if re.fullmatch(r"\+?[\d\s().-]{7,}", fact or ""):
-        return contains_phone(text, fact)
-    if re.match(r"\d{4}-\d{2}-\d{2}", fact or ""):
-        return contains_when(text, fact)
-    n = _num(fact)
-    if n is not None and re.fullmatch(r"-?[\d,]*\.?\d+", fact.strip()):
+    f = (fact or "").strip()
+    if re.fullmatch(r"-?\d[\d,]*(\.\d+)?", f):
+        n = _num(f)
         return any(
-            (x := _num(m)) is not None and abs(x - n) < 0.005 for m in re.findall(r"-?[\d,]*\.?\d+", text)
+            (x := _num(m)) is not None and abs(x - n) < 0.005 for m in re.findall(r"-?\d[\d,]*\.?\d*", text)
         )
+    if re.fullmatch(r"\+?[\d\s().-]{7,}", f) and sum(ch.isdigit() for ch in f) >= 10:
+        return contains_phone(text, f)
+    if re.match(r"\d{4}-\d{2}-\d{2}", f):
+        return contains_when(text, f)
     return False
 
 

@@ -200,3 +200,181 @@ def region_revenue_export(b: Builder) -> None:
             "Append the region's figure to the revenue log page",
         ],
     )
+
+
+FLAGS = ("checkout-redesign", "smart-search", "one-click-reorder", "usage-alerts", "guided-onboarding")
+
+
+def _rollout_band(lift: float) -> int:
+    return 50 if lift >= 2.0 else 20 if lift > 0 else 0
+
+
+def _run_rows(b: Builder, lift_pts: float) -> tuple[int, int, int, int]:
+    """(control users, control conversions, treatment users, treatment conversions) with this lift."""
+    cu = b.rng.randrange(4000, 9000)
+    tu = b.rng.randrange(4000, 9000)
+    base = b.rng.randrange(80, 140) / 10.0  # control rate in %
+    cc = round(cu * base / 100)
+    tc = round(tu * (cc / cu * 100 + lift_pts) / 100)
+    return cu, cc, tu, tc
+
+
+def _lift(cu: int, cc: int, tu: int, tc: int) -> float:
+    return round(tc / tu * 100 - cc / cu * 100, 2)
+
+
+@family("data.flag_rollout_from_experiment", "data_reporting", ("wiki", "sql", "kv"))
+def flag_rollout_from_experiment(b: Builder) -> None:
+    """Set a feature flag's rollout in Redis from the latest completed experiment run, by the wiki's bands."""
+    flag, twin = b.pick(FLAGS, 2)
+    kv = b.svc("kv")
+    if any(kv.keys.get(f"rollout:{f}") for f in (flag, twin)):
+        raise PlantError("rollout key exists")
+    band = b.pick((50, 20, 0))
+    lift_target = {
+        50: b.rng.randrange(22, 45) / 10,
+        20: b.rng.randrange(3, 15) / 10,
+        0: -b.rng.randrange(3, 20) / 10,
+    }[band]
+    for _ in range(20):
+        run = _run_rows(b, lift_target)
+        if _rollout_band(_lift(*run)) == band and abs(_lift(*run) - 2.0) > 0.15 and abs(_lift(*run)) > 0.15:
+            break
+    else:
+        raise PlantError("could not plant a clean lift")
+    lift = _lift(*run)
+    stale_band = b.pick([x for x in (50, 20, 0) if x != band])
+    lift_old = {50: 3.1, 20: 1.1, 0: -1.2}[stale_band]
+    old = _run_rows(b, lift_old)
+    while _rollout_band(_lift(*old)) != stale_band:
+        old = _run_rows(b, lift_old)
+    live_band = b.pick([x for x in (50, 20, 0) if x != band])
+    partial = _run_rows(b, {50: 3.4, 20: 0.9, 0: -1.6}[live_band])
+    today = b.now.date()
+    runs = [
+        (
+            f"{flag}-r1",
+            flag,
+            (today - timedelta(days=b.rng.randrange(90, 150))).isoformat(),
+            "completed",
+            old,
+        ),
+        (f"{flag}-r2", flag, (today - timedelta(days=b.rng.randrange(3, 12))).isoformat(), "completed", run),
+        (
+            f"{flag}-r3",
+            flag,
+            (today + timedelta(days=b.rng.randrange(5, 15))).isoformat(),
+            "running",
+            partial,
+        ),
+        (
+            f"{twin}-r1",
+            twin,
+            (today - timedelta(days=b.rng.randrange(2, 20))).isoformat(),
+            "completed",
+            _run_rows(b, 3.0),
+        ),
+    ]
+    b.plant(
+        "sql__create_table",
+        {
+            "query": "CREATE TABLE experiment_runs (run_id TEXT PRIMARY KEY, flag TEXT, ends_on TEXT, status TEXT, "
+            "variant TEXT, users INTEGER, conversions INTEGER)"
+        },
+    )
+    vals = []
+    for rid, f, end, st, (cu, cc, tu, tc) in runs:
+        vals.append(f"('{rid}-c', '{f}', '{end}', '{st}', 'control', {cu}, {cc})")
+        vals.append(f"('{rid}-t', '{f}', '{end}', '{st}', 'treatment', {tu}, {tc})")
+    b.rng.shuffle(vals)
+    b.plant("sql__write_query", {"query": f"INSERT INTO experiment_runs VALUES {', '.join(vals)}"})
+    kv.keys.create({"value": "10"}, id=f"rollout:{flag}")
+    kv.keys.create({"value": "10"}, id=f"rollout:{flag}-mobile")
+    kv.keys.create({"value": "10"}, id=f"rollout:{twin}")
+    space = _team_space(b)
+    policy = _wiki_page(
+        b,
+        space,
+        "Feature flag rollout rules",
+        "<p>Rollout percentages live in Redis under rollout:&lt;flag&gt; (the web flag; mobile flags end in -mobile and are "
+        "managed by the mobile team). Set it from the latest <b>completed</b> run of the flag's experiment in the "
+        "experiment_runs table; runs still running do not count.</p><p>Lift = treatment conversion rate minus control "
+        "conversion rate, in percentage points. Lift of 2.0 points or more: 50. Positive but under 2.0: 20. "
+        "Zero or negative: 0.</p><p>Record every change on the page 'Flag change log' with the flag, the new "
+        "percentage and the lift.</p>",
+        days_ago=50,
+    )
+    log = _wiki_page(b, space, "Flag change log", "<ul><li>new-dashboard: set to 100.</li></ul>", days_ago=12)
+    b.begin()
+    hits = rows(b.call("wiki__confluence_search_content", {"must_contain_all": ["rollout"], "limit": 10}))
+    pid = next(p["id"] for p in hits if p["title"] == "Feature flag rollout rules")
+    b.call("wiki__confluence_get_page", {"page_identifier": pid})
+    res = rows(
+        b.call(
+            "sql__read_query",
+            {
+                "query": "SELECT run_id, ends_on, status, variant, users, conversions FROM experiment_runs "
+                f"WHERE flag = '{flag}' ORDER BY ends_on"
+            },
+        )
+    )
+    done = [r for r in res if r["status"] == "completed"]
+    latest = max(r["ends_on"] for r in done)
+    cur = {r["variant"]: r for r in done if r["ends_on"] == latest}
+    got = _lift(
+        cur["control"]["users"],
+        cur["control"]["conversions"],
+        cur["treatment"]["users"],
+        cur["treatment"]["conversions"],
+    )
+    assert abs(got - lift) < 1e-9
+    b.aggregate()
+    b.decide()
+    pct = str(_rollout_band(got))
+    keys = b.call("kv__list", {"pattern": f"rollout:{flag}*"})["keys"]
+    key = next(k for k in keys if k == f"rollout:{flag}")
+    b.call("kv__set", {"key": key, "value": pct})
+    b.composed(pct, f"{got:.2f}", f"{abs(got):.2f}")  # tokens drop the sign
+    b.call(
+        "wiki__confluence_update_page_content",
+        {
+            "page_identifier": "Flag change log",
+            "content": f"<p>{flag}: set to {pct} (lift {got:.2f} points).</p>",
+            "update_mode": "append",
+        },
+    )
+    b.expect_change("kv", "keys", f"rollout:{flag}", "value", pct, f"rollout:{flag} is {pct}")
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"id": log["id"], "content": {"contains_all": [flag, pct]}},
+        "the change is on the flag change log",
+    )
+    b.keep("kv", "keys", f"rollout:{flag}-mobile", "the mobile flag is the mobile team's")
+    b.keep("kv", "keys", f"rollout:{twin}", "another flag is not touched")
+    b.keep("wiki", "pages", policy["id"], "the rules page is not edited")
+    old_pct, live_pct = str(stale_band), str(live_band)
+    b.trap("stale", "the older completed run of the same experiment", swap={pct: old_pct})
+    b.trap("stale", "the run still in progress (newest)", swap={pct: live_pct})
+    b.trap(
+        "near_duplicate",
+        "the mobile flag of the same feature",
+        swap={f"rollout:{flag}": f"rollout:{flag}-mobile"},
+    )
+    b.fact(f"{got:.2f}")
+    ask = b.say(
+        f"set the {flag} rollout from its experiment result, the way our flag rollout rules say, and log the change",
+        f"update the {flag} rollout percentage now that its experiment finished a run, per the wiki rules, and record it",
+        f"apply our rollout rules to {flag} using its experiment data and note the new percentage on the wiki",
+    )
+    b.write(
+        frame(b.rng, ask, context=b.say("Product asked for it today", "", "The rules are on our team wiki")),
+        hint="Read the rollout rules on the wiki, query experiment_runs for the flag's latest completed run, compute the lift in points, set rollout:<flag> in Redis to the band's percentage, and append the change to the flag change log.",
+        subtasks=[
+            "Read the feature flag rollout rules",
+            "Find the latest completed run of the flag's experiment in SQL",
+            "Compute the lift and pick the band",
+            "Set the web rollout key in Redis",
+            "Log the change on the wiki",
+        ],
+    )

@@ -492,3 +492,200 @@ def review_by_owner(b: Builder) -> None:
             "Assign the owner on the PR and ping them in a comment",
         ],
     )
+
+
+def lin_user(p) -> str:
+    from compoworld.services.issues.seed import uid
+
+    return uid(p.id)
+
+
+def lin_issue(
+    b: Builder,
+    team_key: str,
+    title: str,
+    state: str,
+    created_days_ago: float,
+    completed_days_ago: float | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """Plant a Linear issue in a team (its next identifier), in the named workflow state."""
+    svc = b.svc("issues")
+    team = next(t for t in svc.teams.all() if t["key"] == team_key)
+    st = next(s for s in svc.states.find(team_id=team["id"]) if s["name"] == state)
+    counters = dict(svc.store.tables["_meta"].get("counters", {}))
+    counters[team["id"]] = counters.get(team["id"], 0) + 1
+    svc.store.put("_meta", "counters", counters)
+    created = ago(b, days=created_days_ago)
+    done = ago(b, days=completed_days_ago) if completed_days_ago is not None else None
+    return svc.issues_.create(
+        {
+            "identifier": f"{team['key']}-{counters[team['id']]}",
+            "team_id": team["id"],
+            "title": title,
+            "description": extra.pop("description", f"{title}."),
+            "creator_id": extra.pop("creator_id", lin_user(b.me)),
+            "state_id": st["id"],
+            "created_at": created,
+            "updated_at": extra.pop("updated_at", done or created),
+            "completed_at": done if st["type"] == "completed" else None,
+            **extra,
+        }
+    )
+
+
+def _bump(b: Builder, n: int) -> None:
+    """A workspace with history: every team's issue numbers have three digits."""
+    svc = b.svc("issues")
+    counters = dict(svc.store.tables["_meta"].get("counters", {}))
+    for t in svc.teams.all():
+        counters[t["id"]] = max(counters.get(t["id"], 0), 99) + n
+    svc.store.put("_meta", "counters", counters)
+
+
+SHIPPED = (
+    "Retry failed webhook deliveries",
+    "Paginate the audit log API",
+    "Cache tenant settings",
+    "Speed up the invoice PDF renderer",
+    "Add SAML metadata refresh",
+    "Fix timezone drift in reports",
+    "Show sync errors in the admin console",
+    "Rotate API signing keys",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+@family("engineering.release_notes", "engineering", ("issues", "wiki"))
+def release_notes(b: Builder) -> None:
+    """Draft the next release's notes: Engineering's Linear issues completed since the last release (wiki release log)."""
+    svc = b.svc("issues")
+    eng = next(t for t in svc.teams.all() if t["key"] == "ENG")
+    done_state = f"st-{eng['key'].lower()}-done"
+
+    def eng_done_on(day) -> bool:
+        return any(
+            i["completed_at"] and i["completed_at"][:10] == day.isoformat()
+            for i in svc.issues_.find(team_id=eng["id"])
+            if i["state_id"] == done_state
+        )
+
+    days = [d for d in range(5, 10) if not eng_done_on((b.now - timedelta(days=d)).date())]
+    if not days:
+        raise PlantError("no quiet day for the last release")
+    gap = b.pick(days)
+    last = (b.now - timedelta(days=gap)).date()
+    prev = last - timedelta(days=b.rng.choice((14, 21, 28)))
+    minor = b.rng.randrange(8, 30)
+    v_prev, v_last, v_next = f"v3.{minor - 1}", f"v3.{minor}", f"v3.{minor + 1}"
+    nxt = (b.now + timedelta(days=b.rng.randrange(3, 9))).date()
+    log = (
+        "<h1>Release log</h1><p>Release notes list every Engineering Linear issue completed after the previous "
+        "release went out, by identifier; canceled issues never go in.</p><table>"
+        f"<tr><td>{v_prev}</td><td>released {prev.isoformat()}</td></tr>"
+        f"<tr><td>{v_last}</td><td>released {last.isoformat()}</td></tr>"
+        f"<tr><td>{v_next}</td><td>planned for {nxt.isoformat()}</td></tr>"
+        "</table>"
+    )
+    wiki_page(b, "ENG", "Release log", log, days_ago=gap)
+    titles = b.rng.sample(SHIPPED, 6)
+    dev = [lin_user(p) for p in _devs(b)] or [lin_user(b.me)]
+    _bump(b, b.rng.randrange(120, 400))
+    shipped = [
+        lin_issue(b, "ENG", titles[0], "Done", gap + 6, gap - 1.5, assignee_id=b.pick(dev)),
+        lin_issue(b, "ENG", titles[1], "Done", gap + 3, max(gap - 3.5, 0.4), assignee_id=b.pick(dev)),
+    ]
+    before = lin_issue(b, "ENG", f"{titles[2]} (release notes for {v_last})", "Done", gap + 9, gap + 1.5)
+    canceled = lin_issue(
+        b,
+        "ENG",
+        titles[3],
+        "Canceled",
+        2,
+        None,
+        updated_at=ago(b, hours=3),
+        description="Not needed after all.",
+    )
+    review = lin_issue(b, "ENG", titles[4], "In Review", 4, None, assignee_id=b.pick(dev))
+    other = lin_issue(b, "PRD", f"{titles[5]} for the next release", "Done", 3, 0.6)
+    cutoff = last.isoformat()
+    want = sorted(
+        (
+            i
+            for i in svc.issues_.find(team_id=eng["id"])
+            if i["state_id"] == done_state and i["completed_at"] and i["completed_at"][:10] > cutoff
+        ),
+        key=lambda i: i["completed_at"],
+    )
+    if not 2 <= len(want) <= 8:
+        raise PlantError("release window too empty or too busy")
+    b.begin()
+    hits = b.call(
+        "wiki__confluence_search_content", {"must_contain_all": ["release"], "can_contain_any": ["log"]}
+    )
+    pid = next(p["id"] for p in rows(hits) if p["title"] == "Release log")
+    page = b.call("wiki__confluence_get_page", {"page_identifier": pid})
+    assert cutoff in page["content"]
+    b.decide()
+    teams = b.call("issues__linear_get_teams", {})
+    tid = next(t["id"] for t in rows(teams) if t["key"] == "ENG")
+    got = b.call("issues__linear_get_issues", {"team_id": tid, "limit": 250, "filter": {"state": "Done"}})
+    b.aggregate()
+    ids = [
+        i["identifier"]
+        for i in sorted(rows(got), key=lambda i: i["completed_at"] or "")
+        if i["completed_at"] and i["completed_at"][:10] > cutoff
+    ]
+    assert ids == [i["identifier"] for i in want], (ids, [i["identifier"] for i in want])
+    title = f"Release notes {v_next}"
+    body = (
+        f"<h1>{title}</h1><p>Completed since the last release, {v_last}.</p><ul>"
+        + "".join(
+            f"<li>{i['identifier']}: {i['title']}</li>"
+            for i in sorted(rows(got), key=lambda i: i["completed_at"] or "")
+            if i["identifier"] in ids
+        )
+        + "</ul>"
+    )
+    b.call("wiki__confluence_create_page", {"space_identifier": "ENG", "title": title, "content": body})
+    b.fact(cutoff, v_next)
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"title": {"contains": v_next}, "content": {"contains_all": ids}},
+        f"a wiki page for {v_next} lists {', '.join(ids)}",
+    )
+    for t, why in (
+        (before, "the issue shipped in the last release is not listed"),
+        (canceled, "the canceled issue is not listed"),
+        (review, "the issue still in review is not listed"),
+        (other, "the Product team's issue is not listed"),
+    ):
+        b.not_written("wiki", t["identifier"], why, tables=["pages"])
+    b.keep("issues", "issues", before["id"], "the shipped issue was left alone")
+    b.trap("stale", "the issue completed just before the last release", swap={ids[0]: before["identifier"]})
+    b.trap("closed", "a freshly canceled issue", swap={ids[0]: canceled["identifier"]})
+    b.trap("filter", "an issue still in review", swap={ids[-1]: review["identifier"]})
+    b.trap("near_duplicate", "another team's issue done this week", swap={ids[-1]: other["identifier"]})
+    assert shipped
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                "draft the release notes for our upcoming release as a new page in the ENG wiki space",
+                "put together the notes for the next release on a new ENG wiki page",
+                "write up the next release's notes page in the ENG space of the wiki",
+            ),
+            context=b.say(
+                "It should list, by identifier, every Engineering issue in Linear finished since the last release went out; the dates are on the release log. Title it Release notes plus the version",
+                "The release log on the wiki has the dates and versions. Title the page 'Release notes' with the next version, and list the Engineering Linear issues completed since the last release",
+            ),
+        ),
+        hint="Read the Confluence release log for the last release date and the next version, list the Engineering team's Done issues in Linear, keep those completed after that date (not canceled, not another team's), and create 'Release notes <version>' in ENG listing their identifiers.",
+        subtasks=[
+            "Read the last release date and the next version from the release log",
+            "List Engineering's completed Linear issues",
+            "Keep the ones completed after the last release",
+            "Create the release notes page listing their identifiers",
+        ],
+    )

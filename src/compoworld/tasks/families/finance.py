@@ -481,3 +481,241 @@ def chase_new_overdue(b: Builder) -> None:
             "Write today's date as the last reminder in the tracker",
         ],
     )
+
+
+def _billing_contact(b: Builder, cust: Customer) -> tuple[Person, dict[str, Any]]:
+    person = b.contact_of(cust)
+    stc = stripe_customer(b, cust)
+    if (stc.get("email") or "").lower() != person.email.lower():
+        raise PlantError("Stripe billing email is not the first contact")
+    return person, stc
+
+
+def _stripe_products(b: Builder) -> list[str]:
+    svc = b.svc("payments")
+    priced = {p["product"] for p in svc.prices.all() if p.get("active", True)}
+    have = {p["name"] for p in svc.products.all() if p["id"] in priced}
+    return [p.name for p in b.company.products if p.name in have]
+
+
+def _line_key(inv: dict[str, Any]) -> tuple:
+    return tuple(sorted((ln["price"], ln["quantity"]) for ln in inv["lines"]))
+
+
+@family("finance.void_duplicate_invoice", "finance", ("helpdesk", "payments"))
+def void_duplicate_invoice(b: Builder) -> None:
+    """A customer was invoiced twice for the same purchase: void the open duplicate (not the paid original) and reply."""
+    cust = b.customer()
+    person, stc = _billing_contact(b, cust)
+    contact = hd_contact(b, person)
+    names = _stripe_products(b)
+    a, c, d = b.pick(names, 3)
+    qa = b.rng.randrange(2, 5)
+    items = [(a, qa), (c, 1)]
+    orig, pi = stripe_invoice(b, stc, items, "paid", b.rng.randrange(18, 26))
+    dup, _ = stripe_invoice(b, stc, items, "open", b.rng.randrange(12, 17))
+    near, _ = stripe_invoice(
+        b,
+        stc,
+        [(a, qa + 1), (c, 1)],
+        "open",
+        b.rng.randrange(7, 11),
+        " (re-order of the same purchase plus one, not a duplicate; customer to pay on Stripe)",
+    )
+    newer, _ = stripe_invoice(b, stc, [(d, 1)], "open", b.rng.randrange(1, 4))
+    old_t = hd_ticket(
+        b,
+        contact,
+        "Duplicate invoice",
+        f"We say {d} was invoiced twice: a second invoice for the same purchase. Please void the duplicate invoice "
+        "in Stripe (not the one we paid) and reply to let us know on this ticket.",
+        status=5,
+        days_ago=b.rng.randrange(60, 120),
+    )
+    t = hd_ticket(
+        b,
+        contact,
+        b.say("Duplicate invoice", "We were billed twice", "Second invoice for the same purchase"),
+        f"Hi, we received a second invoice for exactly the same purchase ({qa} x {a} and 1 x {c}). "
+        "We already paid the first one. Could you cancel the duplicate?",
+        status=2,
+        days_ago=1,
+    )
+    b.begin()
+    found = b.call("helpdesk__freshdesk_search_contacts_by_name", {"name": person.name})
+    hc = next(x for x in rows(found) if x["email"] == person.email)
+    tickets = b.call("helpdesk__freshdesk_list_tickets", {"requester_id": hc["id"]})
+    tk = next(x for x in rows(tickets) if x["status"] == 2)
+    assert tk["id"] == t["id"]
+    custs = b.call("payments__list_customers", {"limit": 100, "email": hc["email"]})
+    st_id = _find_customer(b, custs, hc["email"])
+    invs = rows(b.call("payments__list_invoices", {"customer": st_id, "limit": 100}))
+    paid = [i for i in invs if i["status"] == "paid"]
+    twin = next(
+        i for i in invs if i["status"] == "open" and any(_line_key(i) == _line_key(p) for p in paid)
+    )
+    assert twin["id"] == dup["id"]
+    b.decide(2)
+    b.call("payments__void_invoice", {"invoice": twin["id"]})
+    b.call(
+        "helpdesk__freshdesk_reply_to_a_ticket",
+        {
+            "ticket_id": tk["id"],
+            "body": f"Hi {person.first}, sorry about that: invoice {twin['number']} duplicated the one you already paid, "
+            "so we have voided it. Nothing more is due for that purchase.",
+        },
+    )
+    b.fact(dup["number"], dup["id"])
+    b.expect_change("payments", "invoices", dup["id"], "status", "void", "the open duplicate invoice is voided")
+    b.expect_record(
+        "helpdesk",
+        "conversations",
+        {"ticket_id": t["id"], "kind": "reply", "body": {"contains": dup["number"]}},
+        "the ticket got a reply naming the voided invoice",
+    )
+    b.keep("payments", "invoices", orig["id"], "the paid original stays paid")
+    b.keep("payments", "invoices", near["id"], "the open invoice with a different quantity stays open")
+    b.keep("payments", "invoices", newer["id"], "the newest open invoice (another purchase) stays open")
+    b.keep("helpdesk", "tickets", old_t["id"], "the old closed ticket was left alone")
+    b.trap("recent", "the newest open invoice, for another purchase", swap={dup["id"]: newer["id"]})
+    b.trap(
+        "near_duplicate", "an open invoice of the same products with another quantity", swap={dup["id"]: near["id"]}
+    )
+    b.trap("closed", "an old closed ticket about double invoicing", swap={t["id"]: old_t["id"]})
+    del pi
+    ask = b.say(
+        f"{person.name} says {cust.name} was invoiced twice for one purchase: void the duplicate that is still open in Stripe and let them know on their ticket",
+        f"deal with {person.name}'s duplicate-invoice ticket: cancel (void) the second invoice for the same purchase, never the one they paid, and reply to them",
+        f"please void the duplicate Stripe invoice {cust.name} complained about in {person.name}'s ticket and answer the ticket",
+    )
+    b.write(
+        frame(
+            b.rng,
+            ask,
+            context=b.say(
+                "Only an invoice whose lines match the paid one exactly counts as a duplicate",
+                "The paid invoice is the original; other open invoices may be real purchases",
+                "",
+            ),
+        ),
+        hint="Read the open ticket, find the customer's invoices in Stripe, find the open invoice with exactly the lines of a paid one, void it, reply on the ticket with its number.",
+        subtasks=[
+            f"Find {person.name}'s open ticket",
+            "List the customer's Stripe invoices",
+            "Find the open invoice whose lines match the paid one exactly",
+            "Void it",
+            "Reply on the ticket naming the voided invoice",
+        ],
+    )
+
+
+@family("finance.outstanding_balance_to_sheet", "finance", ("sheets", "payments"))
+def outstanding_balance_to_sheet(b: Builder) -> None:
+    """Work out what a customer still owes in Stripe (open invoices only), answer it and log it in the AR sheet."""
+    cust = b.customer()
+    _, stc = _billing_contact(b, cust)
+    names = _stripe_products(b)
+    opens = []
+    for _ in range(b.rng.randrange(2, 4)):
+        inv, _ = stripe_invoice(
+            b, stc, [(b.pick(names), b.rng.randrange(1, 4))], "open", b.rng.randrange(3, 40)
+        )
+        opens.append(inv)
+    paid, _ = stripe_invoice(b, stc, [(b.pick(names), 2)], "paid", b.rng.randrange(20, 50))
+    void, _ = stripe_invoice(b, stc, [(b.pick(names), 1)], "open", b.rng.randrange(10, 30))
+    void = b.svc("payments").invoices.update(void["id"], {"status": "void", "amount_due": 0, "total": void["total"]})
+    draft, _ = stripe_invoice(b, stc, [(b.pick(names), b.rng.randrange(1, 3))], "draft", 0.5)
+    total = sum(
+        i["amount_due"] for i in b.svc("payments").invoices.all() if i["customer"] == stc["id"] and i["status"] == "open"
+    )
+    cells: dict[str, Any] = {"A1": "Customer", "B1": "Outstanding (USD)", "C1": "Checked on"}
+    old_cells: dict[str, Any] = {"A1": "Customer", "B1": "Outstanding (USD)"}
+    row_of = {}
+    for r, c in enumerate(b.company.customers, start=2):
+        row_of[c.name] = r
+        cells[f"A{r}"], cells[f"B{r}"], cells[f"C{r}"] = c.name, b.rng.randrange(0, 400) * 25, _day(b, -30)
+        old_cells[f"A{r}"], old_cells[f"B{r}"] = c.name, b.rng.randrange(0, 400) * 25
+    row = row_of[cust.name]
+    before = cells[f"B{row}"]
+    sid = new_sheet(b, "AR balances", cells, days_ago=4)
+    old_sid = new_sheet(b, "AR balances sheet (old copy, do not use)", old_cells, days_ago=1)
+    b.begin()
+    books = b.call("sheets__google_sheets_list_spreadsheets", {})
+    s_id = next(x["id"] for x in rows(books) if x["title"] == "AR balances")
+    assert s_id == sid
+    sheet = b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": s_id})
+    grid = sheet["sheets"][0]["rows"]
+    r_no = next(int(k) for k, r in grid.items() if r.get("A") == cust.name)
+    custs = b.call("payments__list_customers", {"limit": 100})
+    st_id = next(x["id"] for x in rows(custs) if x["name"] == cust.name)
+    invs = rows(b.call("payments__list_invoices", {"customer": st_id, "limit": 100}))
+    due = sum(i["amount_due"] for i in invs if i["status"] == "open")
+    assert due == total
+    b.decide()
+    b.aggregate()
+    amount = _money(due)
+    b.composed(amount)
+    with b.together():
+        b.call(
+            "sheets__google_sheets_write_to_cell",
+            {"spreadsheet_id": s_id, "column": "B", "row": r_no, "value": amount},
+        )
+        b.call(
+            "sheets__google_sheets_write_to_cell",
+            {"spreadsheet_id": s_id, "column": "C", "row": r_no, "value": _day(b, 0)},
+        )
+    b.ask(
+        amount,
+        kind="number",
+        exclude=(
+            _money(due + draft["total"]),
+            _money(due + void["total"]),
+            _money(due + paid["total"]),
+            str(before),
+        ),
+        what=f"{cust.name}'s outstanding balance",
+    )
+    b.goal(
+        f"the AR sheet shows {cust.name}'s outstanding balance and today's date",
+        {
+            "predicate": "record_exists",
+            "service": "sheets",
+            "table": "spreadsheets",
+            "new": True,
+            "where": {
+                "id": sid,
+                f"sheets.cells.B{row}": {"approx": [due / 100, 0.01]},
+                f"sheets.cells.C{row}": {"at": _day(b, 0)},
+            },
+        },
+    )
+    b.keep("sheets", "spreadsheets", old_sid, "the archived 2025 sheet was left alone")
+    for inv in (*opens, paid, void, draft):
+        b.keep("payments", "invoices", inv["id"], "the invoices were only read")
+    b.trap("stale", "the archived AR sheet, modified more recently", swap={sid: old_sid})
+    b.trap("near_duplicate", "a draft invoice not yet sent", answer=_money(due + draft["total"]))
+    b.trap("near_duplicate", "a voided invoice", answer=_money(due + void["total"]))
+    b.fact(amount)
+    ask = b.say(
+        f"how much does {cust.name} still owe us in Stripe? Put the figure and today's date on their row of the AR balances sheet and tell me",
+        f"work out {cust.name}'s outstanding balance in Stripe, update their row in the AR balances sheet (amount and check date) and reply with the number",
+        f"I need {cust.name}'s current outstanding amount from Stripe; log it with today's date in the AR balances sheet and send me the figure",
+    )
+    b.write(
+        frame(
+            b.rng,
+            ask,
+            context=b.say(
+                "Outstanding means invoices sent and not yet paid; drafts and voided invoices do not count",
+                "Count only invoices that were sent and are still unpaid",
+            ),
+        ),
+        hint="Open the AR balances sheet, find the customer's row, list the customer's Stripe invoices, sum amount_due of the open ones, write the total (USD) and today's date on the row, and answer with the total.",
+        subtasks=[
+            "Open the AR balances sheet and find the customer's row",
+            "Find the customer in Stripe and list their invoices",
+            "Sum what is due on the open invoices",
+            "Write the total and today's date on the row",
+            "Reply with the total",
+        ],
+    )

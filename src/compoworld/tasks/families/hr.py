@@ -458,3 +458,190 @@ def manager_change(b: Builder) -> None:
             f"Set {new.name} as supervisor and {new_team.name} as department in BambooHR",
         ],
     )
+
+
+@family("hr.training_refresh", "hr", ("hr", "files"))
+def training_refresh(b: Builder) -> None:
+    """Everyone whose latest required training is older than the policy allows gets a goal to redo it; say how many."""
+    hr, fs = b.svc("hr"), b.svc("files")
+    tt = b.pick([t for t in hr.ttypes.all() if t["required"]])
+    days_valid = b.pick((180, 270, 365))
+    today = b.now.date()
+    staff = [e for e in hr.employees.all() if e["status"] == "Active"]
+    # one person renewed recently after a lapsed record (latest counts); one is just inside the window
+    renewed, edge, never = b.rng.sample([e for e in staff if e["id"] != emp_id(b.me.id)], 3)
+    for e in (renewed, edge, never):
+        for r in hr.trainings.find(employee_id=e["id"], type_id=tt["id"]):
+            hr.trainings.delete(r["id"])
+    for e, age in ((renewed, days_valid + 60), (renewed, 20), (edge, days_valid - 5)):
+        hr.trainings.create(
+            {"employee_id": e["id"], "type_id": tt["id"], "completed": (today - timedelta(days=age)).isoformat()},
+            id=str(3000 + hr.next_seq("training")),
+        )
+    for folder in ("/Teams/People Ops",):
+        if fs.entries.get(folder.lower()) is None:
+            fs._put_folder(folder)
+    fs._put_file(
+        "/Teams/People Ops/training-policy.md",
+        f"# Required training\n\n{tt['name']} must have been completed within the last {days_valid} days "
+        "(the latest completion counts). Anyone outside that window gets a BambooHR goal to redo it, due 14 days from today.\n",
+        ago(b, days=40),
+    )
+    b.begin()
+    types = b.call("hr__bamboohr_get_training_types", J)
+    tid = next(t["id"] for t in rows(types) if t["name"] == tt["name"])
+    recs = b.call("hr__bamboohr_get_training_records", {"training_type_id": tid, **J})
+    found = b.call("files__dropbox_search_files", {"query": "training"})
+    path = next(m["path_display"] for m in rows(found) if m["name"] == "training-policy.md")
+    b.call("files__dropbox_download_file", {"path": path})
+    d = b.call("hr__bamboohr_get_employee_directory", J)
+    latest: dict[str, str] = {}
+    for r in rows(recs):
+        latest[r["employee_id"]] = max(latest.get(r["employee_id"], ""), r["completed"])
+    cutoff = (today - timedelta(days=days_valid)).isoformat()
+    lapsed = [e for e in rows(d) if latest.get(e["id"], "") < cutoff]
+    b.aggregate()
+    b.decide()
+    assert renewed["id"] not in {e["id"] for e in lapsed} and edge["id"] not in {e["id"] for e in lapsed}
+    if not lapsed:
+        raise PlantError("nobody lapsed")
+    due = (today + timedelta(days=14)).isoformat()
+    with b.together():
+        for e in lapsed:
+            b.call("hr__bamboohr_create_goal", {"employee_id": e["id"], "title": f"Redo {tt['name']} training", "due_date": due, **J})
+    for e in lapsed:
+        b.expect_record(
+            "hr", "goals", {"employee_id": e["id"], "title": {"contains": tt["name"]}, "due_date": {"at": due}}, f"{e['displayName']} has a goal to redo {tt['name']} by {due}"
+        )
+    b.ask(len(lapsed), kind="number", exclude=(len(lapsed) + 1, len(lapsed) - 1), what="how many people were out of date")
+    b.trap("stale", "an employee with an old lapsed record and a newer valid one (the latest counts)", swap={})
+    b.trap("policy_exception", "an employee just inside the policy window")
+    b.fact(days_valid, len(lapsed))
+    ask = b.say(
+        f"give everyone who is out of date on {tt['name']} training a BambooHR goal to redo it, and tell me how many that was",
+        f"chase the lapsed {tt['name']} trainings: a goal in BambooHR for each person affected, plus the head count back to me",
+    )
+    ctx = b.say(
+        "The validity window and the deadline are in the training policy in the People Ops folder on Dropbox",
+        "Go by our training policy file in Dropbox (People Ops) for how long a completion stays valid and the due date",
+    )
+    b.write(
+        frame(b.rng, ask, context=ctx),
+        hint="List the training records of that type, read the policy file for the validity window, work out each "
+        "employee's latest completion, create a goal due in 14 days for everyone outside the window, and report the count.",
+        subtasks=[
+            f"Read the {tt['name']} validity window in the Dropbox training policy",
+            f"List {tt['name']} training records in BambooHR",
+            "Find each employee's latest completion and who is outside the window",
+            "Create a goal to redo it, due in 14 days, for each of them",
+            "Report how many people that was",
+        ],
+    )
+
+
+def _my_event(b: Builder, summary: str, start: datetime, minutes: int, guests: list[str]) -> dict:
+    cal = b.svc("calendar")
+    return cal.insert(
+        "events",
+        {
+            "id": cal.next_id("ev", 16),
+            "calendar_id": b.me.email,
+            "summary": summary,
+            "description": "",
+            "location": "",
+            "start": b.iso(start),
+            "end": b.iso(start + timedelta(minutes=minutes)),
+            "attendees": [{"email": g, "responseStatus": "accepted"} for g in guests],
+            "organizer": b.me.email,
+            "visibility": "default",
+            "recurrence": [],
+            "hangoutLink": None,
+            "status": "confirmed",
+        },
+    )
+
+
+@family("hr.offboard_leaver", "hr", ("hr", "calendar"))
+def offboard_leaver(b: Builder) -> None:
+    """A leaver: cancel my upcoming 1:1s with them, cancel their booked time off, mark them inactive."""
+    hr = b.svc("hr")
+    emp = _staff(b, need_manager=False)
+    eid = emp_id(emp.id)
+    for r in hr.requests.find(employee_id=eid):
+        hr.requests.delete(r["id"])
+    today = b.now.date()
+    cal = b.svc("calendar")
+    for x in list(cal.table("events").values()):
+        if x["summary"].startswith("1:1") or any(g["email"] == emp.email for g in x["attendees"]):
+            cal.remove("events", x["id"])
+    ones = [
+        _my_event(b, f"1:1 with {emp.first}", datetime_at(today + timedelta(days=k), 15), 30, [emp.email])
+        for k in sorted(b.rng.sample(range(2, 20), 2))
+    ]
+    past = _my_event(b, f"1:1 with {emp.first}", datetime_at(today - timedelta(days=5), 15), 30, [emp.email])
+    other = _staff(b, need_manager=False, exclude=(emp.id,))
+    lunch = _my_event(b, f"Farewell lunch: 1:1 goodbye with {emp.name}", datetime_at(today + timedelta(days=1), 12), 60, [emp.email, other.email])
+    o11 = _my_event(b, f"1:1 with {other.first}", datetime_at(today + timedelta(days=3), 10), 30, [other.email])
+    fut = _workdays(today + timedelta(days=b.rng.randrange(8, 20)), 2)
+    booked = _req(b, eid, fut[0], fut[-1], "approved", days_ago=10)
+    pend = _req(b, eid, fut[-1] + timedelta(days=14), fut[-1] + timedelta(days=14), "requested", days_ago=3)
+    old = _req(b, eid, today - timedelta(days=30), today - timedelta(days=29), "approved", days_ago=50)
+    b.begin()
+    d = b.call("hr__bamboohr_get_employee_directory", J)
+    e = _by_id(d, "displayName", emp.name)
+    evs = b.call(
+        "calendar__google_calendar_list_events",
+        {"min_end_datetime": b.iso(b.now), "max_start_datetime": b.iso(b.now + timedelta(days=30)), "max_results": 250},
+    )
+    mine = [
+        x
+        for x in rows(evs)
+        if x["summary"].lower().startswith("1:1") and [g["email"] for g in x["attendees"]] == [e["workEmail"]]
+    ]
+    b.decide()
+    assert {x["id"] for x in mine} == {x["id"] for x in ones}
+    for x in mine:
+        b.call("calendar__google_calendar_delete_event", {"event_id": x["id"]})
+    reqs = b.call("hr__bamboohr_get_time_off_requests", {"employee_id": e["id"], "start_date": today.isoformat(), **J})
+    live = [r for r in rows(reqs) if r["status"] in ("approved", "requested") and r["start"] >= today.isoformat()]
+    assert {r["id"] for r in live} == {booked["id"], pend["id"]}
+    for r in live:
+        b.call("hr__bamboohr_change_time_off_request_status", {"request_id": r["id"], "status": "canceled", **J})
+    b.call("hr__bamboohr_update_employee", {"employee_id": e["id"], "update_data": {"status": "Inactive"}, **J})
+    for x in ones:
+        b.goal(
+            f"the upcoming 1:1 on {x['start'][:10]} is gone",
+            {"predicate": "record_absent", "service": "calendar", "table": "events", "where": {"id": x["id"], "status": {"ne": "cancelled"}}},
+        )
+    for r in live:
+        b.expect_change("hr", "time_off_requests", r["id"], "status", "canceled", f"time off from {r['start']} is cancelled")
+    b.expect_change("hr", "employees", e["id"], "status", "Inactive", f"{emp.name} is inactive in BambooHR")
+    b.keep("calendar", "events", past["id"], "the past 1:1 stays on the calendar")
+    b.keep("calendar", "events", lunch["id"], "the farewell lunch stays")
+    b.keep("calendar", "events", o11["id"], "1:1s with other people stay")
+    b.keep("hr", "time_off_requests", old["id"], "past time off is history")
+    b.trap("keyword", "a farewell lunch that names the leaver", swap={ones[0]["id"]: lunch["id"]})
+    b.trap("stale", "a past 1:1 with the leaver", swap={ones[0]["id"]: past["id"]})
+    b.trap("near_duplicate", "a 1:1 with someone else", swap={ones[0]["id"]: o11["id"]})
+    b.fact(e["workEmail"], booked["id"])
+    ask = b.say(
+        f"offboard {emp.name}, who leaves today",
+        f"wrap up {emp.name}'s departure; today is their last day",
+    )
+    ctx = b.say(
+        f"Cancel my upcoming 1:1s with {emp.first} (keep the farewell lunch and anything in the past), cancel the time off "
+        "they still have booked or pending in BambooHR, and mark them inactive there",
+        f"That means: my future 1:1s with {emp.first} come off the calendar (farewell lunch stays), their upcoming time "
+        "off in BambooHR is cancelled, and their record goes inactive",
+    )
+    b.write(
+        frame(b.rng, ask, context=ctx),
+        hint="Find the employee in BambooHR, delete the upcoming 1:1 events with them from the calendar, cancel their "
+        "future approved or pending time off, then set their status to Inactive.",
+        subtasks=[
+            f"Find {emp.name}'s work email in BambooHR",
+            f"Delete my upcoming 1:1s with {emp.first}",
+            "Cancel their future time off requests",
+            "Mark them inactive in BambooHR",
+        ],
+    )

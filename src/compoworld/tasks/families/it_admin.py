@@ -164,15 +164,14 @@ def clear_rate_limit_block(b: Builder) -> None:
 @family("it_admin.offboard_revoke_keys", "it_admin", ("helpdesk", "kv"))
 def offboard_revoke_keys(b: Builder) -> None:
     """A manager's offboarding ticket: revoke the leaver's access keys in Redis, keep a namesake's, reply, resolve."""
-    teams = [t for t in b.company.teams if len(t.member_ids) >= 2 and t.lead_id != b.me.id]
+    teams = [
+        t
+        for t in b.company.teams
+        if t.lead_id != b.me.id and any(m not in (b.me.id, t.lead_id) for m in t.member_ids)
+    ]
     team = b.pick(teams)
     manager = b.company.person(team.lead_id)
-    leaver = b.company.person(
-        b.pick([m for m in team.member_ids if m not in (b.me.id, team.lead_id)] or [None])
-        or team.member_ids[-1]
-    )
-    if leaver.id in (b.me.id, manager.id):
-        raise PlantError("no leaver")
+    leaver = b.company.person(b.pick([m for m in team.member_ids if m not in (b.me.id, team.lead_id)]))
     b._used.update({manager.id, leaver.id})
     other = b.person(external=False, exclude=(manager.id, leaver.id))
     req = _employee_contact(b, manager)

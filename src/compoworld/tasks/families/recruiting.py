@@ -274,3 +274,268 @@ def send_offer(b: Builder) -> None:
             "Move the application to Offer",
         ],
     )
+
+
+def _cal_event(b: Builder, name: str, status: str, days: float, who: tuple[str, str, str], reason: str | None = None) -> dict:
+    bk = b.svc("booking")
+    start = datetime_at((b.now + timedelta(days=days)).date(), 10 + b.rng.randrange(0, 6))
+    ev = bk.events.create(
+        {
+            "name": name,
+            "event_type": next(t["id"] for t in bk.types.all() if t["name"] == "Candidate interview"),
+            "status": status,
+            "start_time": b.iso(start),
+            "end_time": b.iso(start + timedelta(hours=1)),
+            "location": "Google Meet",
+            "cancel_reason": reason,
+        }
+    )
+    bk.invitees.create({"event": ev["id"], "name": who[0] + " " + who[1], "email": who[2], "status": status})
+    return ev
+
+
+@family("recruiting.cancelled_interviews", "recruiting", ("hr", "booking"))
+def cancelled_interviews(b: Builder) -> None:
+    """Candidates whose Calendly interview was cancelled (and not rebooked) go back to Phone screen, with a comment."""
+    bk = b.svc("booking")
+    title, lead, team = _opening(b)
+    job = _job(b, title, team, lead)
+    n = _names(b, 6)
+    if not bk.types.find(name="Candidate interview"):
+        bk.types.create({"name": "Candidate interview", "slug": "candidate-interview", "duration": 60, "active": True})
+    apps = [_app(b, job, n[i], s, d) for i, (s, d) in enumerate((("4", 9), ("4", 7), ("4", 5), ("4", 3), ("5", 14)))]
+    cancel, cancel2, ok, rebooked, offer = apps
+    who = [(a["first_name"], a["last_name"], a["email"]) for a in apps]
+    ev_name = f"Interview: {title}"
+    _cal_event(b, ev_name, "canceled", b.rng.randrange(1, 5), who[0], "Candidate cancelled")
+    two = b.rng.random() < 0.5
+    if two:
+        _cal_event(b, ev_name, "canceled", b.rng.randrange(1, 5), who[1], "Candidate cancelled")
+    else:
+        _cal_event(b, ev_name, "active", b.rng.randrange(1, 5), who[1])
+    _cal_event(b, ev_name, "active", b.rng.randrange(2, 6), who[2])
+    _cal_event(b, ev_name, "canceled", 1, who[3], "Candidate asked to move it")
+    _cal_event(b, ev_name, "active", b.rng.randrange(6, 9), who[3])  # rebooked: stays at Interview
+    _cal_event(b, ev_name, "canceled", -6, who[4], "Moved to offer")  # already at Offer: not an Interview-stage candidate
+    b.begin()
+    jobs = b.call("hr__bamboohr_get_job_summaries", {"status": "Open", **J})
+    jid = next(j["id"] for j in rows(jobs) if j["title"] == title)
+    inter = b.call("hr__bamboohr_get_job_applications", {"job_id": jid, "status": "Interview", **J})
+    stage = {a["email"]: a for a in rows(inter)}
+    canc = b.call("booking__calendly_list_events", {"status": "canceled", "count": 100})
+    act = b.call("booking__calendly_list_events", {"status": "active", "count": 100})
+    gone: set[str] = set()
+    for ev in rows(canc):
+        if ev["name"] == ev_name:
+            inv = b.call("booking__calendly_list_event_invitees", {"event_uuid": ev["uuid"]})
+            gone |= {i["email"] for i in rows(inv)}
+    booked: set[str] = set()
+    for ev in rows(act):
+        if ev["name"] == ev_name and ev["start_time"] >= b.iso(b.now):
+            inv = b.call("booking__calendly_list_event_invitees", {"event_uuid": ev["uuid"]})
+            booked |= {i["email"] for i in rows(inv)}
+    move = [stage[e] for e in sorted(gone - booked) if e in stage]
+    b.decide(2)
+    assert {a["id"] for a in move} == {cancel["id"]} | ({cancel2["id"]} if two else set())
+    sts = b.call("hr__bamboohr_get_application_statuses", J)
+    sid = next(x["id"] for x in rows(sts) if x["name"] == "Phone screen")
+    for a in move:
+        b.call("hr__bamboohr_update_applicant_status", {"application_id": a["id"], "status_id": sid, **J})
+        b.call("hr__bamboohr_add_application_comment", {"application_id": a["id"], "comment": "Interview was cancelled in Calendly; back to phone screen to rebook."})
+    for a in move:
+        nm = f"{a['first_name']} {a['last_name']}"
+        b.expect_change("hr", "applications", a["id"], "status_id", sid, f"{nm} is back at Phone screen")
+        b.expect_record("hr", "applications", {"id": a["id"], "comments.text": {"contains": "cancel"}}, f"{nm}'s application notes the cancellation")
+    b.keep("hr", "applications", rebooked["id"], "the candidate who rebooked stays at Interview")
+    b.keep("hr", "applications", offer["id"], "the candidate already at Offer was left alone")
+    b.keep("hr", "applications", ok["id"], "the candidate with an active interview was left alone")
+    if not two:
+        b.keep("hr", "applications", cancel2["id"], "the candidate with an active interview was left alone")
+    b.trap("stale", "a cancelled interview that was rebooked later", swap={cancel["id"]: rebooked["id"]})
+    b.trap("closed", "a cancelled interview of a candidate already at Offer", swap={cancel["id"]: offer["id"]})
+    b.fact(*(a["email"] for a in move))
+    ask = b.say(
+        f"tidy up the {title} pipeline after the cancelled interviews",
+        f"sort out the {title} candidates whose interviews fell through",
+    )
+    ctx = b.say(
+        "Anyone at Interview in BambooHR whose Calendly interview was cancelled and who has not rebooked goes back to "
+        "Phone screen, with a comment saying why",
+        "Rule: an Interview-stage candidate with a cancelled Calendly interview and no new one booked moves back to "
+        "Phone screen; leave a comment on the application explaining it",
+    )
+    b.write(
+        frame(b.rng, ask, context=ctx),
+        hint="List the opening's Interview-stage applications, check cancelled and active Calendly interviews and their "
+        "invitees, then move the cancelled-and-not-rebooked candidates back to Phone screen with a comment.",
+        subtasks=[
+            f"List the {title} candidates at Interview",
+            "Find the cancelled Calendly interviews and who they were with",
+            "Drop the candidates who have rebooked",
+            "Move the rest back to Phone screen and comment why",
+        ],
+    )
+
+
+@family("recruiting.final_round_meet", "recruiting", ("hr", "meet"))
+def final_round_meet(b: Builder) -> None:
+    """Set up a Google Meet final round for the candidate the hiring lead flagged, and log the link on the application."""
+    title, lead, team = _opening(b)
+    job = _job(b, title, team, lead)
+    n = _names(b, 6)
+    target = _app(b, job, n[0], "4", 10, comments=[_comment(b, lead, "Great technical round. Ready for the final round.", 1)])
+    held = _app(b, job, n[1], "4", 6, comments=[_comment(b, lead, "Not ready for the final round yet; one more technical interview.", 0.5)])
+    rej = _app(b, job, n[2], "7", 4, comments=[_comment(b, lead, "Was ready for the final round, then withdrew.", 2)])
+    newest = _app(b, job, n[3], "2", 0.2)
+    day = _workdays(b.now.date() + timedelta(days=1), 2)[1]
+    hour = b.pick((11, 14, 15, 16))
+    b.begin()
+    jobs = b.call("hr__bamboohr_get_job_summaries", {"status": "Open", **J})
+    j = next(x for x in rows(jobs) if x["title"] == title)
+    apps = b.call("hr__bamboohr_get_job_applications", {"job_id": j["id"], "status": "Interview", **J})
+    ready = [
+        a
+        for a in rows(apps)
+        if any("ready for the final round" in c["text"].lower() and "not ready" not in c["text"].lower() for c in a["comments"])
+    ]
+    assert len(ready) == 1 and ready[0]["id"] == target["id"]
+    a = ready[0]
+    b.decide()
+    d = b.call("hr__bamboohr_get_employee_directory", J)
+    ld = _by_id(d, "id", j["hiring_lead_id"])
+    st = datetime_at(day, hour)
+    m = b.call(
+        "meet__google_meet_create_meet",
+        {
+            "summary": f"Final round: {a['first_name']} {a['last_name']}",
+            "start_time": b.iso(st),
+            "end_time": b.iso(st + timedelta(minutes=45)),
+            "attendees": [a["email"], ld["workEmail"]],
+        },
+    )
+    link = m["hangoutLink"]
+    b.call("hr__bamboohr_add_application_comment", {"application_id": a["id"], "comment": f"Final round on Google Meet: {link}", **J})
+    nm = f"{a['first_name']} {a['last_name']}"
+    b.goal(
+        f"a 45-minute Google Meet final round with {nm} and {lead.name} at {b.iso(st)}",
+        {
+            "predicate": "event_scheduled",
+            "service": "meet",
+            "attendees": [a["email"], lead.email],
+            "names": [nm, lead.name],
+            "start": b.iso(st),
+            "duration_minutes": 45,
+            "exclusive": True,
+        },
+    )
+    b.expect_record("hr", "applications", {"id": a["id"], "comments.text": {"contains": link}}, f"{nm}'s application carries the Meet link")
+    for x, why in ((held, "the candidate not ready yet"), (rej, "the withdrawn candidate"), (newest, "the newest applicant")):
+        b.keep("hr", "applications", x["id"], f"{why} was left alone")
+    b.trap("keyword", "an interviewed candidate marked not ready for the final round", swap={a["email"]: held["email"], a["id"]: held["id"]})
+    b.trap("closed", "a withdrawn candidate once marked ready", swap={a["email"]: rej["email"], a["id"]: rej["id"]})
+    b.trap("recent", "the newest applicant", swap={a["email"]: newest["email"], a["id"]: newest["id"]})
+    b.fact(nm, a["email"], lead.email, link)
+    when = f"{day.strftime('%A')} {day.isoformat()} at {hour}:00 UTC"
+    ask = b.say(
+        f"set up the final round for our {title} opening on {when}",
+        f"book the {title} final-round call for {when}",
+    )
+    ctx = b.say(
+        "It's for the interviewed candidate the hiring lead marked ready for the final round in BambooHR: 45 minutes on "
+        "Google Meet with the candidate and the opening's hiring lead, and put the Meet link in a comment on the application",
+        "The hiring lead flagged one Interview-stage candidate as ready in the BambooHR comments. A 45-minute Google Meet "
+        "with the two of them, then comment the Meet link on that application",
+    )
+    b.write(
+        frame(b.rng, ask, context=ctx),
+        hint="Find the open job's Interview-stage application the lead marked ready, look up the hiring lead's email, "
+        "create the Meet at the given time with both, then comment the Meet link on the application.",
+        subtasks=[
+            f"Find the {title} candidate marked ready for the final round",
+            "Look up the opening's hiring lead",
+            "Create the 45-minute Google Meet with both of them",
+            "Comment the Meet link on the application",
+        ],
+    )
+
+
+@family("recruiting.thin_pipelines", "recruiting", ("hr", "files", "boards"))
+def thin_pipelines(b: Builder) -> None:
+    """Flag each open opening with too few late-stage candidates (per the hiring plan) as a card on the Recruiting board."""
+    fs, bs = b.svc("files"), b.svc("boards")
+    need = b.pick((2, 3))
+    t1, l1, team1 = _opening(b)
+    t2, l2, team2 = _opening(b)
+    if t1 == t2:
+        raise PlantError("same title twice")
+    full = _job(b, t1, team1, l1)
+    thin = _job(b, t2, team2, l2)
+    filled = _job(b, f"{b.pick(ROLES)} ({team1})", team1, l1, status="Filled", days_ago=90)
+    n = _names(b, 9)
+    for i in range(need):
+        _app(b, full, n[i], b.pick(("4", "5")), 5 + i)
+    _app(b, thin, n[need], "4", 3)
+    _app(b, thin, n[need + 1], "7", 2, resume="Interviewed, not a fit.")
+    _app(b, thin, n[need + 2], "6", 20)
+    _app(b, thin, n[need + 3], "3", 1)
+    _app(b, filled, n[need + 4], "3", 30)
+    for folder in ("/Recruiting",):
+        if fs.entries.get(folder.lower()) is None:
+            fs._put_folder(folder)
+    fs._put_file(
+        "/Recruiting/hiring-plan.md",
+        f"# Hiring plan\n\nEvery open opening should have at least {need} active candidates at Interview or Offer. "
+        "Hired and rejected candidates do not count. Flag any opening below that on the Recruiting board (To Do), one card per opening, named after it.\n",
+        ago(b, days=20),
+    )
+    board = bs._board("Recruiting", "Hiring pipeline follow-ups")
+    lists = {x["name"]: x for x in bs.lists.find(idBoard=board["id"])}
+    old_flag = bs._card(lists["Done"], f"{t2}: source more candidates", "Flagged last quarter")
+    b.begin()
+    found = b.call("files__dropbox_search_files", {"query": "hiring plan"})
+    path = next(m["path_display"] for m in rows(found) if m["name"] == "hiring-plan.md")
+    b.call("files__dropbox_download_file", {"path": path})
+    jobs = b.call("hr__bamboohr_get_job_summaries", {"status": "Open", **J})
+    low = []
+    for j in rows(jobs):
+        apps = b.call("hr__bamboohr_get_job_applications", {"job_id": j["id"], **J})
+        late = [a for a in rows(apps) if a["status_id"] in ("4", "5")]
+        if len(late) < need:
+            low.append(j)
+    b.aggregate(len(rows(jobs)))
+    b.decide()
+    assert thin["id"] in {j["id"] for j in low} and full["id"] not in {j["id"] for j in low}
+    boards = b.call("boards__trello_get_my_boards", {})
+    bid = next(x["id"] for x in rows(boards) if x["name"] == "Recruiting")
+    ls = b.call("boards__trello_get_board_lists", {"board_id": bid})
+    todo = next(x["id"] for x in rows(ls) if x["name"] == "To Do")
+    for j in low:
+        b.call("boards__trello_create_card", {"idList": todo, "name": j["title"]})
+    for j in low:
+        b.expect_record("boards", "cards", {"name": {"contains": j["title"]}, "idList": todo}, f"'{j['title']}' is flagged in To Do")
+    b.ask(len(low), kind="number", exclude=(len(low) + 1, len(low) - 1), what="how many openings were flagged")
+    b.keep("boards", "cards", old_flag["id"], "last quarter's flag card stays in Done")
+    b.keep("hr", "jobs", filled["id"], "the filled opening was left alone")
+    b.trap("closed", "a filled opening with a thin pipeline (not open)")
+    b.trap("policy_exception", "hired and rejected candidates do not count toward the minimum")
+    b.trap("stale", "last quarter's flag card for the same opening in Done")
+    b.fact(need, len(low))
+    ask = b.say(
+        "flag the open roles whose pipelines are too thin on the Recruiting board and tell me how many there are",
+        "check every open opening against our hiring plan, put a card on the Recruiting board for each one that falls short, and give me the count",
+    )
+    ctx = b.say(
+        "The minimum number of late-stage candidates is in the hiring plan in Dropbox",
+        "Our hiring plan file in Dropbox says how many candidates at Interview or later each opening needs",
+    )
+    b.write(
+        frame(b.rng, ask, context=ctx),
+        hint="Read the hiring plan in Dropbox, count each open job's applications at Interview or Offer in BambooHR, "
+        "create a To Do card named after each opening below the minimum, and report the number.",
+        subtasks=[
+            "Read the minimum from the hiring plan in Dropbox",
+            "Count each open opening's candidates at Interview or Offer",
+            "Create a To Do card on the Recruiting board for each opening below it",
+            "Report how many openings were flagged",
+        ],
+    )

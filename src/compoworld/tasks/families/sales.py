@@ -424,3 +424,493 @@ def stage_total_logged(b: Builder) -> None:
             "Append today's row (date, stage, deal count) to the FY26 forecast log",
         ],
     )
+
+
+_PROSPECT_FIRST = (
+    "Maren",
+    "Tobias",
+    "Ines",
+    "Rafael",
+    "Saoirse",
+    "Kenji",
+    "Lotte",
+    "Dario",
+    "Anouk",
+    "Mateo",
+)
+_PROSPECT_LAST = ("Lindqvist", "Okafor", "Brandt", "Moreau", "Castellano", "Haddad", "Novak", "Varga")
+_PROSPECT_CO = (
+    ("Brightwell Foods", "brightwellfoods.com"),
+    ("Kestrel Maritime", "kestrelmaritime.com"),
+    ("Alder & Finch", "alderfinch.co"),
+    ("Northgate Clinics", "northgateclinics.com"),
+    ("Vantor Energy", "vantorenergy.com"),
+    ("Pelican Logistics", "pelicanlogistics.io"),
+)
+_COUNTRIES = ("Germany", "Spain", "France", "Netherlands", "Sweden", "Italy", "Poland", "Ireland")
+
+
+def _booking(
+    b: Builder,
+    type_name: str,
+    status: str,
+    start: datetime,
+    who: tuple[str, str],
+    answers: list[tuple[str, str]],
+    reason: str | None = None,
+) -> dict[str, Any]:
+    bk = b.svc("booking")
+    et = next(t for t in bk.types.all() if t["name"] == type_name)
+    ev = bk.events.create(
+        {
+            "name": et["name"],
+            "event_type": et["id"],
+            "status": status,
+            "start_time": format_time(start),
+            "end_time": format_time(start + timedelta(minutes=et["duration"])),
+            "location": "Google Meet",
+            "cancel_reason": reason,
+        }
+    )
+    bk.invitees.create(
+        {
+            "event": ev["id"],
+            "name": who[0],
+            "email": who[1],
+            "status": status,
+            "questions_and_answers": [{"question": q, "answer": a} for q, a in answers],
+        }
+    )
+    return ev
+
+
+@family("sales.booked_lead_to_deal", "sales", ("booking", "sheets", "crm"))
+def booked_lead_to_deal(b: Builder) -> None:
+    """A new prospect booked an intro call: create the HubSpot contact and deal for the territory rep, log the lead."""
+    first, c_first = b.pick(_PROSPECT_FIRST, 2)
+    last, c_last = b.pick(_PROSPECT_LAST, 2)
+    co, dom = b.pick(_PROSPECT_CO)
+    crm = b.svc("crm")
+    if crm.objects.find(lambda r: r["object_type"] == "companies" and r["properties"].get("name") == co):
+        raise PlantError("prospect company already in the CRM")
+    name, email = f"{first} {last}", f"{first.lower()}.{last.lower()}@{dom}"
+    colleague = (f"{c_first} {c_last}", f"{c_first.lower()}.{c_last.lower()}@{dom}")
+    country, other_country = b.pick(_COUNTRIES, 2)
+    prod = b.pick(b.company.products)
+    rep, old_rep, rep2, rep3 = (_staff(b, "Sales") for _ in range(4))
+    # someone of the same name at an existing customer: not the prospect
+    twin_cust = b.customer(where=in_crm(b))
+    twin = _crm_obj(
+        b,
+        "contacts",
+        {
+            "firstname": first,
+            "lastname": last,
+            "email": f"{first.lower()}.{last.lower()}@{twin_cust.domain}"
+            if getattr(twin_cust, "domain", "")
+            else f"{first.lower()}{last.lower()[:1]}@example.org",
+            "company": twin_cust.name,
+            "lifecyclestage": "customer",
+        },
+        200,
+    )
+    t0 = _next_business_day(b.now).replace(hour=b.rng.choice((10, 11, 14)), minute=0, second=0, microsecond=0)
+    qa = [
+        ("Company", co),
+        ("Which country are you based in?", country),
+        ("What would you like to discuss?", f"Evaluating {prod.name}"),
+    ]
+    ev = _booking(b, "Intro call", "active", t0, (name, email), qa)
+    _booking(
+        b,
+        "Intro call",
+        "canceled",
+        t0 + timedelta(days=2),
+        colleague,
+        [
+            ("Company", co),
+            ("Which country are you based in?", other_country),
+            ("What would you like to discuss?", f"Evaluating {prod.name}"),
+        ],
+        "Colleague is taking the call instead",
+    )
+    table = [["Country", "Rep", "Rep email", "HubSpot owner ID", "Status"]]
+    for ctry in _COUNTRIES:
+        if ctry == country:
+            table.append([ctry, rep.name, rep.email, _owner_id(rep.id), "Active"])
+        else:
+            p = rep2 if ctry == other_country else rep3
+            table.append([ctry, p.name, p.email, _owner_id(p.id), "Active"])
+    table.append([country, old_rep.name, old_rep.email, _owner_id(old_rep.id), "Until last quarter"])
+    terr = _sheet(b, "Sales territories", "Territories", table, 30)
+    log = _sheet(
+        b,
+        "Inbound lead log",
+        "Leads",
+        [
+            ["Date", "Lead", "Company", "Country", "Owner"],
+            [ago(b, days=3)[:10], "Previous lead", "Other Co", other_country, rep2.name],
+        ],
+        3,
+    )
+    partner = _sheet(
+        b,
+        "Partner referrals log",
+        "Referrals",
+        [["Date", "Lead", "Company", "Partner"], [ago(b, days=1)[:10], colleague[0], co, "Reseller"]],
+        1,
+    )
+    b.begin()
+
+    evs = b.call("booking__calendly_list_events", {"status": "active", "count": 100})
+    found = None
+    for e in rows(evs):
+        if e["name"] != "Intro call" or e["start_time"] < b.iso(b.now):
+            continue
+        inv = rows(b.call("booking__calendly_list_event_invitees", {"event_uuid": e["uuid"]}))
+        hit = next((i for i in inv if i["name"] == name), None)
+        if hit:
+            found = hit
+            break
+    assert found is not None and found["email"] == email
+    answers = {q["question"]: q["answer"] for q in found.get("questions_and_answers") or []}
+    where = answers["Which country are you based in?"]
+    books = b.call("sheets__google_sheets_list_spreadsheets", {})
+    tid = next(s["id"] for s in rows(books) if s["title"] == "Sales territories")
+    lid = next(s["id"] for s in rows(books) if s["title"] == "Inbound lead log")
+    got = b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": tid})
+    b.decide()
+    row = next(r for r in _sheet_rows(got) if r and r[0] == where and r[4] == "Active")
+    oid = str(row[3])
+    assert oid == _owner_id(rep.id)
+    ct = b.call(
+        "crm__hubspot_create_contact",
+        {
+            "properties": {
+                "firstname": first,
+                "lastname": last,
+                "email": found["email"],
+                "company": co,
+                "lifecyclestage": "lead",
+                "hubspot_owner_id": oid,
+            }
+        },
+    )
+    deal = b.call(
+        "crm__hubspot_create_deal",
+        {
+            "properties": {
+                "dealname": f"{co} - {prod.name}",
+                "dealstage": "appointmentscheduled",
+                "pipeline": "default",
+                "hubspot_owner_id": oid,
+            }
+        },
+    )
+    b.call(
+        "crm__hubspot_create_association",
+        {
+            "from_object_type": "deals",
+            "from_object_id": deal["id"],
+            "to_object_type": "contacts",
+            "to_object_id": ct["id"],
+        },
+    )
+    today = b.iso(b.now)[:10]
+    b.call(
+        "sheets__google_sheets_append_rows",
+        {"spreadsheet_id": lid, "rows": [[today, name, co, where, row[1]]]},
+    )
+
+    b.expect_record(
+        "crm",
+        "objects",
+        {"object_type": "contacts", "properties.email": email, "properties.hubspot_owner_id": oid},
+        f"{name} is a HubSpot contact owned by {rep.name}",
+    )
+    b.expect_record(
+        "crm",
+        "objects",
+        {
+            "object_type": "deals",
+            "properties.dealname": {"contains": co},
+            "properties.hubspot_owner_id": oid,
+        },
+        f"an open deal for {co} owned by {rep.name}",
+    )
+    b.expect_record(
+        "crm",
+        "associations",
+        {"from_object_type": "deals", "to_object_type": "contacts"},
+        "the deal is linked to the new contact",
+    )
+    b.expect_record(
+        "sheets",
+        "spreadsheets",
+        {"id": lid, "sheets.cells.B3": {"contains": name}, "sheets.cells.E3": {"contains": rep.name}},
+        f"the lead log has a row for {name} with {rep.name} as owner",
+    )
+    b.keep("crm", "objects", twin["id"], f"the existing {name} at {twin_cust.name} is another person")
+    b.not_written("crm", colleague[1], "the colleague cancelled their booking", tables=["objects"])
+    b.keep("sheets", "spreadsheets", terr["id"], "the territory sheet is only read")
+    b.keep(
+        "sheets",
+        "spreadsheets",
+        partner["id"],
+        "the partner referrals log is for partner leads, not this one",
+    )
+    b.trap("near_duplicate", "the newer partner referrals log", swap={lid: partner["id"]})
+    b.trap(
+        "stale",
+        "the territory's former rep, listed last",
+        swap={oid: _owner_id(old_rep.id), rep.name: old_rep.name},
+    )
+    b.trap(
+        "near_duplicate", "a colleague's cancelled booking from the same company", swap={email: colleague[1]}
+    )
+    b.trap("near_duplicate", "an existing contact of the same name at a customer")
+    b.fact(email, rep.name, oid, country)
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f"get {name} from {co}, who just booked an intro call in Calendly, into HubSpot with a deal for their territory's rep",
+                f"{name} ({co}) booked an intro call with us: set them up in HubSpot as a lead with a deal, owned by the right territory rep",
+            ),
+            context=b.say(
+                "Territory goes by the country they gave in the booking form; use the current rep in the Sales territories sheet. "
+                "Deal name is '<company> - <product they asked about>', and add the lead to the Inbound lead log (date, lead, company, country, rep)",
+                "Ownership follows the active rep for their country (Sales territories sheet). Name the deal '<company> - <product>' "
+                "from their booking answers and log them in the Inbound lead log with date, name, company, country and rep",
+            ),
+        ),
+        hint="Find the upcoming Calendly intro call whose invitee is the prospect, read their email, country and product from the "
+        "booking answers, look up the active rep for that country in 'Sales territories', create the contact and the deal with "
+        "that hubspot_owner_id, associate them, and append a row to 'Inbound lead log'.",
+        subtasks=[
+            "Find the prospect's upcoming intro call and booking answers in Calendly",
+            "Look up the country's active rep in the Sales territories sheet",
+            "Create the HubSpot contact owned by that rep",
+            "Create the deal owned by the rep and link it to the contact",
+            "Append the lead to the Inbound lead log",
+        ],
+    )
+
+
+def _month_end(d: datetime) -> datetime:
+    nxt = (d.replace(day=28) + timedelta(days=4)).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return nxt - timedelta(seconds=1)
+
+
+@family("sales.renewals_to_cover_rep", "sales", ("crm", "sheets", "email"))
+def renewals_to_cover_rep(b: Builder) -> None:
+    """Renewals closing this month whose owner is on leave get a follow-up task for the covering rep, who is told by email."""
+    away, cover, back, back_cover, later, later_cover = (_staff(b, "Sales") for _ in range(6))
+    end = _month_end(b.now)
+    left = (end - b.now).total_seconds() / 86400
+    if left < 1.5:
+        raise PlantError("too late in the month for renewals still to close")
+    custs = [b.customer(where=in_crm(b)) for _ in range(6)]
+    prods = [b.pick(b.company.products) for _ in custs]
+
+    def renewal(i: int, owner: Any, stage: str, close_in: float, days_ago: float) -> dict[str, Any]:
+        c = custs[i]
+        d = _deal(
+            b,
+            crm_company(b, c.name),
+            None,
+            f"{c.name} renewal - {prods[i].name}",
+            prods[i].price * b.rng.randrange(5, 40),
+            stage,
+            close_in,
+            _owner_id(owner.id),
+            days_ago,
+            "Annual renewal",
+        )
+        b.svc("crm").objects.update(
+            d["id"], {"properties": {**d["properties"], "dealtype": "existingbusiness"}}
+        )
+        return d
+
+    n_target = b.rng.choice((2, 3))
+    targets = [
+        renewal(
+            i,
+            away,
+            b.pick(["contractsent", "decisionmakerboughtin", "qualifiedtobuy"]),
+            b.rng.uniform(0.3, left - 0.2),
+            40 + 9 * i,
+        )
+        for i in range(n_target)
+    ]
+    won = renewal(3, away, "closedwon", b.rng.uniform(0.3, left - 0.2), 1)
+    next_month = renewal(4, away, "contractsent", left + b.rng.uniform(3, 20), 2)
+    backs = renewal(5, back, "contractsent", b.rng.uniform(0.3, left - 0.2), 25)
+
+    def d(x: float) -> str:
+        return (b.now + timedelta(days=x)).date().isoformat()
+
+    table = [
+        [
+            "Rep",
+            "HubSpot owner ID",
+            "Leave from",
+            "Leave until",
+            "Covering rep",
+            "Cover email",
+            "Cover owner ID",
+        ],
+        [
+            back.name,
+            _owner_id(back.id),
+            d(-40),
+            d(-12),
+            back_cover.name,
+            back_cover.email,
+            _owner_id(back_cover.id),
+        ],
+        [
+            away.name,
+            _owner_id(away.id),
+            d(-3),
+            d(b.rng.randrange(10, 25)),
+            cover.name,
+            cover.email,
+            _owner_id(cover.id),
+        ],
+        [
+            later.name,
+            _owner_id(later.id),
+            d(left + 5),
+            d(left + 15),
+            later_cover.name,
+            later_cover.email,
+            _owner_id(later_cover.id),
+        ],
+    ]
+    leave = _sheet(b, "Sales leave & cover", "Leave", table, 6)
+    b.begin()
+
+    found = b.call(
+        "crm__hubspot_search_by_property",
+        {
+            "object_type": "deals",
+            "property_name": "dealtype",
+            "operator": "EQ",
+            "value": "existingbusiness",
+            "properties": ["dealname", "dealstage", "closedate", "hubspot_owner_id", "amount"],
+            "limit": 200,
+        },
+    )
+    today, last = b.iso(b.now)[:10], b.iso(end)[:10]
+    b.decide()
+    due = [
+        x
+        for x in rows(found)
+        if today <= (x["properties"].get("closedate") or "")[:10] <= last
+        and x["properties"].get("dealstage") not in ("closedwon", "closedlost")
+    ]
+    books = b.call("sheets__google_sheets_list_spreadsheets", {})
+    sid = next(s["id"] for s in rows(books) if s["title"] == "Sales leave & cover")
+    got = b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+    b.decide()
+    on_leave = {str(r[1]): r for r in _sheet_rows(got)[1:] if r[2] <= today <= r[3]}
+    assert list(on_leave) == [_owner_id(away.id)]
+    mine = [x for x in due if x["properties"].get("hubspot_owner_id") in on_leave]
+    assert {x["id"] for x in targets} <= {x["id"] for x in mine}
+    row = on_leave[_owner_id(away.id)]
+    names = []
+    for x in mine:
+        nm = x["properties"]["dealname"]
+        names.append(nm)
+        b.call(
+            "crm__hubspot_create_task",
+            {
+                "properties": {
+                    "hs_timestamp": b.iso(b.days(1)),
+                    "hs_task_subject": f"Renewal follow-up: {nm}",
+                    "hs_task_body": f"Covering for {row[0]} while on leave.",
+                    "hubspot_owner_id": str(row[6]),
+                    "hs_task_type": "TODO",
+                }
+            },
+        )
+    b.call(
+        "email__gmail_send_email",
+        {
+            "to": [row[5]],
+            "subject": "Renewals to cover this month",
+            "body": f"Hi {row[4].split()[0]}, while {row[0]} is on leave please follow up these renewals closing this month "
+            f"(tasks are in HubSpot): " + "; ".join(names) + ".",
+        },
+    )
+
+    for x in mine:
+        nm = x["properties"]["dealname"]
+        b.expect_record(
+            "crm",
+            "objects",
+            {
+                "object_type": "tasks",
+                "properties.hs_task_subject": {"contains": nm},
+                "properties.hubspot_owner_id": _owner_id(cover.id),
+            },
+            f"a follow-up task on {nm} is assigned to {cover.name}",
+        )
+    b.expect_message("email", cover, contains=names)
+    for t in (won, next_month, backs):
+        b.keep("crm", "objects", t["id"], "a renewal outside the rule stays untouched")
+        b.not_written(
+            "crm",
+            t["properties"]["dealname"],
+            "no follow-up task for a renewal outside the rule",
+            tables=["objects"],
+        )
+    b.no_message("email", back_cover, f"{back.name} is back from leave; their old cover has nothing to do")
+    b.no_message("email", later_cover, f"{later.name}'s leave has not started")
+    b.keep("sheets", "spreadsheets", leave["id"], "the leave sheet is only read")
+    b.trap(
+        "closed",
+        "a renewal of the same rep already closed won (the newest)",
+        swap={targets[0]["properties"]["dealname"]: won["properties"]["dealname"]},
+    )
+    b.trap(
+        "stale",
+        "a renewal of the same rep closing next month",
+        swap={targets[0]["properties"]["dealname"]: next_month["properties"]["dealname"]},
+    )
+    b.trap(
+        "stale",
+        "a rep whose leave already ended, with a cover listed",
+        swap={cover.email: back_cover.email, _owner_id(cover.id): _owner_id(back_cover.id)},
+    )
+    b.trap(
+        "policy_exception",
+        "a rep whose leave starts next month",
+        swap={cover.email: later_cover.email, _owner_id(cover.id): _owner_id(later_cover.id)},
+    )
+    b.fact(cover.name, cover.email, *names)
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                "make sure the renewals closing this month don't stall while their owner is on leave",
+                "hand this month's renewals of anyone currently on leave to their covering rep",
+            ),
+            context=b.say(
+                "Rule: an open renewal closing by the end of this month whose owner is on leave today (Sales leave & cover sheet) "
+                "gets a HubSpot follow-up task for the covering rep, subject 'Renewal follow-up: <deal name>'. Then send the cover one email listing the deals",
+                "For each open renewal deal due this month owned by someone out today per the leave sheet, create a task for their "
+                "cover titled 'Renewal follow-up: <deal name>', and email the cover the list",
+            ),
+        ),
+        hint="Search renewal deals (dealtype existingbusiness), keep the open ones closing between today and month end, read "
+        "'Sales leave & cover' for reps whose leave covers today, create a task per deal owned by the cover's owner id, and email the cover.",
+        subtasks=[
+            "List the renewal deals in HubSpot",
+            "Keep the open ones closing this month",
+            "Find who is on leave today and their cover in the leave sheet",
+            "Create a follow-up task per deal for the covering rep",
+            "Email the covering rep the list of deals",
+        ],
+    )
