@@ -302,8 +302,10 @@ def audit(
                 if p > 0:
                     passed_by[s].append(t.id)
             bar.advance(job)
+    from compoworld.tasks.shape import shape
+
     rates = {s: round(totals[s] / len(tasks), 4) for s in SOLVERS}
-    summary = {"tasks": len(tasks), "pass_rate": rates, "passed": passed_by}
+    summary = {"tasks": len(tasks), "pass_rate": rates, "passed": passed_by, "shape": shape(tasks)}
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
@@ -314,6 +316,12 @@ def audit(
         for s in SOLVERS:
             table.add_row(s, f"{100 * rates[s]:.1f}%", ", ".join(passed_by[s][:4]))
         console.print(table)
+        shp = Table(title="shape of the set")
+        shp.add_column("figure")
+        shp.add_column("value", justify="right")
+        for k, v in summary["shape"].items():
+            shp.add_row(k, str(v))
+        console.print(shp)
     raise typer.Exit(1 if any(r >= 0.05 for r in rates.values()) else 0)
 
 
@@ -330,3 +338,62 @@ def list_families() -> None:
             f.name, f.domain, ", ".join(f.services), f.summary.splitlines()[0][:70] if f.summary else ""
         )
     console.print(table)
+
+
+@app.command()
+def examples(
+    out: Annotated[Path, typer.Option(help="Markdown file to write.")] = Path("docs/tasks.md"),
+    n: Annotated[int, typer.Option("--n", help="Examples: one per group of families.")] = 20,
+    seed: Annotated[int, typer.Option(help="Seed of the set the examples come from.")] = 0,
+) -> None:
+    """Write readable example tasks (instruction, hint, subtasks, rubric), one per group of families."""
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.pipeline import generate as run
+
+    tasks, _ = run(max(3 * n, 60), seed, Settings())
+    chosen: dict[str, object] = {}
+    for t in tasks:  # one per family first, spread across work domains
+        chosen.setdefault(t.meta["family"], t)
+    by_domain: dict[str, list] = {}
+    for t in chosen.values():
+        by_domain.setdefault(t.meta["work_domain"], []).append(t)
+    picked = []
+    while len(picked) < n and any(by_domain.values()):
+        for d in sorted(by_domain):
+            if by_domain[d] and len(picked) < n:
+                picked.append(by_domain[d].pop(0))
+    lines = [
+        "# Example tasks",
+        "",
+        f"{len(picked)} tasks of a default set (`compoworld tasks generate --seed {seed}`), one per group of",
+        "workflow families. Each passed every gate and adversary. Regenerate this page with",
+        f"`compoworld tasks examples --n {n} --seed {seed} --out {out}`.",
+        "",
+    ]
+    for t in picked:
+        lines += [
+            f"## {t.meta['family']} ({t.meta['work_domain']})",
+            "",
+            f"Services: {', '.join(t.services)}; walk: {' -> '.join(t.walk)}; "
+            f"traps: {', '.join(tr.kind for tr in t.traps)}",
+            "",
+            "**Instruction**",
+            "",
+            *[f"> {line}" for line in t.instruction.splitlines()],
+            "",
+            f"**Hint.** {t.hint}",
+            "",
+            "**Subtasks**",
+            "",
+            *[f"{i}. {s}" for i, s in enumerate(t.subtasks, 1)],
+            "",
+            "**Rubric**",
+            "",
+            *[f"- *{r.kind}*: {r.description}" for r in t.rubric],
+            "",
+        ]
+        if t.answer:
+            lines += [f"**Expected answer:** {t.answer}", ""]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines))
+    console.print(f"wrote {len(picked)} examples to {out}")

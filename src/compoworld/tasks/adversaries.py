@@ -180,6 +180,8 @@ def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str
         if not trap.swap:
             continue
         swapped = [{**c, "arguments": swap_args(c["arguments"], trap.swap)} for c in writes]
+        if swapped == writes:
+            continue  # the writes never carry the trap's value: nothing to act on differently
         env.restore(s0)
         _run(env, swapped)
         if out["decoy"] is None and verify(task, env.snapshot(), trap.answer or answer).passed:
@@ -227,6 +229,11 @@ _TIME_KEYS = (
     "updated",
     "modified",
     "modifiedTime",
+    "modified_at",
+    "server_modified",
+    "client_modified",
+    "applied",
+    "applied_at",
     "dateLastActivity",
     "hs_lastmodifieddate",
     "created_at",
@@ -240,10 +247,11 @@ _TIME_KEYS = (
     "timestamp",
     "ts",
     "start",
+    "start.dateTime",
     "start_time",
     "due_date",
 )
-_NESTED = ("properties", "fields")  # HubSpot, Jira and Airtable keep a record's values one level down
+_NESTED = ("properties", "fields", "start")  # HubSpot, Jira and Airtable keep a record's values one level down
 
 
 def flat(r: dict[str, Any]) -> dict[str, Any]:

@@ -48,6 +48,7 @@ FREE_TEXT = {
     "preview_text",
     "status_message",
     "answer",
+    "insight",
     "desc",
     "command",
     "cmd",
@@ -66,7 +67,7 @@ _ID_KEY = re.compile(r"(^|_)(id|ids|key|gid|sku|number|no|ref|email|emails|phone
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$")
 _TOKENS = (
     re.compile(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),  # emails
-    re.compile(r"\b[A-Z]{2,6}-\d{2,}\b"),  # codes and keys: PO-12345, ENG-42, INV-20042
+    re.compile(r"\b[A-Z]{2,6}-\d+\b"),  # codes and keys: PO-12345, ENG-7, INV-20042
     re.compile(r"(?<![\w.])\d+\.\d{2}(?![\w])"),  # amounts
     re.compile(r"\+?\d[\d ()-]{8,}\d"),  # phone numbers
     re.compile(r"(?<![\w-])\d{4,}(?![\w-])"),  # long numbers (ids, order numbers)
@@ -110,7 +111,7 @@ def identifying(args: dict[str, Any], enums: dict[str, set] | None = None) -> li
                 out.append((path, _num_text(v)))
             continue
         s = str(v).strip()
-        if not s or _DATE.match(s):
+        if not s or _DATE.match(s) or s == "/":  # the root of a site or file tree is where one starts
             continue
         if key in FREE_TEXT or key.endswith(_TEXTY) or len(s) > 80:
             out.extend((f"{path}~", t) for t in tokens(s) if not _DATE.match(t))

@@ -13,7 +13,12 @@ def _plant(g: Gen, key: Fact, value: Fact, text: str, decoy: bool) -> list:
         svc.facts.create({"text": f"Re {name}: {text}"}, id=name)
     else:
         svc.facts.update(name, {"text": f"Re {name}: {text}"})
-    return [("browser__open", {"url": "/accounts"}), ("browser__open", {"url": f"/accounts/{slug(name)}"})]
+    # from the home page, as an agent finds its way: the home page links the accounts list
+    return [
+        ("browser__open", {"url": "/"}),
+        ("browser__open", {"url": "/accounts"}),
+        ("browser__open", {"url": f"/accounts/{slug(name)}"}),
+    ]
 
 
 MOVES = [

@@ -378,3 +378,182 @@ def flag_rollout_from_experiment(b: Builder) -> None:
             "Log the change on the wiki",
         ],
     )
+
+
+KPIS = {
+    "Revenue, last 30 days": (
+        "the sum of order totals with status shipped or delivered",
+        "printf('%.2f', SUM(total))",
+        "status IN ('shipped', 'delivered')",
+    ),
+    "Average order value": (
+        "the average order total of orders with status shipped or delivered",
+        "printf('%.2f', AVG(total))",
+        "status IN ('shipped', 'delivered')",
+    ),
+    "Orders delivered": ("the number of orders with status delivered", "COUNT(*)", "status = 'delivered'"),
+}
+
+
+def _new_book(b: Builder, title: str, table: list[list[Any]], days_ago: float) -> str:
+    cells: dict[str, Any] = {}
+    for r, row in enumerate(table, start=1):
+        for c, v in enumerate(row):
+            cells[f"{chr(65 + c)}{r}"] = v
+    return b.svc("sheets").books.create(
+        {
+            "title": title,
+            "sheets": [{"sheetId": 0, "title": "Sheet1", "cells": cells}],
+            "modified": format_time(b.now - timedelta(days=days_ago)),
+        }
+    )["id"]
+
+
+@family("data.kpi_scorecard_refresh", "data_reporting", ("wiki", "sql", "sheets"))
+def kpi_scorecard_refresh(b: Builder) -> None:
+    """Refresh one KPI on the scorecard from SQL by the wiki's definition and note old -> new on the wiki."""
+    kpi = b.pick(list(KPIS))
+    today = b.now.date()
+    lo = today - timedelta(days=30)
+    oid = 95000 + b.rng.randrange(1000)
+    vals = []
+    for c in b.rng.sample(b.company.customers, min(5, len(b.company.customers))):
+        for st in ("delivered", "shipped", b.pick(("pending", "cancelled")), "delivered"):
+            d = lo + timedelta(days=b.rng.randrange(1, 30))
+            vals.append(f"({oid}, '{c.id}', '{d.isoformat()}', '{st}', {b.rng.randrange(500, 9000)}.00)")
+            oid += 1
+        d = lo - timedelta(days=b.rng.randrange(2, 30))
+        vals.append(f"({oid}, '{c.id}', '{d.isoformat()}', 'delivered', {b.rng.randrange(500, 9000)}.00)")
+        oid += 1
+    b.plant("sql__write_query", {"query": f"INSERT INTO orders VALUES {', '.join(vals)}"})
+    _, expr, cond = KPIS[kpi]
+    win = f"order_date >= '{lo.isoformat()}' AND order_date <= '{today.isoformat()}'"
+    right = rows(
+        b.plant("sql__read_query", {"query": f"SELECT {expr} AS v FROM orders WHERE {cond} AND {win}"})
+    )
+    wrong = rows(b.plant("sql__read_query", {"query": f"SELECT {expr} AS v FROM orders WHERE {win}"}))
+    value, bad = str(right[0]["v"]), str(wrong[0]["v"])
+    if value == bad:
+        raise PlantError("the status filter makes no difference")
+    old_vals = {
+        k: (f"{b.rng.randrange(5000, 90000)}.00" if k != "Orders delivered" else str(b.rng.randrange(5, 40)))
+        for k in KPIS
+    }
+    old_day = (today - timedelta(days=b.rng.randrange(20, 40))).isoformat()
+    table = [["KPI", "Value", "Updated", "Notes"]]
+    names = list(KPIS)
+    b.rng.shuffle(names)
+    for k in names:
+        table.append([k, old_vals[k], old_day, ""])
+    table.append(
+        [
+            f"{kpi} (EMEA)",
+            old_vals[kpi][:-3] + "0.00" if "." in old_vals[kpi] else "7",
+            old_day,
+            "Regional KPI: the EMEA team refreshes it from the orders database, not us",
+        ]
+    )
+    row_no = 2 + names.index(kpi)
+    sid = _new_book(b, "Company scorecard", table, days_ago=25)
+    arch = _new_book(b, f"KPI scorecard {today.year - 1} (archived)", table, days_ago=1)
+    space = _team_space(b)
+    defs = "".join(
+        f"<li>{k}: {d}, by order date in the last 30 days including today.</li>"
+        for k, (d, _, _) in KPIS.items()
+    )
+    policy = _wiki_page(
+        b,
+        space,
+        "KPI definitions",
+        f"<p>Our KPIs live in the spreadsheet 'Company scorecard' (column B the value, column C the date it was "
+        f"refreshed). Definitions:</p><ul>{defs}</ul><p>Older scorecards are archived and never edited. Note every "
+        "refresh on the page 'Scorecard changes' with the KPI, the old value and the new value.</p>",
+        days_ago=60,
+    )
+    log = _wiki_page(b, space, "Scorecard changes", "<ul><li>Scorecard created.</li></ul>", days_ago=25)
+    b.begin()
+    hits = rows(b.call("wiki__confluence_search_content", {"must_contain_all": ["KPI"], "limit": 10}))
+    pid = next(p["id"] for p in hits if p["title"] == "KPI definitions")
+    b.call("wiki__confluence_get_page", {"page_identifier": pid})
+    res = rows(
+        b.call(
+            "sql__read_query",
+            {
+                "query": f"SELECT {expr} AS value FROM orders WHERE {cond} AND order_date >= '{lo.isoformat()}' "
+                f"AND order_date <= '{today.isoformat()}'"
+            },
+        )
+    )
+    got = str(res[0]["value"])
+    assert got == value
+    b.aggregate()
+    books = rows(b.call("sheets__google_sheets_list_spreadsheets", {}))
+    s_id = next(x["id"] for x in books if x["title"] == "Company scorecard")
+    grid = b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": s_id})["sheets"][0]["rows"]
+    r_no, old = next((int(k), r["B"]) for k, r in grid.items() if r.get("A") == kpi)
+    assert r_no == row_no
+    with b.together():
+        b.call(
+            "sheets__google_sheets_write_to_cell",
+            {"spreadsheet_id": s_id, "column": "B", "row": r_no, "value": got},
+        )
+        b.call(
+            "sheets__google_sheets_write_to_cell",
+            {"spreadsheet_id": s_id, "column": "C", "row": r_no, "value": today.isoformat()},
+        )
+    b.composed(got, today.isoformat())
+    b.call(
+        "wiki__confluence_update_page_content",
+        {
+            "page_identifier": "Scorecard changes",
+            "content": f"<p>{today.isoformat()}: {kpi} {old} -> {got}</p>",
+            "update_mode": "append",
+        },
+    )
+    num = float(value)
+    b.goal(
+        f"the scorecard's {kpi} is {value}, refreshed today",
+        {
+            "predicate": "record_exists",
+            "service": "sheets",
+            "table": "spreadsheets",
+            "new": True,
+            "where": {
+                "id": sid,
+                f"sheets.cells.B{row_no}": {"approx": [num, 0.01]},
+                f"sheets.cells.C{row_no}": {"at": today.isoformat()},
+            },
+        },
+    )
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"id": log["id"], "content": {"contains_all": [kpi, old_vals[kpi], value]}},
+        "the change is noted with the old and the new value",
+    )
+    b.not_written("sheets", bad, "orders of every status were not counted")
+    b.keep("sheets", "spreadsheets", arch, "the archived scorecard is not edited")
+    b.keep("wiki", "pages", policy["id"], "the definitions page is not edited")
+    b.trap("stale", "last year's archived scorecard, modified more recently", swap={sid: arch})
+    b.trap("policy_exception", "counting orders of every status", swap={value: bad})
+    b.fact(value, old_vals[kpi])
+    ask = b.say(
+        f"refresh the '{kpi}' figure on our KPI scorecard using the definition on the wiki, and note the change where the wiki says",
+        f"bring the scorecard's '{kpi}' up to date from the orders database, by our KPI definitions, and record the old and new numbers",
+        f"update the '{kpi}' KPI on the scorecard from the database as the wiki defines it, and log what changed",
+    )
+    b.write(
+        frame(
+            b.rng,
+            ask,
+            context=b.say("Leadership reviews it this afternoon", "", "It has been stale for weeks"),
+        ),
+        hint="Read the KPI definitions on the wiki, compute the KPI in SQL over the last 30 days, write the value and today's date on the KPI's row of the 'Company scorecard' spreadsheet, and append old -> new to the 'Scorecard changes' page.",
+        subtasks=[
+            "Read the KPI definitions on the wiki",
+            "Compute the KPI in SQL over the last 30 days",
+            "Find the KPI's row in the Company scorecard",
+            "Write the new value and today's date",
+            "Note the old and new values on the wiki",
+        ],
+    )

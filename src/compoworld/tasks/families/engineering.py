@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from compoworld.tasks.families._common import ago, chat_channel, rows
+from compoworld.tasks.families._common import ago, chat_channel, chat_user, rows
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
 
@@ -687,5 +687,183 @@ def release_notes(b: Builder) -> None:
             "List Engineering's completed Linear issues",
             "Keep the ones completed after the last release",
             "Create the release notes page listing their identifiers",
+        ],
+    )
+
+
+AREA_BUGS = {
+    "billing": "invoices show the wrong tax amount",
+    "search": "search finds nothing for names with accents",
+    "auth": "users are logged out every few minutes",
+    "notifications": "email notifications arrive hours late",
+    "exports": "CSV exports drop the last column",
+}
+WORKAROUNDS = (
+    "re-running it by hand",
+    "using the old admin screen",
+    "downloading the data from the API instead",
+)
+
+
+def _chat_msg(b: Builder, channel: str, author, text: str, hours_ago: float) -> str:
+    svc = b.svc("chat")
+    ts = f"{int(b.env.clock.epoch() - hours_ago * 3600)}.{svc.next_seq('ts'):06d}"
+    svc.insert(
+        "messages",
+        {
+            "ts": ts,
+            "channel": channel,
+            "user": chat_user(author),
+            "text": text,
+            "thread_ts": None,
+            "reply_count": 0,
+            "reactions": {},
+        },
+        key="ts",
+    )
+    return ts
+
+
+# ---------------------------------------------------------------------------------------------
+@family("engineering.triage_customer_bug", "engineering", ("chat", "wiki", "issues"))
+def triage_customer_bug(b: Builder) -> None:
+    """A customer-facing colleague flags a bug in chat: file it in Linear for the owning team at the
+    wiki's priority, and add it to the known-issues page."""
+    facing = [p for p in b.company.employees if p.id != b.me.id and p.team in ("Sales", "Customer Success")]
+    if len(facing) < 2:
+        raise PlantError("too few customer-facing colleagues")
+    rep, mate = b.fresh(facing, 2, key=lambda p: p.id)
+    cust, other = b.customer(), b.customer()
+    area, area2, area3 = b.rng.sample(sorted(AREA_BUGS), 3)
+    svc = b.svc("issues")
+    teams = sorted(svc.teams.all(), key=lambda t: t["key"])
+    owner = {a: b.pick(teams) for a in AREA_BUGS}
+    owner[area2] = b.pick([t for t in teams if t["id"] != owner[area]["id"]])
+    workaround = b.rng.random() < 0.5
+    prio, prio_name = (2, "High") if workaround else (1, "Urgent")
+    rule = (
+        "<h1>Customer bug triage</h1><p>Every bug a customer reports is filed in Linear for the team that owns "
+        "the area, with the customer's name in the title. Priority: Urgent when the customer has no workaround, "
+        "High when they can work around it. Then add the issue to the Known customer issues page.</p><table>"
+        + "".join(f"<tr><td>{a}</td><td>{owner[a]['name']}</td></tr>" for a in sorted(AREA_BUGS))
+        + "</table>"
+    )
+    wiki_page(b, "ENG", "Customer bug triage", rule, days_ago=40)
+    known = wiki_page(
+        b,
+        "ENG",
+        "Known customer issues",
+        "<h1>Known customer issues</h1><p>Open bugs customers have reported, newest last.</p><ul></ul>",
+        days_ago=9,
+    )
+    archive = wiki_page(
+        b,
+        "ENG",
+        "Known customer issues archive",
+        f"<h1>Known customer issues archive</h1><p>Closed, do not add to this page.</p><ul><li>{cust.name}: "
+        f"{AREA_BUGS[area2]} (fixed)</li></ul>",
+        days_ago=4,
+    )
+    mobile = wiki_page(
+        b,
+        "ENG",
+        "Known issues in the mobile app",
+        "<h1>Known issues in the mobile app</h1><p>Mobile only.</p>",
+        days_ago=0.5,
+    )
+    _bump(b, b.rng.randrange(120, 400))
+    members = [rep, mate]
+    chan = chat_channel(b, "customer-bugs", members=members, topic="Bugs customers report")
+    ch = b.svc("chat").get("channels", chan)
+    b.svc("chat").update("channels", chan, members=sorted({*ch["members"], *(chat_user(p) for p in members)}))
+    wa = (
+        f"They can work around it by {b.pick(WORKAROUNDS)} for now."
+        if workaround
+        else "They have no workaround, it blocks them."
+    )
+    _chat_msg(b, chan, rep, f"{cust.name} says {AREA_BUGS[area2]}. Looks like it's back?", 24 * 20)
+    today_h = b.now.hour + b.now.minute / 60
+    if today_h < 1.2:
+        raise PlantError("too early in the day for a report from today")
+    tts = _chat_msg(b, chan, rep, f"New one from {cust.name}: {AREA_BUGS[area]}. {wa}", min(3, today_h - 0.2))
+    _chat_msg(b, chan, mate, f"{other.name} reports that {AREA_BUGS[area3]}. No workaround.", 0.7)
+    b.begin()
+    chans = b.call("chat__slack_user_list_channels", {"channel_name": "customer-bugs"})
+    cid = next(c["id"] for c in rows(chans) if c["name"] == "customer-bugs")
+    hist = b.call("chat__slack_get_channel_history", {"channel_id": cid, "limit": 20})
+    users = b.call("chat__slack_list_users", {"name": rep.name})
+    ruid = next(u["id"] for u in rows(users) if rep.name in (u.get("real_name"), u.get("name")))
+    b.decide()
+    msg = next(m for m in rows(hist) if m["user_id"] == ruid and float(m["ts"]) > b.env.clock.epoch() - 86400)
+    assert msg["ts"] == tts
+    hits = b.call(
+        "wiki__confluence_search_content", {"must_contain_all": ["triage"], "can_contain_any": ["bug"]}
+    )
+    pid = next(p["id"] for p in rows(hits) if p["title"] == "Customer bug triage")
+    b.call("wiki__confluence_get_page", {"page_identifier": pid})
+    b.decide(2)
+    tl = b.call("issues__linear_get_teams", {})
+    tid = next(t["id"] for t in rows(tl) if t["name"] == owner[area]["name"])
+    title = f"{cust.name}: {AREA_BUGS[area]}"
+    made = b.call(
+        "issues__linear_create_issue",
+        {
+            "team_id": tid,
+            "title": title,
+            "description": f"Reported by {rep.name} for {cust.name}. {wa}",
+            "priority": prio,
+        },
+    )
+    ident = made["identifier"]
+    kp = b.call("wiki__confluence_search_content", {"must_contain_all": ["known", "issues"]})
+    kid = next(p["id"] for p in rows(kp) if p["title"] == "Known customer issues")
+    assert kid == known["id"]
+    b.call(
+        "wiki__confluence_update_page_content",
+        {"page_identifier": kid, "content": f"<p>{ident}: {title}</p>", "update_mode": "append"},
+    )
+    b.fact(owner[area]["name"], ident)
+    b.expect_record(
+        "issues",
+        "issues",
+        {"team_id": owner[area]["id"], "title": {"contains": cust.name}, "priority": prio},
+        f"a {owner[area]['name']} issue for {cust.name} at priority {prio_name}",
+    )
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"id": known["id"], "content": {"contains": ident}},
+        f"{ident} is on Known customer issues",
+    )
+    b.keep("wiki", "pages", archive["id"], "the archive page was left alone")
+    b.keep("wiki", "pages", mobile["id"], "the mobile known-issues page was left alone")
+    b.not_written(
+        "issues", other.name, "no issue was filed for the other customer's report", tables=["issues"]
+    )
+    wrong = next(t for t in teams if t["id"] != owner[area]["id"])
+    b.trap("stale", "the customer's older report of another area's bug", swap={tid: owner[area2]["id"]})
+    b.trap("recent", "a newer report about another customer", swap={cust.name: other.name})
+    b.trap("near_duplicate", "the team owning another area", swap={tid: wrong["id"]})
+    b.trap("closed", "the closed archive of known issues", swap={kid: archive["id"]})
+    b.trap("recent", "the newer mobile known-issues page", swap={kid: mobile["id"]})
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f"triage the bug {rep.name} posted in #customer-bugs today: file it in Linear the way the wiki's triage rules say and add it to the known customer issues page",
+                f"{rep.name} flagged a customer bug in #customer-bugs earlier today; get it into Linear following our triage rules on the wiki, and onto the known customer issues list",
+            ),
+            context=b.say(
+                "Team and priority come from the triage page",
+                "The wiki says which team owns what and how urgent it is",
+                "",
+            ),
+        ),
+        hint="Read today's message from the colleague in #customer-bugs (not their older report), look the area's team and the priority rule up on the Confluence triage page, create the Linear issue with the customer in the title, then append its identifier to the Known customer issues page (not the archive or the mobile page).",
+        subtasks=[
+            f"Read {rep.name}'s report from today in #customer-bugs",
+            "Look the area's team and the priority up on the triage page",
+            "File the Linear issue for that team at that priority",
+            "Add its identifier to the Known customer issues page",
         ],
     )

@@ -551,9 +551,7 @@ def void_duplicate_invoice(b: Builder) -> None:
     st_id = _find_customer(b, custs, hc["email"])
     invs = rows(b.call("payments__list_invoices", {"customer": st_id, "limit": 100}))
     paid = [i for i in invs if i["status"] == "paid"]
-    twin = next(
-        i for i in invs if i["status"] == "open" and any(_line_key(i) == _line_key(p) for p in paid)
-    )
+    twin = next(i for i in invs if i["status"] == "open" and any(_line_key(i) == _line_key(p) for p in paid))
     assert twin["id"] == dup["id"]
     b.decide(2)
     b.call("payments__void_invoice", {"invoice": twin["id"]})
@@ -566,7 +564,9 @@ def void_duplicate_invoice(b: Builder) -> None:
         },
     )
     b.fact(dup["number"], dup["id"])
-    b.expect_change("payments", "invoices", dup["id"], "status", "void", "the open duplicate invoice is voided")
+    b.expect_change(
+        "payments", "invoices", dup["id"], "status", "void", "the open duplicate invoice is voided"
+    )
     b.expect_record(
         "helpdesk",
         "conversations",
@@ -579,14 +579,16 @@ def void_duplicate_invoice(b: Builder) -> None:
     b.keep("helpdesk", "tickets", old_t["id"], "the old closed ticket was left alone")
     b.trap("recent", "the newest open invoice, for another purchase", swap={dup["id"]: newer["id"]})
     b.trap(
-        "near_duplicate", "an open invoice of the same products with another quantity", swap={dup["id"]: near["id"]}
+        "near_duplicate",
+        "an open invoice of the same products with another quantity",
+        swap={dup["id"]: near["id"]},
     )
     b.trap("closed", "an old closed ticket about double invoicing", swap={t["id"]: old_t["id"]})
     del pi
     ask = b.say(
-        f"{person.name} says {cust.name} was invoiced twice for one purchase: void the duplicate that is still open in Stripe and let them know on their ticket",
+        f"void the second Stripe invoice {cust.name} got for one purchase (the one still open, per {person.name}'s ticket) and let them know on the ticket",
         f"deal with {person.name}'s duplicate-invoice ticket: cancel (void) the second invoice for the same purchase, never the one they paid, and reply to them",
-        f"please void the duplicate Stripe invoice {cust.name} complained about in {person.name}'s ticket and answer the ticket",
+        f"void the duplicate Stripe invoice {cust.name} complained about in {person.name}'s ticket and answer the ticket",
     )
     b.write(
         frame(
@@ -623,10 +625,14 @@ def outstanding_balance_to_sheet(b: Builder) -> None:
         opens.append(inv)
     paid, _ = stripe_invoice(b, stc, [(b.pick(names), 2)], "paid", b.rng.randrange(20, 50))
     void, _ = stripe_invoice(b, stc, [(b.pick(names), 1)], "open", b.rng.randrange(10, 30))
-    void = b.svc("payments").invoices.update(void["id"], {"status": "void", "amount_due": 0, "total": void["total"]})
+    void = b.svc("payments").invoices.update(
+        void["id"], {"status": "void", "amount_due": 0, "total": void["total"]}
+    )
     draft, _ = stripe_invoice(b, stc, [(b.pick(names), b.rng.randrange(1, 3))], "draft", 0.5)
     total = sum(
-        i["amount_due"] for i in b.svc("payments").invoices.all() if i["customer"] == stc["id"] and i["status"] == "open"
+        i["amount_due"]
+        for i in b.svc("payments").invoices.all()
+        if i["customer"] == stc["id"] and i["status"] == "open"
     )
     cells: dict[str, Any] = {"A1": "Customer", "B1": "Outstanding (USD)", "C1": "Checked on"}
     old_cells: dict[str, Any] = {"A1": "Customer", "B1": "Outstanding (USD)"}
@@ -697,7 +703,7 @@ def outstanding_balance_to_sheet(b: Builder) -> None:
     b.trap("near_duplicate", "a voided invoice", answer=_money(due + void["total"]))
     b.fact(amount)
     ask = b.say(
-        f"how much does {cust.name} still owe us in Stripe? Put the figure and today's date on their row of the AR balances sheet and tell me",
+        f"find out how much {cust.name} still owes us in Stripe, put the figure and today's date on their row of the AR balances sheet and tell me",
         f"work out {cust.name}'s outstanding balance in Stripe, update their row in the AR balances sheet (amount and check date) and reply with the number",
         f"I need {cust.name}'s current outstanding amount from Stripe; log it with today's date in the AR balances sheet and send me the figure",
     )
@@ -717,5 +723,134 @@ def outstanding_balance_to_sheet(b: Builder) -> None:
             "Sum what is due on the open invoices",
             "Write the total and today's date on the row",
             "Reply with the total",
+        ],
+    )
+
+
+def _dispute(b: Builder, pi: dict[str, Any], reason: str, status: str = "needs_response") -> dict[str, Any]:
+    return b.svc("payments").disputes.create(
+        {
+            "charge": "ch_" + pi["id"][3:],
+            "payment_intent": pi["id"],
+            "amount": pi["amount"],
+            "currency": "usd",
+            "reason": reason,
+            "status": status,
+        }
+    )
+
+
+@family("finance.dispute_with_fulfillment_evidence", "finance", ("payments", "shop"))
+def dispute_with_fulfillment_evidence(b: Builder) -> None:
+    """Answer a customer's 'never arrived' Stripe dispute with the shipment of the Shopify order it paid for."""
+    cust = b.customer()
+    person, stc = _billing_contact(b, cust)
+    sc = shop_customer(b, person)
+    names = _products(b)
+    pa, pb, pc = b.pick(names, 3)
+    tracking = f"1Z{b.rng.randrange(10**9, 10**10)}"
+    order = shop_order(
+        b, sc, [(pa, b.rng.randrange(1, 4))], days_ago=b.rng.randrange(20, 35), tracking=tracking
+    )
+    other = shop_order(b, sc, [(pb, 1)], days_ago=b.rng.randrange(45, 70))
+    tracking2 = f"1Z{b.rng.randrange(10**9, 10**10)}"
+    newer = shop_order(b, sc, [(pc, 2)], days_ago=b.rng.randrange(3, 8), tracking=tracking2)
+    memo = lambda o: f" (Shopify order {o['name']})"  # noqa: E731
+    _, pi = stripe_invoice(b, stc, [(pa, 1)], "paid", 18, memo(order))
+    _, pi_dup = stripe_invoice(b, stc, [(pb, 1)], "paid", 40, memo(other))
+    _, pi_old = stripe_invoice(b, stc, [(pc, 1)], "paid", 90, " (earlier order)")
+    _, pi_new = stripe_invoice(b, stc, [(pc, 2)], "paid", 2, memo(newer))
+    assert pi and pi_dup and pi_old and pi_new
+    dp = _dispute(b, pi, "product_not_received")
+    dp_dup = _dispute(b, pi_dup, "duplicate")
+    dp_old = _dispute(b, pi_old, "product_not_received", status="under_review")
+    b.begin()
+    custs = b.call("payments__list_customers", {"limit": 100})
+    st_id = next(x["id"] for x in rows(custs) if x["name"] == cust.name)
+    intents = rows(b.call("payments__list_payment_intents", {"customer": st_id, "limit": 100}))
+    found: list[dict[str, Any]] = []
+    paid = [x for x in intents if x["status"] == "succeeded"]
+    with b.together():
+        for x in paid:
+            found += rows(b.call("payments__list_disputes", {"payment_intent": x["id"], "limit": 10}))
+    d = next(x for x in found if x["status"] == "needs_response" and x["reason"] == "product_not_received")
+    assert d["id"] == dp["id"]
+    b.decide(2)
+    inv_id = next(x["invoice"] for x in paid if x["id"] == d["payment_intent"])
+    inv = b.call("payments__retrieve_invoice", {"invoice": inv_id})
+    oname = "#" + inv["lines"][0]["description"].split("order #", 1)[1].split(")", 1)[0]
+    o = b.call("shop__shopify_get_order", {"order_id": oname})
+    f = o["fulfillments"][0]
+    assert f["tracking_number"] == tracking
+    b.call(
+        "payments__update_dispute",
+        {
+            "dispute": d["id"],
+            "evidence": {
+                "customer_name": cust.name,
+                "shipping_carrier": f["tracking_company"],
+                "shipping_tracking_number": f["tracking_number"],
+                "shipping_date": f["created_at"][:10],
+                "uncategorized_text": f"Shopify order {o['name']} was fulfilled and shipped with "
+                f"{f['tracking_company']} under tracking number {f['tracking_number']}.",
+            },
+            "submit": True,
+        },
+    )
+    b.fact(tracking, order["name"], dp["id"])
+    b.expect_change(
+        "payments", "disputes", dp["id"], "status", "under_review", "the dispute's evidence was submitted"
+    )
+    b.goal(
+        "the submitted evidence carries the order's tracking number",
+        {
+            "predicate": "record_exists",
+            "service": "payments",
+            "table": "disputes",
+            "new": True,
+            "where": {"id": dp["id"], "evidence": {"contains": tracking}},
+        },
+    )
+    b.keep(
+        "payments",
+        "disputes",
+        dp_dup["id"],
+        "the customer's other (duplicate-charge) dispute was not answered",
+    )
+    b.keep("payments", "disputes", dp_old["id"], "the older dispute already under review was left alone")
+    b.not_written(
+        "payments", tracking2, "the newer order's shipment was not used as evidence", tables=["disputes"]
+    )
+    b.trap(
+        "near_duplicate",
+        "another open dispute of the same customer, for a duplicate charge",
+        swap={dp["id"]: dp_dup["id"]},
+    )
+    b.trap("closed", "an older 'not received' dispute already under review", swap={dp["id"]: dp_old["id"]})
+    b.trap("recent", "the customer's newest Shopify order", swap={tracking: tracking2})
+    ask = b.say(
+        f"{cust.name} disputed a card payment saying the goods never arrived: answer that dispute in Stripe with the shipment details of the Shopify order it paid for, and submit it",
+        f"respond to the 'product not received' dispute {cust.name} opened in Stripe: add the carrier and tracking number of the order it was for and submit the evidence",
+        f"submit evidence for {cust.name}'s Stripe dispute claiming non-delivery, using the shipment (carrier, tracking number) of the matching Shopify order",
+    )
+    if ask.startswith(cust.name):
+        ask = "handle this: " + ask
+    b.write(
+        frame(
+            b.rng,
+            ask,
+            context=b.say(
+                "Their other dispute is a separate matter; leave it",
+                "Only the non-delivery dispute needs an answer now",
+                "",
+            ),
+        ),
+        hint="Find the customer in Stripe, check each of their payments for a dispute, take the open 'product_not_received' one, read its invoice for the Shopify order number, get that order's fulfillment, and submit the carrier and tracking number as evidence.",
+        subtasks=[
+            "Find the customer's payments in Stripe",
+            "Find the open non-delivery dispute among them",
+            "Read the invoice of the disputed payment for the Shopify order",
+            "Get the order's fulfillment (carrier, tracking)",
+            "Add the shipment as evidence and submit the dispute",
         ],
     )

@@ -39,7 +39,16 @@ def _workdays(start: date, n: int) -> list[date]:
     return out
 
 
-def _req(b: Builder, eid: str, start: date, end: date, status: str, type_id: str = "77", notes: str = "", days_ago: float = 3) -> dict:
+def _req(
+    b: Builder,
+    eid: str,
+    start: date,
+    end: date,
+    status: str,
+    type_id: str = "77",
+    notes: str = "",
+    days_ago: float = 3,
+) -> dict:
     svc = b.svc("hr")
     return svc.requests.create(
         {
@@ -88,7 +97,11 @@ def time_off_coverage(b: Builder) -> None:
     for _ in range(40):
         days = _workdays(today + timedelta(days=b.rng.randrange(5, 25)), b.rng.randrange(2, 4))
         lo, hi = days[0].isoformat(), days[-1].isoformat()
-        busy = [r for r in hr.requests.find(status="approved") if r["employee_id"] in mate_ids and _overlaps(r, lo, hi)]
+        busy = [
+            r
+            for r in hr.requests.find(status="approved")
+            if r["employee_id"] in mate_ids and _overlaps(r, lo, hi)
+        ]
         if not busy:
             break
     else:
@@ -97,15 +110,25 @@ def time_off_coverage(b: Builder) -> None:
     amount = float((end - start).days + 1)
     bal = hr.balances.get(f"{eid}:77")
     hr.balances.update(bal["id"], {"balance": max(bal["balance"], amount + 3)})
-    target = _req(b, eid, start, end, "requested", notes=b.pick(("Family trip", "Away", "Holiday abroad")), days_ago=2)
+    target = _req(
+        b, eid, start, end, "requested", notes=b.pick(("Family trip", "Away", "Holiday abroad")), days_ago=2
+    )
     # trap: a newer pending request of another type; trap: an older cancelled vacation request for the same days
     other_day = _workdays(end + timedelta(days=b.rng.randrange(10, 20)), 1)[0]
     newer = _req(b, eid, other_day, other_day, "requested", type_id="79", notes="Appointment", days_ago=0.2)
     stale = _req(
-        b, eid, start, end, "canceled", notes=f"Vacation for {emp.first}; pending coverage check with {mgr.first}", days_ago=12
+        b,
+        eid,
+        start,
+        end,
+        "canceled",
+        notes=f"Vacation for {emp.first}; pending coverage check with {mgr.first}",
+        days_ago=12,
     )
     outsider = b.pick([p for p in b.company.employees if p.team != team and p.id not in (b.me.id, emp.id)])
-    _req(b, emp_id(outsider.id), start, end, "approved", days_ago=6)  # someone in another team is out: no matter
+    _req(
+        b, emp_id(outsider.id), start, end, "approved", days_ago=6
+    )  # someone in another team is out: no matter
     mate = b.pick(mates)
     if conflict:
         _req(b, emp_id(mate.id), end, end + timedelta(days=1), "approved", days_ago=5)
@@ -131,22 +154,33 @@ def time_off_coverage(b: Builder) -> None:
     fpath = next(m["path_display"] for m in rows(found) if m["path_display"].startswith(f"/Teams/{team}/"))
     b.call("files__dropbox_download_file", {"path": fpath})
     out = b.call("hr__bamboohr_get_whos_out", {"start_date": rq["start"], "end_date": rq["end"], **J})
-    team_ids = {r["id"] for r in rows(d) if r["department"] == me_row["department"] and r["id"] != me_row["id"]}
+    team_ids = {
+        r["id"] for r in rows(d) if r["department"] == me_row["department"] and r["id"] != me_row["id"]
+    }
     clash = [o for o in rows(out) if o["employeeId"] in team_ids]
     assert bool(clash) == conflict
     b.decide(2)
-    person = b.call("hr__bamboohr_get_employee", {"employee_id": me_row["id"], "fields": ["supervisorId"], **J})
+    person = b.call(
+        "hr__bamboohr_get_employee", {"employee_id": me_row["id"], "fields": ["supervisorId"], **J}
+    )
     sup = _by_id(d, "id", person["supervisorId"])
     assert sup["workEmail"] == mgr.email
     if conflict:
         status = "denied"
         b.call(
             "hr__bamboohr_change_time_off_request_status",
-            {"request_id": rq["id"], "status": "denied", "note": f"{clash[0]['name']} is already out then; please pick other dates.", **J},
+            {
+                "request_id": rq["id"],
+                "status": "denied",
+                "note": f"{clash[0]['name']} is already out then; please pick other dates.",
+                **J,
+            },
         )
     else:
         status = "approved"
-        b.call("hr__bamboohr_change_time_off_request_status", {"request_id": rq["id"], "status": "approved", **J})
+        b.call(
+            "hr__bamboohr_change_time_off_request_status", {"request_id": rq["id"], "status": "approved", **J}
+        )
     b.call(
         "email__gmail_send_email",
         {
@@ -157,12 +191,21 @@ def time_off_coverage(b: Builder) -> None:
             + f"\n\n{b.me.first}",
         },
     )
-    b.expect_change("hr", "time_off_requests", rq["id"], "status", status, f"the vacation request is {status}")
-    b.expect_message("email", mgr, contains=[status, rq["start"]], description=f"{mgr.name} was emailed the decision and the dates")
+    b.expect_change(
+        "hr", "time_off_requests", rq["id"], "status", status, f"the vacation request is {status}"
+    )
+    b.expect_message(
+        "email",
+        mgr,
+        contains=[status, rq["start"]],
+        description=f"{mgr.name} was emailed the decision and the dates",
+    )
     b.no_message("email", emp, "the decision went to the manager, not straight to the employee")
     b.keep("hr", "time_off_requests", newer["id"], "the newer personal-time request was left alone")
     b.keep("hr", "time_off_requests", stale["id"], "the cancelled older request was left alone")
-    b.trap("recent", "a newer pending personal-time request of the same employee", swap={rq["id"]: newer["id"]})
+    b.trap(
+        "recent", "a newer pending personal-time request of the same employee", swap={rq["id"]: newer["id"]}
+    )
     b.trap("stale", "a cancelled vacation request for the same days", swap={rq["id"]: stale["id"]})
     b.trap("policy_exception", "someone outside the team is out on those days (does not count)")
     b.fact(rq["id"], rq["start"], mgr.email)
@@ -191,13 +234,35 @@ def time_off_coverage(b: Builder) -> None:
 
 
 NEW_FIRST = ("Nora", "Idris", "Maren", "Tobias", "Selin", "Kofi", "Anouk", "Rafael", "Yuki", "Dalia")
-NEW_LAST = ("Quinlan", "Okafor", "Lindqvist", "Marchetti", "Haddad", "Brennan", "Sato", "Ferreira", "Novak", "Ahlberg")
-CHECKLIST = ("Laptop ordered", "Accounts created", "Buddy assigned", "Security training booked", "30-day check-in set")
+NEW_LAST = (
+    "Quinlan",
+    "Okafor",
+    "Lindqvist",
+    "Marchetti",
+    "Haddad",
+    "Brennan",
+    "Sato",
+    "Ferreira",
+    "Novak",
+    "Ahlberg",
+)
+CHECKLIST = (
+    "Laptop ordered",
+    "Accounts created",
+    "Buddy assigned",
+    "Security training booked",
+    "30-day check-in set",
+)
 
 
 def _new_name(b: Builder) -> tuple[str, str]:
     taken = {(p.first, p.last) for p in b.company.people}
-    pool = [(f, last) for f in NEW_FIRST for last in NEW_LAST if (f, last) not in taken and f"{f} {last}" not in b._used]
+    pool = [
+        (f, last)
+        for f in NEW_FIRST
+        for last in NEW_LAST
+        if (f, last) not in taken and f"{f} {last}" not in b._used
+    ]
     f, last = b.pick(pool)
     b._used.add(f"{f} {last}")
     return f, last
@@ -248,9 +313,15 @@ def onboard_new_hire(b: Builder) -> None:
     of, ol = _new_name(b)
     decoy = _hire(b, of, ol, other_team.name, title, b.company.person(other_team.lead_id), start)
     ob = _onboarding_board(b)
-    tpl = bs._card(ob["templates"], "Onboarding template", "Checklist for every new hire:\n" + "\n".join(f"- {x}" for x in CHECKLIST))
+    tpl = bs._card(
+        ob["templates"],
+        "Onboarding template",
+        "Checklist for every new hire:\n" + "\n".join(f"- {x}" for x in CHECKLIST),
+    )
     pf, pl = _new_name(b)
-    done = bs._card(ob["lists"]["Done"], f"Onboarding: {pf} {pl}", f"Team: {team.name}. Welcome meeting held.")
+    done = bs._card(
+        ob["lists"]["Done"], f"Onboarding: {pf} {pl}", f"Team: {team.name}. Welcome meeting held."
+    )
     # the manager is busy first thing; my own morning is clear
     day0 = datetime_at(start, 9)
     for e in list(cal.store.tables.get("events", {}).values()):
@@ -291,13 +362,20 @@ def onboard_new_hire(b: Builder) -> None:
     d = b.call("hr__bamboohr_get_employee_directory", J)
     h = _by_id(d, "displayName", f"{first} {last}")
     assert h["id"] == hire["id"]
-    rec = b.call("hr__bamboohr_get_employee", {"employee_id": h["id"], "fields": ["supervisorId", "hireDate"], **J})
+    rec = b.call(
+        "hr__bamboohr_get_employee", {"employee_id": h["id"], "fields": ["supervisorId", "hireDate"], **J}
+    )
     sup = _by_id(d, "id", rec["supervisorId"])
     assert sup["workEmail"] == mgr.email
     first_day = rec["hireDate"]
     free = b.call(
         "calendar__google_calendar_find_free_slots",
-        {"items": [sup["workEmail"]], "time_min": f"{first_day}T09:00:00Z", "time_max": f"{first_day}T17:00:00Z", "min_slot_duration_minutes": 30},
+        {
+            "items": [sup["workEmail"]],
+            "time_min": f"{first_day}T09:00:00Z",
+            "time_max": f"{first_day}T17:00:00Z",
+            "min_slot_duration_minutes": 30,
+        },
     )
     slot = free["common_free_slots"][0]["start"]
     b.decide()
@@ -314,7 +392,11 @@ def onboard_new_hire(b: Builder) -> None:
     )
     card = b.call(
         "boards__trello_create_card",
-        {"idList": todo, "name": h["displayName"], "desc": f"Team: {h['department']}. Manager: {sup['displayName']}."},
+        {
+            "idList": todo,
+            "name": h["displayName"],
+            "desc": f"Team: {h['department']}. Manager: {sup['displayName']}.",
+        },
     )
     chk = b.call("boards__trello_create_checklist", {"idCard": card["id"], "name": "Onboarding"})
     with b.together():
@@ -332,13 +414,26 @@ def onboard_new_hire(b: Builder) -> None:
             "exclusive": True,
         },
     )
-    b.expect_record("boards", "cards", {"name": {"contains": f"{first} {last}"}, "idList": todo}, f"an onboarding card for {first} {last} is in To Do")
+    b.expect_record(
+        "boards",
+        "cards",
+        {"name": {"contains": f"{first} {last}"}, "idList": todo},
+        f"an onboarding card for {first} {last} is in To Do",
+    )
     for it in items:
         b.expect_record("boards", "checklists", {"checkItems.name": it}, f"the checklist has '{it}'")
     b.keep("boards", "cards", tpl["id"], "the template card itself was left as it was")
     b.keep("boards", "cards", done["id"], "the previous hire's finished card was left alone")
-    b.trap("policy_exception", "the team lead is not the new hire's manager in BambooHR", swap={mgr.email: lead.email})
-    b.trap("near_duplicate", "another new hire starting the same day in another team", swap={h["workEmail"]: decoy["workEmail"]})
+    b.trap(
+        "policy_exception",
+        "the team lead is not the new hire's manager in BambooHR",
+        swap={mgr.email: lead.email},
+    )
+    b.trap(
+        "near_duplicate",
+        "another new hire starting the same day in another team",
+        swap={h["workEmail"]: decoy["workEmail"]},
+    )
     b.trap("stale", "a previous hire's onboarding card in Done")
     b.fact(mgr.email, first_day, b.iso(st))
     ask = b.say(
@@ -375,11 +470,20 @@ def datetime_at(d: date, hour: float):
 def _team_board(b: Builder, team: str) -> tuple[dict, dict[str, dict]]:
     bs = b.svc("boards")
     name = f"{team} team"
-    board = next((x for x in bs.boards.all() if x["name"] == name), None) or bs._board(name, f"Board for {name.lower()}")
+    board = next((x for x in bs.boards.all() if x["name"] == name), None) or bs._board(
+        name, f"Board for {name.lower()}"
+    )
     return board, {x["name"]: x for x in bs.lists.find(idBoard=board["id"])}
 
 
-CARD_TASKS = ("Quarterly access review", "Update runbook", "Vendor renewal prep", "Draft team OKRs", "Clean up shared drive", "Prepare demo script")
+CARD_TASKS = (
+    "Quarterly access review",
+    "Update runbook",
+    "Vendor renewal prep",
+    "Draft team OKRs",
+    "Clean up shared drive",
+    "Prepare demo script",
+)
 
 
 @family("hr.manager_change", "hr", ("hr", "boards"))
@@ -394,11 +498,16 @@ def manager_change(b: Builder) -> None:
     b._used.update({old.id, new.id})
     board, lists = _team_board(b, emp.team)
     tasks = b.rng.sample(CARD_TASKS, 5)
-    mine = [bs._card(lists["To Do"], tasks[0], f"Owner: {emp.name}"), bs._card(lists["Doing"], tasks[1], f"Owner: {emp.name}")]
+    mine = [
+        bs._card(lists["To Do"], tasks[0], f"Owner: {emp.name}"),
+        bs._card(lists["Doing"], tasks[1], f"Owner: {emp.name}"),
+    ]
     done = bs._card(lists["Done"], tasks[2], f"Owner: {emp.name}")
     other = _staff(b, need_manager=False, exclude=(emp.id,))
     bait = bs._card(
-        lists["To Do"], f"{emp.name} move to {new_team.name}: handover notes", f"Owner: {other.name}\nPrepare {emp.first}'s transfer to {new.name}."
+        lists["To Do"],
+        f"{emp.name} move to {new_team.name}: handover notes",
+        f"Owner: {other.name}\nPrepare {emp.first}'s transfer to {new.name}.",
     )
     filler = bs._card(lists["To Do"], tasks[3], f"Owner: {other.name}")
     for t in tasks[4:]:
@@ -409,7 +518,9 @@ def manager_change(b: Builder) -> None:
     d = b.call("hr__bamboohr_get_employee_directory", J)
     e = _by_id(d, "displayName", emp.name)
     n = _by_id(d, "displayName", new.name)
-    rec = b.call("hr__bamboohr_get_employee", {"employee_id": e["id"], "fields": ["supervisorId", "department"], **J})
+    rec = b.call(
+        "hr__bamboohr_get_employee", {"employee_id": e["id"], "fields": ["supervisorId", "department"], **J}
+    )
     o = _by_id(d, "id", rec["supervisorId"])
     assert o["displayName"] == old.name
     boards = b.call("boards__trello_get_my_boards", {})
@@ -424,18 +535,46 @@ def manager_change(b: Builder) -> None:
     b.decide()
     assert {c["id"] for c in mine} <= {c["id"] for c in todo}
     for c in todo:
-        b.call("boards__trello_update_card", {"card_id": c["id"], "desc": c["desc"].replace(e["displayName"], o["displayName"])})
-    b.call("hr__bamboohr_update_employee", {"employee_id": e["id"], "update_data": {"supervisorId": n["id"], "department": n["department"]}, **J})
-    b.expect_change("hr", "employees", e["id"], "supervisorId", n["id"], f"{emp.name} reports to {new.name} in BambooHR")
-    b.expect_change("hr", "employees", e["id"], "department", new_team.name, f"{emp.name} is in {new_team.name} in BambooHR")
+        b.call(
+            "boards__trello_update_card",
+            {"card_id": c["id"], "desc": c["desc"].replace(e["displayName"], o["displayName"])},
+        )
+    b.call(
+        "hr__bamboohr_update_employee",
+        {
+            "employee_id": e["id"],
+            "update_data": {"supervisorId": n["id"], "department": n["department"]},
+            **J,
+        },
+    )
+    b.expect_change(
+        "hr", "employees", e["id"], "supervisorId", n["id"], f"{emp.name} reports to {new.name} in BambooHR"
+    )
+    b.expect_change(
+        "hr",
+        "employees",
+        e["id"],
+        "department",
+        new_team.name,
+        f"{emp.name} is in {new_team.name} in BambooHR",
+    )
     for c in todo:
-        b.expect_record("boards", "cards", {"id": c["id"], "desc": {"contains": old.name}}, f"card '{c['name']}' is now owned by {old.name}")
+        b.expect_record(
+            "boards",
+            "cards",
+            {"id": c["id"], "desc": {"contains": old.name}},
+            f"card '{c['name']}' is now owned by {old.name}",
+        )
     b.keep("boards", "cards", done["id"], "the finished card in Done was left alone")
     b.keep("boards", "cards", bait["id"], "the handover-notes card owned by someone else was left alone")
     b.keep("boards", "cards", filler["id"], "other people's cards were left alone")
     b.trap("closed", "a finished card of the same person in Done", swap={mine[0]["id"]: done["id"]})
-    b.trap("keyword", "a card naming the transfer but owned by someone else", swap={mine[1]["id"]: bait["id"]})
-    b.trap("policy_exception", "the cards go to the outgoing manager, not the new one", swap={old.name: new.name})
+    b.trap(
+        "keyword", "a card naming the transfer but owned by someone else", swap={mine[1]["id"]: bait["id"]}
+    )
+    b.trap(
+        "policy_exception", "the cards go to the outgoing manager, not the new one", swap={old.name: new.name}
+    )
     b.fact(old.name, e["id"], n["id"])
     ask = b.say(
         f"move {emp.name} to {new_team.name} under {new.name} in BambooHR and hand the cards {emp.first} still owns on "
@@ -473,10 +612,17 @@ def training_refresh(b: Builder) -> None:
     for e in (renewed, edge, never):
         for r in hr.trainings.find(employee_id=e["id"], type_id=tt["id"]):
             hr.trainings.delete(r["id"])
+    planted = []
     for e, age in ((renewed, days_valid + 60), (renewed, 20), (edge, days_valid - 5)):
-        hr.trainings.create(
-            {"employee_id": e["id"], "type_id": tt["id"], "completed": (today - timedelta(days=age)).isoformat()},
-            id=str(3000 + hr.next_seq("training")),
+        planted.append(
+            hr.trainings.create(
+                {
+                    "employee_id": e["id"],
+                    "type_id": tt["id"],
+                    "completed": (today - timedelta(days=age)).isoformat(),
+                },
+                id=str(3000 + hr.next_seq("training")),
+            )
         )
     for folder in ("/Teams/People Ops",):
         if fs.entries.get(folder.lower()) is None:
@@ -508,13 +654,26 @@ def training_refresh(b: Builder) -> None:
     due = (today + timedelta(days=14)).isoformat()
     with b.together():
         for e in lapsed:
-            b.call("hr__bamboohr_create_goal", {"employee_id": e["id"], "title": f"Redo {tt['name']} training", "due_date": due, **J})
+            b.call(
+                "hr__bamboohr_create_goal",
+                {"employee_id": e["id"], "title": f"Redo {tt['name']} training", "due_date": due, **J},
+            )
     for e in lapsed:
         b.expect_record(
-            "hr", "goals", {"employee_id": e["id"], "title": {"contains": tt["name"]}, "due_date": {"at": due}}, f"{e['displayName']} has a goal to redo {tt['name']} by {due}"
+            "hr",
+            "goals",
+            {"employee_id": e["id"], "title": {"contains": tt["name"]}, "due_date": {"at": due}},
+            f"{e['displayName']} has a goal to redo {tt['name']} by {due}",
         )
-    b.ask(len(lapsed), kind="number", exclude=(len(lapsed) + 1, len(lapsed) - 1), what="how many people were out of date")
-    b.trap("stale", "an employee with an old lapsed record and a newer valid one (the latest counts)", swap={})
+    b.ask(
+        len(lapsed),
+        kind="number",
+        exclude=(len(lapsed) + 1, len(lapsed) - 1),
+        what="how many people were out of date",
+    )
+    for r in planted:
+        b.keep("hr", "training_records", r["id"], "existing training records were left as they were")
+    b.trap("stale", "an employee with an old lapsed record and a newer valid one (the latest counts)")
     b.trap("policy_exception", "an employee just inside the policy window")
     b.fact(days_valid, len(lapsed))
     ask = b.say(
@@ -580,8 +739,16 @@ def offboard_leaver(b: Builder) -> None:
     ]
     past = _my_event(b, f"1:1 with {emp.first}", datetime_at(today - timedelta(days=5), 15), 30, [emp.email])
     other = _staff(b, need_manager=False, exclude=(emp.id,))
-    lunch = _my_event(b, f"Farewell lunch: 1:1 goodbye with {emp.name}", datetime_at(today + timedelta(days=1), 12), 60, [emp.email, other.email])
-    o11 = _my_event(b, f"1:1 with {other.first}", datetime_at(today + timedelta(days=3), 10), 30, [other.email])
+    lunch = _my_event(
+        b,
+        f"Farewell lunch: 1:1 goodbye with {emp.name}",
+        datetime_at(today + timedelta(days=1), 12),
+        60,
+        [emp.email, other.email],
+    )
+    o11 = _my_event(
+        b, f"1:1 with {other.first}", datetime_at(today + timedelta(days=3), 10), 30, [other.email]
+    )
     fut = _workdays(today + timedelta(days=b.rng.randrange(8, 20)), 2)
     booked = _req(b, eid, fut[0], fut[-1], "approved", days_ago=10)
     pend = _req(b, eid, fut[-1] + timedelta(days=14), fut[-1] + timedelta(days=14), "requested", days_ago=3)
@@ -591,7 +758,11 @@ def offboard_leaver(b: Builder) -> None:
     e = _by_id(d, "displayName", emp.name)
     evs = b.call(
         "calendar__google_calendar_list_events",
-        {"min_end_datetime": b.iso(b.now), "max_start_datetime": b.iso(b.now + timedelta(days=30)), "max_results": 250},
+        {
+            "min_end_datetime": b.iso(b.now),
+            "max_start_datetime": b.iso(b.now + timedelta(days=30)),
+            "max_results": 250,
+        },
     )
     mine = [
         x
@@ -602,19 +773,39 @@ def offboard_leaver(b: Builder) -> None:
     assert {x["id"] for x in mine} == {x["id"] for x in ones}
     for x in mine:
         b.call("calendar__google_calendar_delete_event", {"event_id": x["id"]})
-    reqs = b.call("hr__bamboohr_get_time_off_requests", {"employee_id": e["id"], "start_date": today.isoformat(), **J})
-    live = [r for r in rows(reqs) if r["status"] in ("approved", "requested") and r["start"] >= today.isoformat()]
+    reqs = b.call(
+        "hr__bamboohr_get_time_off_requests", {"employee_id": e["id"], "start_date": today.isoformat(), **J}
+    )
+    live = [
+        r for r in rows(reqs) if r["status"] in ("approved", "requested") and r["start"] >= today.isoformat()
+    ]
     assert {r["id"] for r in live} == {booked["id"], pend["id"]}
     for r in live:
-        b.call("hr__bamboohr_change_time_off_request_status", {"request_id": r["id"], "status": "canceled", **J})
-    b.call("hr__bamboohr_update_employee", {"employee_id": e["id"], "update_data": {"status": "Inactive"}, **J})
+        b.call(
+            "hr__bamboohr_change_time_off_request_status", {"request_id": r["id"], "status": "canceled", **J}
+        )
+    b.call(
+        "hr__bamboohr_update_employee", {"employee_id": e["id"], "update_data": {"status": "Inactive"}, **J}
+    )
     for x in ones:
         b.goal(
             f"the upcoming 1:1 on {x['start'][:10]} is gone",
-            {"predicate": "record_absent", "service": "calendar", "table": "events", "where": {"id": x["id"], "status": {"ne": "cancelled"}}},
+            {
+                "predicate": "record_absent",
+                "service": "calendar",
+                "table": "events",
+                "where": {"id": x["id"], "status": {"ne": "cancelled"}},
+            },
         )
     for r in live:
-        b.expect_change("hr", "time_off_requests", r["id"], "status", "canceled", f"time off from {r['start']} is cancelled")
+        b.expect_change(
+            "hr",
+            "time_off_requests",
+            r["id"],
+            "status",
+            "canceled",
+            f"time off from {r['start']} is cancelled",
+        )
     b.expect_change("hr", "employees", e["id"], "status", "Inactive", f"{emp.name} is inactive in BambooHR")
     b.keep("calendar", "events", past["id"], "the past 1:1 stays on the calendar")
     b.keep("calendar", "events", lunch["id"], "the farewell lunch stays")

@@ -11,14 +11,47 @@ from compoworld.tasks.families.hr import J, _by_id, _staff, _workdays, datetime_
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
 
-ROLES = ("Data Analyst", "Account Executive", "Backend Engineer", "Support Specialist", "Product Designer", "Payroll Specialist")
-FIRST = ("Mira", "Jonas", "Priya", "Elif", "Mateo", "Hana", "Oskar", "Lucia", "Ravi", "Greta", "Tariq", "Sofia")
-LAST = ("Lindgren", "Abara", "Castell", "Dufresne", "Moreau", "Kowalski", "Tanvir", "Esposito", "Halloran", "Varela")
+ROLES = (
+    "Data Analyst",
+    "Account Executive",
+    "Backend Engineer",
+    "Support Specialist",
+    "Product Designer",
+    "Payroll Specialist",
+)
+FIRST = (
+    "Mira",
+    "Jonas",
+    "Priya",
+    "Elif",
+    "Mateo",
+    "Hana",
+    "Oskar",
+    "Lucia",
+    "Ravi",
+    "Greta",
+    "Tariq",
+    "Sofia",
+)
+LAST = (
+    "Lindgren",
+    "Abara",
+    "Castell",
+    "Dufresne",
+    "Moreau",
+    "Kowalski",
+    "Tanvir",
+    "Esposito",
+    "Halloran",
+    "Varela",
+)
 
 
 def _names(b: Builder, n: int) -> list[tuple[str, str]]:
     hr = b.svc("hr")
-    taken = {(a["first_name"], a["last_name"]) for a in hr.apps.all()} | {(p.first, p.last) for p in b.company.people}
+    taken = {(a["first_name"], a["last_name"]) for a in hr.apps.all()} | {
+        (p.first, p.last) for p in b.company.people
+    }
     pool = [(f, la) for f in FIRST for la in LAST if (f, la) not in taken]
     # distinct first and last names, so no two planted candidates look alike by accident
     out: list[tuple[str, str]] = []
@@ -45,7 +78,9 @@ def _job(b: Builder, title: str, team: str, lead: Person, status: str = "Open", 
     )
 
 
-def _app(b: Builder, job: dict, name: tuple[str, str], status: str, days_ago: float, resume: str = "", **extra) -> dict:
+def _app(
+    b: Builder, job: dict, name: tuple[str, str], status: str, days_ago: float, resume: str = "", **extra
+) -> dict:
     hr = b.svc("hr")
     first, last = name
     return hr.apps.create(
@@ -83,7 +118,15 @@ def _clear_morning(b: Builder, day, who: Person) -> None:
 
 def _busy(b: Builder, who: Person, start: datetime, hours: float) -> None:
     cal = b.svc("calendar")
-    cal.insert("busy", {"id": cal.next_id("fb", 12), "calendar_id": who.email, "start": b.iso(start), "end": b.iso(start + timedelta(hours=hours))})
+    cal.insert(
+        "busy",
+        {
+            "id": cal.next_id("fb", 12),
+            "calendar_id": who.email,
+            "start": b.iso(start),
+            "end": b.iso(start + timedelta(hours=hours)),
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -100,7 +143,12 @@ def schedule_interview(b: Builder) -> None:
     older = _app(b, job, n[1], "3", 11)
     newest = _app(b, job, n[2], "1", 0.4)
     bait = _app(
-        b, job, n[3], "7", 2, resume=f"Applied for {title}; asked for an interview with the hiring lead on the next business day."
+        b,
+        job,
+        n[3],
+        "7",
+        2,
+        resume=f"Applied for {title}; asked for an interview with the hiring lead on the next business day.",
     )
     dup = _app(b, filled, n[4], "3", 1)
     day = _workdays(b.now.date() + timedelta(days=1), 1)[0]
@@ -121,7 +169,12 @@ def schedule_interview(b: Builder) -> None:
     b.call("calendar__google_calendar_get_current_time", {})
     free = b.call(
         "calendar__google_calendar_find_free_slots",
-        {"items": [ld["workEmail"]], "time_min": f"{day.isoformat()}T09:00:00Z", "time_max": f"{day.isoformat()}T17:00:00Z", "min_slot_duration_minutes": 60},
+        {
+            "items": [ld["workEmail"]],
+            "time_min": f"{day.isoformat()}T09:00:00Z",
+            "time_max": f"{day.isoformat()}T17:00:00Z",
+            "min_slot_duration_minutes": 60,
+        },
     )
     st = datetime.fromisoformat(free["common_free_slots"][0]["start"].replace("Z", "+00:00"))
     assert st.replace(tzinfo=None) == datetime_at(day, 10 + h)
@@ -159,9 +212,21 @@ def schedule_interview(b: Builder) -> None:
         (dup, "the candidate of the filled opening"),
     ):
         b.keep("hr", "applications", a["id"], f"{why} was left alone")
-    b.trap("recent", "a newer applicant who has not had a phone screen", swap={pick["email"]: newest["email"], pick["id"]: newest["id"]})
-    b.trap("keyword", "a rejected applicant whose notes echo the request", swap={pick["email"]: bait["email"], pick["id"]: bait["id"]})
-    b.trap("near_duplicate", "a filled opening with the same title", swap={pick["email"]: dup["email"], pick["id"]: dup["id"]})
+    b.trap(
+        "recent",
+        "a newer applicant who has not had a phone screen",
+        swap={pick["email"]: newest["email"], pick["id"]: newest["id"]},
+    )
+    b.trap(
+        "keyword",
+        "a rejected applicant whose notes echo the request",
+        swap={pick["email"]: bait["email"], pick["id"]: bait["id"]},
+    )
+    b.trap(
+        "near_duplicate",
+        "a filled opening with the same title",
+        swap={pick["email"]: dup["email"], pick["id"]: dup["id"]},
+    )
     b.fact(cand, pick["email"], lead.email, b.iso(st))
     ask = b.say(
         f"book the next interview for our {title} opening and move the candidate to Interview in BambooHR",
@@ -198,8 +263,22 @@ def send_offer(b: Builder) -> None:
     title, lead, team = _opening(b)
     job = _job(b, title, team, lead)
     n = _names(b, 5)
-    target = _app(b, job, n[0], "4", 12, comments=[_comment(b, lead, "Final interview went well. Approved for offer.", 1)])
-    held = _app(b, job, n[1], "4", 8, comments=[_comment(b, lead, "Solid, but not approved for an offer yet; keep warm.", 0.5)])
+    target = _app(
+        b,
+        job,
+        n[0],
+        "4",
+        12,
+        comments=[_comment(b, lead, "Final interview went well. Approved for offer.", 1)],
+    )
+    held = _app(
+        b,
+        job,
+        n[1],
+        "4",
+        8,
+        comments=[_comment(b, lead, "Solid, but not approved for an offer yet; keep warm.", 0.5)],
+    )
     newest = _app(b, job, n[2], "3", 0.3)
     _app(b, job, n[3], "2", 5)
     cand = f"{n[0][0]} {n[0][1]}"
@@ -210,24 +289,49 @@ def send_offer(b: Builder) -> None:
     draft = f"/Recruiting/Offers/{cand} - {title} offer letter (superseded draft).txt"
     salary = b.rng.randrange(60, 120) * 1000
     fs._put_file(draft, f"DRAFT offer for {cand}, {title}. Salary: TBD.\n", ago(b, days=6))
-    fs._put_file(final, f"Offer of employment: {cand}, {title}. Salary: {salary} per year. Start: to be agreed.\n", ago(b, days=1))
+    fs._put_file(
+        final,
+        f"Offer of employment: {cand}, {title}. Salary: {salary} per year. Start: to be agreed.\n",
+        ago(b, days=1),
+    )
     if fs.entries.get("/recruiting/interviews") is None:
         fs._put_folder("/Recruiting/Interviews")
-    fs._put_file(f"/Recruiting/Interviews/{cand} - interview notes.txt", f"Panel notes for {cand}: strong.\n", ago(b, days=2))
-    fs._put_file(f"/Recruiting/Interviews/{cand} - references.txt", f"Two references for {cand}, both positive.\n", ago(b, days=3))
+    fs._put_file(
+        f"/Recruiting/Interviews/{cand} - interview notes.txt",
+        f"Panel notes for {cand}: strong.\n",
+        ago(b, days=2),
+    )
+    fs._put_file(
+        f"/Recruiting/Interviews/{cand} - references.txt",
+        f"Two references for {cand}, both positive.\n",
+        ago(b, days=3),
+    )
     held_name = f"{n[1][0]} {n[1][1]}"
-    fs._put_file(f"/Recruiting/Offers/{held_name} - offer letter (final).txt", f"Offer of employment: {held_name}, {title}. On hold.\n", ago(b, days=2))
+    fs._put_file(
+        f"/Recruiting/Offers/{held_name} - offer letter (final).txt",
+        f"Offer of employment: {held_name}, {title}. On hold.\n",
+        ago(b, days=2),
+    )
     b.begin()
     jobs = b.call("hr__bamboohr_get_job_summaries", {"status": "Open", **J})
     jid = next(j["id"] for j in rows(jobs) if j["title"] == title)
     apps = b.call("hr__bamboohr_get_job_applications", {"job_id": jid, "status": "Interview", **J})
-    ok = [a for a in rows(apps) if any("approved for offer" in c["text"].lower() and "not approved" not in c["text"].lower() for c in a["comments"])]
+    ok = [
+        a
+        for a in rows(apps)
+        if any(
+            "approved for offer" in c["text"].lower() and "not approved" not in c["text"].lower()
+            for c in a["comments"]
+        )
+    ]
     assert len(ok) == 1 and ok[0]["id"] == target["id"]
     a = ok[0]
     b.decide()
     name = f"{a['first_name']} {a['last_name']}"
     found = b.call("files__dropbox_search_files", {"query": a["last_name"]})
-    path = next(m["path_display"] for m in rows(found) if "final" in m["name"].lower() and m["name"].startswith(name))
+    path = next(
+        m["path_display"] for m in rows(found) if "final" in m["name"].lower() and m["name"].startswith(name)
+    )
     b.decide()
     link = b.call("files__dropbox_share_file", {"path": path})
     url = link["id"]
@@ -242,15 +346,30 @@ def send_offer(b: Builder) -> None:
     sts = b.call("hr__bamboohr_get_application_statuses", J)
     sid = next(x["id"] for x in rows(sts) if x["name"] == "Offer")
     b.call("hr__bamboohr_update_applicant_status", {"application_id": a["id"], "status_id": sid, **J})
-    b.expect_record("files", "shared_links", {"path_lower": final.lower()}, "the final offer letter has a shared link")
-    b.expect_message("email", [a["email"], name], contains=[url], description=f"{name} was emailed the link to the final offer letter")
+    b.expect_record(
+        "files", "shared_links", {"path_lower": final.lower()}, "the final offer letter has a shared link"
+    )
+    b.expect_message(
+        "email",
+        [a["email"], name],
+        contains=[url],
+        description=f"{name} was emailed the link to the final offer letter",
+    )
     b.expect_change("hr", "applications", a["id"], "status_id", "5", f"{name} is at Offer in BambooHR")
     b.not_written("files", draft.lower(), "the draft letter was not shared", tables=["shared_links"])
     b.keep("hr", "applications", held["id"], "the candidate not yet approved was left alone")
     b.keep("hr", "applications", newest["id"], "the newest applicant was left alone")
     b.no_message("email", [held["email"], held_name], "nothing went to the candidate kept warm")
-    b.trap("keyword", "an interviewed candidate whose comment says not approved yet", swap={a["id"]: held["id"], a["email"]: held["email"]})
-    b.trap("recent", "a newer applicant still in phone screen", swap={a["id"]: newest["id"], a["email"]: newest["email"]})
+    b.trap(
+        "keyword",
+        "an interviewed candidate whose comment says not approved yet",
+        swap={a["id"]: held["id"], a["email"]: held["email"]},
+    )
+    b.trap(
+        "recent",
+        "a newer applicant still in phone screen",
+        swap={a["id"]: newest["id"], a["email"]: newest["email"]},
+    )
     b.trap("stale", "the draft offer letter of the same candidate", swap={path: draft})
     b.fact(name, a["email"], url)
     ask = b.say(
@@ -276,7 +395,9 @@ def send_offer(b: Builder) -> None:
     )
 
 
-def _cal_event(b: Builder, name: str, status: str, days: float, who: tuple[str, str, str], reason: str | None = None) -> dict:
+def _cal_event(
+    b: Builder, name: str, status: str, days: float, who: tuple[str, str, str], reason: str | None = None
+) -> dict:
     bk = b.svc("booking")
     start = datetime_at((b.now + timedelta(days=days)).date(), 10 + b.rng.randrange(0, 6))
     ev = bk.events.create(
@@ -302,8 +423,13 @@ def cancelled_interviews(b: Builder) -> None:
     job = _job(b, title, team, lead)
     n = _names(b, 6)
     if not bk.types.find(name="Candidate interview"):
-        bk.types.create({"name": "Candidate interview", "slug": "candidate-interview", "duration": 60, "active": True})
-    apps = [_app(b, job, n[i], s, d) for i, (s, d) in enumerate((("4", 9), ("4", 7), ("4", 5), ("4", 3), ("5", 14)))]
+        bk.types.create(
+            {"name": "Candidate interview", "slug": "candidate-interview", "duration": 60, "active": True}
+        )
+    apps = [
+        _app(b, job, n[i], s, d)
+        for i, (s, d) in enumerate((("4", 9), ("4", 7), ("4", 5), ("4", 3), ("5", 14)))
+    ]
     cancel, cancel2, ok, rebooked, offer = apps
     who = [(a["first_name"], a["last_name"], a["email"]) for a in apps]
     ev_name = f"Interview: {title}"
@@ -316,7 +442,9 @@ def cancelled_interviews(b: Builder) -> None:
     _cal_event(b, ev_name, "active", b.rng.randrange(2, 6), who[2])
     _cal_event(b, ev_name, "canceled", 1, who[3], "Candidate asked to move it")
     _cal_event(b, ev_name, "active", b.rng.randrange(6, 9), who[3])  # rebooked: stays at Interview
-    _cal_event(b, ev_name, "canceled", -6, who[4], "Moved to offer")  # already at Offer: not an Interview-stage candidate
+    _cal_event(
+        b, ev_name, "canceled", -6, who[4], "Moved to offer"
+    )  # already at Offer: not an Interview-stage candidate
     b.begin()
     jobs = b.call("hr__bamboohr_get_job_summaries", {"status": "Open", **J})
     jid = next(j["id"] for j in rows(jobs) if j["title"] == title)
@@ -341,18 +469,31 @@ def cancelled_interviews(b: Builder) -> None:
     sid = next(x["id"] for x in rows(sts) if x["name"] == "Phone screen")
     for a in move:
         b.call("hr__bamboohr_update_applicant_status", {"application_id": a["id"], "status_id": sid, **J})
-        b.call("hr__bamboohr_add_application_comment", {"application_id": a["id"], "comment": "Interview was cancelled in Calendly; back to phone screen to rebook."})
+        b.call(
+            "hr__bamboohr_add_application_comment",
+            {
+                "application_id": a["id"],
+                "comment": "Interview was cancelled in Calendly; back to phone screen to rebook.",
+            },
+        )
     for a in move:
         nm = f"{a['first_name']} {a['last_name']}"
         b.expect_change("hr", "applications", a["id"], "status_id", sid, f"{nm} is back at Phone screen")
-        b.expect_record("hr", "applications", {"id": a["id"], "comments.text": {"contains": "cancel"}}, f"{nm}'s application notes the cancellation")
+        b.expect_record(
+            "hr",
+            "applications",
+            {"id": a["id"], "comments.text": {"contains": "cancel"}},
+            f"{nm}'s application notes the cancellation",
+        )
     b.keep("hr", "applications", rebooked["id"], "the candidate who rebooked stays at Interview")
     b.keep("hr", "applications", offer["id"], "the candidate already at Offer was left alone")
     b.keep("hr", "applications", ok["id"], "the candidate with an active interview was left alone")
     if not two:
         b.keep("hr", "applications", cancel2["id"], "the candidate with an active interview was left alone")
     b.trap("stale", "a cancelled interview that was rebooked later", swap={cancel["id"]: rebooked["id"]})
-    b.trap("closed", "a cancelled interview of a candidate already at Offer", swap={cancel["id"]: offer["id"]})
+    b.trap(
+        "closed", "a cancelled interview of a candidate already at Offer", swap={cancel["id"]: offer["id"]}
+    )
     b.fact(*(a["email"] for a in move))
     ask = b.say(
         f"tidy up the {title} pipeline after the cancelled interviews",
@@ -383,9 +524,25 @@ def final_round_meet(b: Builder) -> None:
     title, lead, team = _opening(b)
     job = _job(b, title, team, lead)
     n = _names(b, 6)
-    target = _app(b, job, n[0], "4", 10, comments=[_comment(b, lead, "Great technical round. Ready for the final round.", 1)])
-    held = _app(b, job, n[1], "4", 6, comments=[_comment(b, lead, "Not ready for the final round yet; one more technical interview.", 0.5)])
-    rej = _app(b, job, n[2], "7", 4, comments=[_comment(b, lead, "Was ready for the final round, then withdrew.", 2)])
+    target = _app(
+        b,
+        job,
+        n[0],
+        "4",
+        10,
+        comments=[_comment(b, lead, "Great technical round. Ready for the final round.", 1)],
+    )
+    held = _app(
+        b,
+        job,
+        n[1],
+        "4",
+        6,
+        comments=[_comment(b, lead, "Not ready for the final round yet; one more technical interview.", 0.5)],
+    )
+    rej = _app(
+        b, job, n[2], "7", 4, comments=[_comment(b, lead, "Was ready for the final round, then withdrew.", 2)]
+    )
     newest = _app(b, job, n[3], "2", 0.2)
     day = _workdays(b.now.date() + timedelta(days=1), 2)[1]
     hour = b.pick((11, 14, 15, 16))
@@ -396,7 +553,10 @@ def final_round_meet(b: Builder) -> None:
     ready = [
         a
         for a in rows(apps)
-        if any("ready for the final round" in c["text"].lower() and "not ready" not in c["text"].lower() for c in a["comments"])
+        if any(
+            "ready for the final round" in c["text"].lower() and "not ready" not in c["text"].lower()
+            for c in a["comments"]
+        )
     ]
     assert len(ready) == 1 and ready[0]["id"] == target["id"]
     a = ready[0]
@@ -414,7 +574,10 @@ def final_round_meet(b: Builder) -> None:
         },
     )
     link = m["hangoutLink"]
-    b.call("hr__bamboohr_add_application_comment", {"application_id": a["id"], "comment": f"Final round on Google Meet: {link}", **J})
+    b.call(
+        "hr__bamboohr_add_application_comment",
+        {"application_id": a["id"], "comment": f"Final round on Google Meet: {link}", **J},
+    )
     nm = f"{a['first_name']} {a['last_name']}"
     b.goal(
         f"a 45-minute Google Meet final round with {nm} and {lead.name} at {b.iso(st)}",
@@ -428,11 +591,28 @@ def final_round_meet(b: Builder) -> None:
             "exclusive": True,
         },
     )
-    b.expect_record("hr", "applications", {"id": a["id"], "comments.text": {"contains": link}}, f"{nm}'s application carries the Meet link")
-    for x, why in ((held, "the candidate not ready yet"), (rej, "the withdrawn candidate"), (newest, "the newest applicant")):
+    b.expect_record(
+        "hr",
+        "applications",
+        {"id": a["id"], "comments.text": {"contains": link}},
+        f"{nm}'s application carries the Meet link",
+    )
+    for x, why in (
+        (held, "the candidate not ready yet"),
+        (rej, "the withdrawn candidate"),
+        (newest, "the newest applicant"),
+    ):
         b.keep("hr", "applications", x["id"], f"{why} was left alone")
-    b.trap("keyword", "an interviewed candidate marked not ready for the final round", swap={a["email"]: held["email"], a["id"]: held["id"]})
-    b.trap("closed", "a withdrawn candidate once marked ready", swap={a["email"]: rej["email"], a["id"]: rej["id"]})
+    b.trap(
+        "keyword",
+        "an interviewed candidate marked not ready for the final round",
+        swap={a["email"]: held["email"], a["id"]: held["id"]},
+    )
+    b.trap(
+        "closed",
+        "a withdrawn candidate once marked ready",
+        swap={a["email"]: rej["email"], a["id"]: rej["id"]},
+    )
     b.trap("recent", "the newest applicant", swap={a["email"]: newest["email"], a["id"]: newest["id"]})
     b.fact(nm, a["email"], lead.email, link)
     when = f"{day.strftime('%A')} {day.isoformat()} at {hour}:00 UTC"
@@ -492,10 +672,10 @@ def thin_pipelines(b: Builder) -> None:
     lists = {x["name"]: x for x in bs.lists.find(idBoard=board["id"])}
     old_flag = bs._card(lists["Done"], f"{t2}: source more candidates", "Flagged last quarter")
     b.begin()
+    jobs = b.call("hr__bamboohr_get_job_summaries", {"status": "Open", **J})
     found = b.call("files__dropbox_search_files", {"query": "hiring plan"})
     path = next(m["path_display"] for m in rows(found) if m["name"] == "hiring-plan.md")
     b.call("files__dropbox_download_file", {"path": path})
-    jobs = b.call("hr__bamboohr_get_job_summaries", {"status": "Open", **J})
     low = []
     for j in rows(jobs):
         apps = b.call("hr__bamboohr_get_job_applications", {"job_id": j["id"], **J})
@@ -512,8 +692,15 @@ def thin_pipelines(b: Builder) -> None:
     for j in low:
         b.call("boards__trello_create_card", {"idList": todo, "name": j["title"]})
     for j in low:
-        b.expect_record("boards", "cards", {"name": {"contains": j["title"]}, "idList": todo}, f"'{j['title']}' is flagged in To Do")
-    b.ask(len(low), kind="number", exclude=(len(low) + 1, len(low) - 1), what="how many openings were flagged")
+        b.expect_record(
+            "boards",
+            "cards",
+            {"name": {"contains": j["title"]}, "idList": todo},
+            f"'{j['title']}' is flagged in To Do",
+        )
+    b.ask(
+        len(low), kind="number", exclude=(len(low) + 1, len(low) - 1), what="how many openings were flagged"
+    )
     b.keep("boards", "cards", old_flag["id"], "last quarter's flag card stays in Done")
     b.keep("hr", "jobs", filled["id"], "the filled opening was left alone")
     b.trap("closed", "a filled opening with a thin pipeline (not open)")

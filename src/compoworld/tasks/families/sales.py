@@ -520,7 +520,7 @@ def booked_lead_to_deal(b: Builder) -> None:
         ("Which country are you based in?", country),
         ("What would you like to discuss?", f"Evaluating {prod.name}"),
     ]
-    ev = _booking(b, "Intro call", "active", t0, (name, email), qa)
+    _booking(b, "Intro call", "active", t0, (name, email), qa)
     _booking(
         b,
         "Intro call",
@@ -543,7 +543,7 @@ def booked_lead_to_deal(b: Builder) -> None:
             table.append([ctry, p.name, p.email, _owner_id(p.id), "Active"])
     table.append([country, old_rep.name, old_rep.email, _owner_id(old_rep.id), "Until last quarter"])
     terr = _sheet(b, "Sales territories", "Territories", table, 30)
-    log = _sheet(
+    _sheet(
         b,
         "Inbound lead log",
         "Leads",
@@ -788,6 +788,10 @@ def renewals_to_cover_rep(b: Builder) -> None:
             _owner_id(later_cover.id),
         ],
     ]
+    for k in range(3):
+        p, q = b.pick([e for e in b.company.employees if e.id not in (away.id, cover.id, b.me.id)], 2)
+        start = -120 + 30 * k
+        table.insert(1, [p.name, _owner_id(p.id), d(start), d(start + 9), q.name, q.email, _owner_id(q.id)])
     leave = _sheet(b, "Sales leave & cover", "Leave", table, 6)
     b.begin()
 
@@ -912,5 +916,212 @@ def renewals_to_cover_rep(b: Builder) -> None:
             "Find who is on leave today and their cover in the leave sheet",
             "Create a follow-up task per deal for the covering rep",
             "Email the covering rep the list of deals",
+        ],
+    )
+
+
+def _mail(
+    b: Builder,
+    sender: str,
+    to: str,
+    subject: str,
+    body: str,
+    when: datetime,
+    thread: str | None = None,
+    labels: tuple[str, ...] = ("INBOX", "UNREAD"),
+) -> dict[str, Any]:
+    svc = b.svc("email")
+    rec = {
+        "id": svc.next_id("m", 16),
+        "threadId": thread or svc.next_id("t", 16),
+        "from": sender,
+        "to": [to],
+        "cc": [],
+        "bcc": [],
+        "subject": subject,
+        "body": body,
+        "htmlBody": None,
+        "mimeType": "text/plain",
+        "date": format_time(when),
+        "labelIds": list(labels),
+        "inReplyTo": None,
+        "attachments": [],
+    }
+    svc.insert("messages", rec)
+    return rec
+
+
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+
+
+@family("sales.reply_to_sql_call", "sales", ("email", "crm", "calendar"))
+def reply_to_sql_call(b: Builder) -> None:
+    """A lead said yes to my follow-up: make them an SQL in HubSpot, book the call they proposed, log it on the contact."""
+    cust, cust2 = b.customer(where=in_crm(b)), b.customer(where=in_crm(b))
+    yes, no = b.contact_of(cust), b.contact_of(cust2)
+    prod = b.pick(b.company.products)
+    subject = f"Following up on {prod.name}"
+    c_yes, c_no = _crm_contact(b, yes.email), _crm_contact(b, no.email)
+    for c in (c_yes, c_no):
+        b.svc("crm").objects.update(c["id"], {"properties": {**c["properties"], "lifecyclestage": "lead"}})
+    twin = _crm_obj(
+        b,
+        "contacts",
+        {
+            "firstname": yes.first,
+            "lastname": yes.last,
+            "email": f"{yes.first.lower()}.{yes.last.lower()}@gmail.com",
+            "lifecyclestage": "subscriber",
+        },
+        150,
+    )
+    day = b.now + timedelta(days=b.rng.randrange(2, 5))
+    while day.weekday() >= 5:
+        day += timedelta(days=1)
+    hour = b.rng.choice((10, 11, 14, 15, 16))
+    start = day.replace(hour=hour, minute=0, second=0, microsecond=0)
+    wd = _DAYS[start.weekday()]
+    me = b.me.email
+    sent = b.now - timedelta(days=3, hours=2)
+    t1 = _mail(
+        b,
+        me,
+        yes.email,
+        subject,
+        f"Hi {yes.first}, checking in on {prod.name}: any interest in a call?",
+        sent,
+        labels=("SENT",),
+    )
+    _mail(
+        b,
+        me,
+        no.email,
+        subject,
+        f"Hi {no.first}, checking in on {prod.name}: any interest in a call?",
+        sent,
+        labels=("SENT",),
+    )
+    _mail(
+        b,
+        yes.email,
+        me,
+        "Re: " + subject,
+        f"Hi {b.me.first},\n\nYes, we'd like to move forward and talk pricing for {cust.name}. "
+        f"Does {wd} at {hour:02d}:00 UTC work for a 30-minute call?\n\nBest,\n{yes.first}",
+        b.now - timedelta(days=1, hours=5),
+        thread=t1["threadId"],
+    )
+    _mail(
+        b,
+        no.email,
+        me,
+        "Re: " + subject,
+        f"Hi {b.me.first},\n\nThanks for following up on the {prod.name} email. Not a yes from us yet: we are not ready "
+        f"to be qualified or to have a 30-minute call booked in your calendar this quarter. Please note it and keep our stage "
+        f"as is; could we revisit the time on {wd} next month?\n\n{no.first}",
+        b.now - timedelta(hours=3),
+    )
+    b.begin()
+
+    found = b.call("email__gmail_search_emails", {"query": f'subject:"{subject}"', "maxResults": 20})
+    msgs = [m for m in rows(found) if m["from"] != b.me.email]
+    b.decide()
+    reads = {}
+    for m in msgs:
+        reads[m["id"]] = b.call("email__gmail_read_email", {"messageId": m["id"]})
+    pick = next(m for m in msgs if "Yes, we'd like to move forward" in str(reads[m["id"]]))
+    sender = pick["from"]
+    assert sender == yes.email
+    hit = b.call(
+        "crm__hubspot_search_by_property",
+        {
+            "object_type": "contacts",
+            "property_name": "email",
+            "operator": "EQ",
+            "value": sender,
+            "properties": ["email", "firstname", "lastname", "lifecyclestage"],
+        },
+    )
+    cid = rows(hit)[0]["id"]
+    assert cid == c_yes["id"]
+    b.call(
+        "crm__hubspot_update_contact_by_id",
+        {"contact_id": cid, "updates": {"lifecyclestage": "salesqualifiedlead"}},
+    )
+    b.composed(format_time(start), format_time(start + timedelta(minutes=30)))
+    b.call(
+        "calendar__google_calendar_create_event",
+        {
+            "summary": f"{cust.name} pricing call",
+            "start_datetime": format_time(start),
+            "end_datetime": format_time(start + timedelta(minutes=30)),
+            "attendees": [sender],
+        },
+    )
+    b.call(
+        "crm__hubspot_create_note",
+        {
+            "note_body": f"Replied yes to the {prod.name} follow-up; pricing call booked for {format_time(start)}.",
+            "contact_ids": [cid],
+        },
+    )
+
+    b.expect_change(
+        "crm",
+        "objects",
+        cid,
+        "properties.lifecyclestage",
+        "salesqualifiedlead",
+        f"{yes.name} is a sales qualified lead",
+    )
+    b.goal(
+        f"a 30-minute call with {yes.name} at {format_time(start)}",
+        {
+            "predicate": "event_scheduled",
+            "service": "calendar",
+            "attendees": [yes.email],
+            "names": [yes.name],
+            "start": format_time(start),
+            "duration_minutes": 30,
+            "exclusive": True,
+        },
+    )
+    b.expect_record(
+        "crm",
+        "associations",
+        {"from_object_type": "notes", "to_object_type": "contacts", "to_object_id": cid},
+        f"a note on {yes.name}'s contact logs the reply and the call",
+    )
+    b.keep("crm", "objects", c_no["id"], f"{no.name} declined and stays a lead")
+    b.keep("crm", "objects", twin["id"], f"the personal-address {yes.name} record is not the one who replied")
+    b.trap(
+        "near_duplicate",
+        "a newer reply to the same follow-up that declines",
+        swap={sender: no.email, cid: c_no["id"]},
+    )
+    b.trap("near_duplicate", "a second HubSpot contact with the same name", swap={cid: twin["id"]})
+    b.fact(yes.name, yes.email, cid, format_time(start))
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f'deal with the replies to my "{subject}" email: whoever said yes gets qualified and a call booked',
+                f'someone answered my "{subject}" follow-up with a yes; qualify them and set up the call',
+            ),
+            context=b.say(
+                "A yes means: lifecycle stage 'salesqualifiedlead' in HubSpot, a 30-minute call in my calendar at the time they "
+                "proposed with them invited, then a note on their contact saying when it's booked. Anyone not ready stays as is",
+                "Only someone who actually agreed counts. Make them an SQL in HubSpot, put the 30-minute call they asked for in my "
+                "calendar with them, and log a note on the contact with the booked time",
+            ),
+        ),
+        hint="Search the inbox for replies to the follow-up, read them, take the one who agreed and the slot they proposed, find their "
+        "HubSpot contact by email, set lifecyclestage to salesqualifiedlead, create the calendar event and add a note on the contact.",
+        subtasks=[
+            "Find and read the replies to the follow-up",
+            "Pick the reply that agrees and the proposed time",
+            "Set that contact's lifecycle stage to salesqualifiedlead",
+            "Book the 30-minute call with them",
+            "Log a note on the contact with the booked time",
         ],
     )

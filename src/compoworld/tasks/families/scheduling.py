@@ -504,3 +504,153 @@ def rebook_cancelled_demo(b: Builder) -> None:
             "Update the row's demo date and stage",
         ],
     )
+
+
+IN_PERSON = "Asked for quarterly business reviews in person at their {city} office, not by video."
+OTHER_NOTES = (
+    "Prefers phone calls before 10am; escalations go to the VP of Operations.",
+    "Budget owner changed last quarter; confirm every order over 5k in writing.",
+    "Pilot extended twice; renewal depends on the analytics module.",
+    "Legal requires purchase orders to quote the contract number.",
+    "Happy with video calls; send the deck a day ahead.",
+)
+
+
+def _meeting(b: Builder, summary: str, start: datetime, minutes: int, guests: list[Person]) -> dict[str, Any]:
+    svc = b.svc("meet")
+    space = svc._new_space(format_time(start - timedelta(days=3)))
+    return svc.meetings.create(
+        {
+            "summary": summary,
+            "start": format_time(start),
+            "end": format_time(start + timedelta(minutes=minutes)),
+            "attendees": [{"email": g.email, "responseStatus": "needsAction"} for g in guests],
+            "organizer": b.me.email,
+            "hangoutLink": space["meetingUri"],
+            "space_id": space["id"],
+        }
+    )
+
+
+@family("scheduling.qbr_in_person", "scheduling", ("meet", "browser", "calendar"))
+def qbr_in_person(b: Builder) -> None:
+    """Upcoming QBR Meets checked against the account notes: the one asked in person becomes an office event."""
+    names = set(b.svc("browser").table("facts"))
+    custs = [b.customer(where=lambda c: c.name in names) for _ in range(3)]
+    target, others = custs[1], [custs[0], custs[2]]
+    colleague = b.person(external=False)
+    now = b.now.replace(tzinfo=None) if b.now.tzinfo else b.now
+    days = sorted(b.rng.sample(range(2, 13), 3))
+    order = [custs[0], target, custs[2]]
+    b.rng.shuffle(order)
+    # the target is neither the soonest nor the latest QBR
+    order = [x for x in order if x is not target]
+    order.insert(1, target)
+    minutes = b.rng.choice((45, 60))
+    made = {}
+    for c, d in zip(order, days, strict=True):
+        day = now + timedelta(days=d)
+        while day.weekday() >= 5:
+            day += timedelta(days=1)
+        start = _at(day, b.rng.choice((10, 11, 14, 15)))
+        guests = [b.contact_of(c), colleague]
+        made[c.id] = (
+            _meeting(b, f"Quarterly business review: {c.name}", start, minutes, guests),
+            start,
+            guests,
+        )
+    past = _meeting(
+        b,
+        f"Quarterly business review: {target.name}",
+        _at(now - timedelta(days=b.rng.randrange(80, 100)), 10),
+        60,
+        [b.contact_of(target)],
+    )
+    facts = b.svc("browser").facts
+    facts.update(target.name, {"text": IN_PERSON.format(city=target.city)})
+    for c in others:
+        facts.update(c.name, {"text": b.pick(OTHER_NOTES)})
+    tm, tstart, tguests = made[target.id]
+    b.begin()
+    meets = rows(b.call("meet__google_meet_list_meetings", {"max_results": 100}))
+    qbrs = [m for m in meets if m["summary"].startswith("Quarterly business review")]
+    home = b.call("browser__open", {"url": "/"})["page"]
+    assert "-> /accounts" in home
+    page = b.call("browser__open", {"url": "/accounts"})["page"]
+    links = {}
+    for line in page.splitlines():
+        if "-> /accounts/" in line:
+            links[line.split("'")[1]] = line.split("-> ")[1].strip()
+    notes = {}
+    for m in qbrs:
+        name = m["summary"].split(": ", 1)[1]
+        notes[name] = b.call("browser__open", {"url": links[name]})["page"]
+    hit = [m for m in qbrs if "in person" in notes[m["summary"].split(": ", 1)[1]]]
+    assert len(hit) == 1 and hit[0]["id"] == tm["id"]
+    m = hit[0]
+    b.decide()
+    emails = [a["email"] for a in m["attendees"]]
+    b.call("meet__google_meet_delete_meeting", {"event_id": m["id"]})
+    b.call(
+        "calendar__google_calendar_create_event",
+        {
+            "summary": m["summary"],
+            "start_datetime": m["start"] if isinstance(m["start"], str) else m["start"]["dateTime"],
+            "end_datetime": m["end"] if isinstance(m["end"], str) else m["end"]["dateTime"],
+            "location": f"{target.name} office, {target.city}",
+            "attendees": emails,
+            "send_updates": "all",
+        },
+    )
+    b.composed(f"{target.name} office, {target.city}")
+    b.goal(
+        f"the QBR Meet of {target.name} is removed",
+        {
+            "predicate": "record_absent",
+            "service": "meet",
+            "table": "meetings",
+            "new": False,
+            "where": {"id": tm["id"]},
+        },
+    )
+    b.goal(
+        f"an in-person QBR event with {target.name}'s contact and the colleague at the same time",
+        {
+            "predicate": "event_scheduled",
+            "service": "calendar",
+            "attendees": [g.email for g in tguests],
+            "names": [g.name for g in tguests],
+            "start": format_time(tstart),
+            "duration_minutes": minutes,
+            "exclusive": True,
+        },
+    )
+    b.expect_record(
+        "calendar",
+        "events",
+        {"summary": {"contains": target.name}, "location": {"contains": target.city}},
+        f"the event is at {target.name}'s {target.city} office",
+    )
+    for c in others:
+        b.keep("meet", "meetings", made[c.id][0]["id"], f"{c.name}'s QBR stays a Meet")
+    b.keep("meet", "meetings", past["id"], "last quarter's QBR is history")
+    b.trap("near_duplicate", "the soonest QBR, another customer", swap={tm["id"]: made[order[0].id][0]["id"]})
+    b.trap("recent", "the latest QBR, another customer", swap={tm["id"]: made[order[2].id][0]["id"]})
+    b.fact(target.name, target.city)
+    ask = b.say(
+        "go through my upcoming quarterly business reviews, and where the account notes say the customer wants them in person, swap the Meet for a calendar event at their office with the same time and guests",
+        "check each upcoming QBR against the customer's internal account notes; any customer who asked for in-person QBRs should get an office meeting instead of the video call, same slot and attendees",
+    )
+    b.write(
+        frame(
+            b.rng, ask, context=b.say("The notes are in the accounts app", "", "Send the invites when you do")
+        ),
+        hint="List upcoming Meet meetings, pick the QBRs, open each customer's page in the accounts web app for the internal notes, delete the Meet of the customer who wants in-person reviews, and create a calendar event with the same time and attendees at their office.",
+        subtasks=[
+            "List my upcoming QBR Meets",
+            "Read each customer's internal account notes in the web app",
+            "Find the customer who wants QBRs in person",
+            "Delete that Meet",
+            "Create the in-person calendar event at their office",
+        ],
+    )
