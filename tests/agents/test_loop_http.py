@@ -10,16 +10,17 @@ import pytest
 from compoworld.agents.loop import Limits, run_episode
 from compoworld.agents.policies import LLMAgent
 from compoworld.llm.client import EndpointError, LLMClient, LLMConfig
-from compoworld.tasks.generator import Settings, generate_task
+from compoworld.tasks.generator import Settings
 from compoworld.tasks.model import Task
 from tests.scripted_server import ScriptedServer, say, tool_calls
 
 
 @pytest.fixture(scope="module")
 def task() -> Task:
-    return Task.model_validate(
-        generate_task(21, 0, Settings(k=3, distractors=2, walk_min=4, walk_max=5, answer_rate=1.0))
-    )
+    from compoworld.tasks.pipeline import generate
+
+    tasks = generate(30, 21, Settings(distractors=2))[0]
+    return next(t for t in tasks if t.answer)  # one that asks for a reply
 
 
 def agent_for(server: ScriptedServer, **kw) -> LLMAgent:
@@ -28,10 +29,9 @@ def agent_for(server: ScriptedServer, **kw) -> LLMAgent:
 
 
 def reference_script(task: Task) -> list[dict]:
-    steps = sorted({c.step for c in task.reference_solution})
-    script = [
-        tool_calls(*[(c.tool, c.arguments) for c in task.reference_solution if c.step == s]) for s in steps
-    ]
+    from compoworld.agents.policies import oracle_turns
+
+    script = [tool_calls(*turn) for turn in oracle_turns(task)]
     return [*script, tool_calls(("finish", {"answer": task.answer or ""}))]
 
 

@@ -13,7 +13,6 @@ import pytest
 from typer.testing import CliRunner
 
 from compoworld.cli.main import app
-from compoworld.services import registry
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Settings, generate_task
 from compoworld.tasks.model import Task, export_parquet, load_tasks, save_tasks
@@ -168,7 +167,7 @@ def test_task_files_roundtrip_gzip_parquet_and_errors(tmp_path: Path, batch: lis
     table = papq.read_table(pq)
     assert table.num_rows == 3 and json.loads(table.column("rubric")[0].as_py())[0]["id"] == "c1"
     broken = tmp_path / "broken.jsonl"
-    broken.write_text(batch[0].to_json().decode() + '\n{"id": 1}\n')
+    broken.write_text(batch[0].to_json().decode() + '\n{"id": 1, "format_version": 2}\n')
     with pytest.raises(ValueError, match=r"broken.jsonl:2: invalid task: field"):
         load_tasks(broken)
     broken.write_text("not json\n")

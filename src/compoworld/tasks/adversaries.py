@@ -251,7 +251,11 @@ _TIME_KEYS = (
     "start_time",
     "due_date",
 )
-_NESTED = ("properties", "fields", "start")  # HubSpot, Jira and Airtable keep a record's values one level down
+_NESTED = (
+    "properties",
+    "fields",
+    "start",
+)  # HubSpot, Jira and Airtable keep a record's values one level down
 
 
 def flat(r: dict[str, Any]) -> dict[str, Any]:

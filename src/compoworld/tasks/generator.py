@@ -362,6 +362,8 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
                         "target": c["step"],
                         "fact": {"type": path.rstrip("~").split(".")[-1], "value": value},
                     }
+    if not edges:
+        raise Rejected("walk", f"{fam.name}: no information flows from one step to another")
     s1 = env.snapshot()
     collateral, writes_in = collateral_check(s0, s1)
     if not writes_in:
@@ -696,7 +698,14 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
                     "check": {"predicate": "value_not_written", "service": svc, "value": d.value},
                 }
             )
-        traps.append({"kind": "near_duplicate", "description": f"a near-duplicate {fv.noun}", "swap": {fv.value: d.value}, "answer": d.value})
+        traps.append(
+            {
+                "kind": "near_duplicate",
+                "description": f"a near-duplicate {fv.noun}",
+                "swap": {fv.value: d.value},
+                "answer": d.value,
+            }
+        )
     rubric.append({"id": f"c{len(rubric) + 1}", **collateral})
 
     instruction = _compose(rng, clauses, answer_clause)
@@ -707,7 +716,9 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
     replay_env = Environment.from_snapshot(env.services.keys(), s0)
     results = [replay_env.call(c["tool"], c["arguments"]) for c in reference]
     enums = {c["tool"]: tool_enums(env, c["tool"]) for c in reference}
-    sources, problems = ground(system_prompt(s0["clock"], user, "direct"), instruction, reference, results, enums)
+    sources, problems = ground(
+        system_prompt(s0["clock"], user, "direct"), instruction, reference, results, enums
+    )
     if problems:
         raise Rejected("grounded", problems[0])
     for c, src in zip(reference, sources, strict=True):

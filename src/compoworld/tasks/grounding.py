@@ -57,7 +57,17 @@ FREE_TEXT = {
     "statement",
     "formula",
 }
-_TEXTY = ("_body", "_subject", "_description", "_text", "_note", "_message", "_content", "_comment", "_summary")
+_TEXTY = (
+    "_body",
+    "_subject",
+    "_description",
+    "_text",
+    "_note",
+    "_message",
+    "_content",
+    "_comment",
+    "_summary",
+)
 # Paging and sizing: numbers the agent picks, never identifying.
 SIZING = {"limit", "count", "per_page", "page", "maxresults", "max_results", "page_size", "pagesize", "top"}
 SIZING |= {"size", "offset", "batchsize", "max", "n", "num", "duration", "duration_minutes", "minutes"}

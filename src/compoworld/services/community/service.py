@@ -70,6 +70,15 @@ class CommunityService(Service):
         return e
 
     @tool
+    def discord_list_servers(self) -> list[dict[str, Any]]:
+        """List the Discord servers (guilds) the bot is in: id, name and description; get a server's
+        channels with discord_get_server_info."""
+        return [
+            {"id": s["id"], "name": s["name"], "description": s.get("description", "")}
+            for s in sort_records(self.servers.all(), "name")
+        ]
+
+    @tool
     def discord_get_server_info(self, server_id: str) -> dict[str, Any]:
         """Get information about a Discord server (guild).
 

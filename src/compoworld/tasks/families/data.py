@@ -439,6 +439,10 @@ def kpi_scorecard_refresh(b: Builder) -> None:
         k: (f"{b.rng.randrange(5000, 90000)}.00" if k != "Orders delivered" else str(b.rng.randrange(5, 40)))
         for k in KPIS
     }
+    if abs(float(old_vals[kpi]) - float(value)) < 1:
+        old_vals[kpi] = str(int(float(value)) + b.rng.randrange(3, 9)) + (
+            ".00" if "." in old_vals[kpi] else ""
+        )
     old_day = (today - timedelta(days=b.rng.randrange(20, 40))).isoformat()
     table = [["KPI", "Value", "Updated", "Notes"]]
     names = list(KPIS)
@@ -531,7 +535,8 @@ def kpi_scorecard_refresh(b: Builder) -> None:
         {"id": log["id"], "content": {"contains_all": [kpi, old_vals[kpi], value]}},
         "the change is noted with the old and the new value",
     )
-    b.not_written("sheets", bad, "orders of every status were not counted")
+    if "." in bad:  # a short count would match dates and other cells of the sheet
+        b.not_written("sheets", bad, "orders of every status were not counted")
     b.keep("sheets", "spreadsheets", arch, "the archived scorecard is not edited")
     b.keep("wiki", "pages", policy["id"], "the definitions page is not edited")
     b.trap("stale", "last year's archived scorecard, modified more recently", swap={sid: arch})
@@ -555,5 +560,109 @@ def kpi_scorecard_refresh(b: Builder) -> None:
             "Find the KPI's row in the Company scorecard",
             "Write the new value and today's date",
             "Note the old and new values on the wiki",
+        ],
+    )
+
+
+@family("data.tier_cache_sync", "data_reporting", ("sql", "kv"))
+def tier_cache_sync(b: Builder) -> None:
+    """The Redis tier cache drifted from the customers table: fix it from SQL, drop orphans, note it in the memo."""
+    kv = b.svc("kv")
+    custs = [c for c in b.company.customers if kv.keys.get(f"customer:{c.id}:tier")]
+    if len(custs) < 4:
+        raise PlantError("too few cached customers")
+    drift = b.rng.sample(custs, 2)
+    over = b.pick([c for c in custs if c not in drift])
+    tiers = ("enterprise", "mid-market", "smb")
+    for c in drift:
+        kv.keys.update(f"customer:{c.id}:tier", {"value": b.pick([t for t in tiers if t != c.tier])})
+    over_val = b.pick([t for t in tiers if t != over.tier])
+    kv.keys.create({"value": over_val}, id=f"customer:{over.id}:tier_override")
+    ids = {c.id for c in b.company.customers}
+    orphan = next(f"C{n}" for n in range(2990, 3100) if f"C{n}" not in ids)
+    kv.keys.create({"value": "enterprise"}, id=f"customer:{orphan}:tier")
+    b.begin()
+    res = rows(b.call("sql__read_query", {"query": "SELECT id, name, tier FROM customers ORDER BY id"}))
+    truth = {r["id"]: r["tier"] for r in res}
+    keys = b.call("kv__list", {"pattern": "customer:*:tier"})["keys"]
+    cache = {}
+    for k in keys:
+        cache[k] = b.call("kv__get", {"key": k})["value"]
+    b.decide(2)
+    fix = {
+        k: truth[k.split(":")[1]]
+        for k, v in cache.items()
+        if k.split(":")[1] in truth and truth[k.split(":")[1]] != v
+    }
+    gone = [k for k in cache if k.split(":")[1] not in truth]
+    assert sorted(fix) == sorted(f"customer:{c.id}:tier" for c in drift) and gone == [
+        f"customer:{orphan}:tier"
+    ]
+    with b.together():
+        for k, v in sorted(fix.items()):
+            b.call("kv__set", {"key": k, "value": v})
+        b.call("kv__delete", {"key": gone})
+    b.aggregate()
+    names = {r["id"]: r["name"] for r in res}
+    fixed_txt = ", ".join(
+        f"{names[k.split(':')[1]]} ({k.split(':')[1]}) -> {v}" for k, v in sorted(fix.items())
+    )
+    b.call(
+        "sql__append_insight",
+        {"insight": f"Tier cache resynced from customers: fixed {fixed_txt}; removed orphan key {gone[0]}."},
+    )
+    for c in drift:
+        b.expect_change(
+            "kv", "keys", f"customer:{c.id}:tier", "value", c.tier, f"{c.name}'s cached tier is {c.tier}"
+        )
+    b.goal(
+        "the orphan cache key is gone",
+        {
+            "predicate": "record_absent",
+            "service": "kv",
+            "table": "keys",
+            "new": False,
+            "where": {"id": f"customer:{orphan}:tier"},
+        },
+    )
+    b.expect_record(
+        "sql",
+        "insights",
+        {"text": {"contains_all": [*(c.id for c in drift), orphan]}},
+        "the memo notes the fixed accounts and the removed key",
+    )
+    b.keep("kv", "keys", f"customer:{over.id}:tier_override", "the sales override is left alone")
+    b.keep("kv", "keys", f"customer:{over.id}:tier", "a key that already matches is untouched")
+    b.trap(
+        "policy_exception",
+        "a sales override key that differs from the database",
+        swap={f"customer:{drift[0].id}:tier": f"customer:{over.id}:tier_override"},
+    )
+    b.trap(
+        "near_duplicate",
+        "a matching key of another account",
+        swap={f"customer:{drift[1].id}:tier": f"customer:{over.id}:tier"},
+    )
+    b.fact(*(c.id for c in drift), orphan)
+    ask = b.say(
+        "make every cached tier in the Redis customer tier cache match the customers table again (it has drifted), remove cache keys of customers that no longer exist, and add a note of what you fixed to the SQL insights memo",
+        "resync the Redis customer:<id>:tier cache from the customers table (the database is the truth), drop keys for customers that are gone, and log the fixes in the insights memo",
+    )
+    b.write(
+        frame(
+            b.rng,
+            ask,
+            context=b.say(
+                "Leave the sales tier overrides alone",
+                "The _override keys belong to sales; do not touch them",
+            ),
+        ),
+        hint="Read every customer's tier from SQL, list the customer:*:tier keys in Redis and read them, set the ones that differ to the database tier, delete keys of customers not in the table, and append a note to the insights memo.",
+        subtasks=[
+            "Read the customers' tiers from SQL",
+            "List and read the cached tier keys in Redis",
+            "Set the drifted keys to the database tier",
+            "Delete the orphan keys",
+            "Note the fixes in the insights memo",
         ],
     )

@@ -450,3 +450,313 @@ def policy_ack_requests(b: Builder) -> None:
             "Add a Pending row for each member without one",
         ],
     )
+
+
+@family("docs.dpa_register_sync", "docs_compliance", ("wiki", "workspace", "bases"))
+def dpa_register_sync(b: Builder) -> None:
+    """Bring the Airtable data-processing register in line with procurement's vendor list; flag missing DPAs."""
+    ws = b.svc("workspace")
+    fname = f"vendor-list-{b.now.strftime('%Y-%m')}.csv"
+    path = f"/home/user/Downloads/{fname}"
+    if ws.entries.get(path):
+        raise PlantError("vendor list exists")
+    signed_now, new_missing, old_missing, no_pd, new_signed, twin_of = b.pick(VENDORS, 6)
+    twin = f"{signed_now} Data Services"
+    day = lambda n: (b.now - timedelta(days=n)).date().isoformat()  # noqa: E731
+    lines = [
+        "vendor,service,processes_personal_data,dpa_signed",
+        f"{signed_now},Payroll processing,yes,{day(b.rng.randrange(3, 20))}",
+        f"{new_missing},Customer support outsourcing,yes,",
+        f"{old_missing},Email marketing,yes,",
+        f"{no_pd},Office cleaning,no,",
+        f"{new_signed},Cloud backup,yes,{day(b.rng.randrange(30, 200))}",
+    ]
+    body = [lines[0], *b.rng.sample(lines[1:], len(lines) - 1)]
+    ws.write_file(path, "\n".join(body) + "\n")
+    _base(b, "Vendor register archive")  # the old register: no live table
+    base = _base(b, "Compliance")
+    t, fid = _bases_table(
+        b,
+        base,
+        "Data processing register",
+        "Vendors that process personal data, with their DPA status",
+        _text_fields("Vendor", "Service", "DPA status", "Flag"),
+    )
+    r_signed = _bases_row(
+        b,
+        t,
+        fid,
+        {"Vendor": signed_now, "Service": "Payroll processing", "DPA status": "Missing", "Flag": "Needs DPA"},
+        90,
+    )
+    r_twin = _bases_row(
+        b,
+        t,
+        fid,
+        {"Vendor": twin, "Service": "Payroll processing", "DPA status": "Missing", "Flag": "Needs DPA"},
+        5,
+    )
+    r_old = _bases_row(
+        b,
+        t,
+        fid,
+        {"Vendor": old_missing, "Service": "Email marketing", "DPA status": "Missing", "Flag": "Needs DPA"},
+        60,
+    )
+    r_other = _bases_row(
+        b, t, fid, {"Vendor": twin_of, "Service": "Analytics", "DPA status": "Signed", "Flag": ""}, 120
+    )
+    space = _team_space(b)
+    policy = _wiki_page(
+        b,
+        space,
+        "Data processing register rules",
+        "<p>Every vendor that processes personal data has one row in the Airtable table 'Data processing register' "
+        "(Compliance base). Vendors that do not process personal data are not registered.</p><p>DPA status is "
+        "'Signed' when procurement's vendor list gives a signing date, otherwise 'Missing'. Rows with a missing DPA "
+        "carry the Flag 'Needs DPA'; signed rows have an empty Flag.</p><p>After each update, list every vendor "
+        "flagged 'Needs DPA' on the page 'DPA follow-ups'.</p>",
+        days_ago=70,
+    )
+    log = _wiki_page(
+        b, space, "DPA follow-ups", "<ul><li>Follow-ups are chased by Legal every Friday.</li></ul>", 20
+    )
+    b.begin()
+    hits = rows(b.call("wiki__confluence_search_content", {"must_contain_all": ["register"], "limit": 10}))
+    pid = next(p["id"] for p in hits if p["title"] == "Data processing register rules")
+    b.call("wiki__confluence_get_page", {"page_identifier": pid})
+    out = b.call("workspace__shell", {"command": "ls Downloads"})["stdout"]
+    assert fname in out
+    csv = b.call("workspace__shell", {"command": f"cat Downloads/{fname}"})["stdout"]
+    vendors = {}
+    for line in csv.strip().splitlines()[1:]:
+        v, svc_, pd, signed = line.split(",")
+        if pd == "yes":
+            vendors[v] = (svc_, "Signed" if signed else "Missing")
+    bases = rows(b.call("bases__airtable_list_bases_info", {}))
+    bid = next(x["id"] for x in bases if x["name"] == "Compliance")
+    tables = rows(b.call("bases__airtable_list_tables_info", {"base_id": bid}))
+    tid = next(x["id"] for x in tables if x["name"] == "Data processing register")
+    recs = rows(b.call("bases__airtable_list_records", {"base_id": bid, "table_id": tid}))
+    by_name = {r["fields"].get("Vendor"): r for r in recs}
+    b.decide(2)
+    updates, creates = [], []
+    for v, (svc_, st) in vendors.items():
+        flag = "Needs DPA" if st == "Missing" else ""
+        r = by_name.get(v)
+        if r is None:
+            creates.append({"fields": {"Vendor": v, "Service": svc_, "DPA status": st, "Flag": flag}})
+        elif r["fields"].get("DPA status") != st or (r["fields"].get("Flag") or "") != flag:
+            updates.append({"id": r["id"], "fields": {"DPA status": st, "Flag": flag}})
+    assert [u["id"] for u in updates] == [r_signed["id"]]
+    assert sorted(c["fields"]["Vendor"] for c in creates) == sorted((new_missing, new_signed))
+    with b.together():
+        b.call("bases__airtable_update_records", {"base_id": bid, "table_id": tid, "records": updates})
+        b.call("bases__airtable_create_records", {"base_id": bid, "table_id": tid, "records": creates})
+    flagged = sorted(
+        [v for v, (_, st) in vendors.items() if st == "Missing"]
+        + [n for n, r in by_name.items() if n not in vendors and r["fields"].get("Flag") == "Needs DPA"]
+    )
+    b.aggregate()
+    b.call(
+        "wiki__confluence_update_page_content",
+        {
+            "page_identifier": "DPA follow-ups",
+            "content": f"<p>{b.now.date().isoformat()} — vendors flagged Needs DPA: {', '.join(flagged)}</p>",
+            "update_mode": "append",
+        },
+    )
+    b.expect_change(
+        "bases", "records", r_signed["id"], f"fields.{fid['DPA status']}", "Signed", f"{signed_now} is Signed"
+    )
+    b.expect_record(
+        "bases",
+        "records",
+        {"id": r_signed["id"], f"fields.{fid['Flag']}": {"empty": True}},
+        f"{signed_now}'s flag is cleared",
+    )
+    b.expect_record(
+        "bases",
+        "records",
+        {
+            f"fields.{fid['Vendor']}": new_missing,
+            f"fields.{fid['DPA status']}": "Missing",
+            f"fields.{fid['Flag']}": "Needs DPA",
+        },
+        f"{new_missing} is registered and flagged Needs DPA",
+    )
+    b.expect_record(
+        "bases",
+        "records",
+        {f"fields.{fid['Vendor']}": new_signed, f"fields.{fid['DPA status']}": "Signed"},
+        f"{new_signed} is registered as Signed",
+    )
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"id": log["id"], "content": {"contains_all": [new_missing, old_missing, twin]}},
+        "the follow-up page lists every vendor flagged Needs DPA",
+    )
+    b.guard(
+        f"{no_pd} (no personal data) is not registered",
+        {
+            "predicate": "record_absent",
+            "service": "bases",
+            "table": "records",
+            "new": True,
+            "where": {f"fields.{fid['Vendor']}": no_pd},
+        },
+    )
+    b.keep("bases", "records", r_twin["id"], f"{twin}, another vendor, is untouched")
+    b.keep("bases", "records", r_old["id"], f"{old_missing}, still missing, needs no edit")
+    b.keep("bases", "records", r_other["id"], "a vendor not on the list is untouched")
+    b.keep("wiki", "pages", policy["id"], "the rules page is not edited")
+    b.trap(
+        "near_duplicate", f"{twin}, a similarly named vendor (newer row)", swap={r_signed["id"]: r_twin["id"]}
+    )
+    b.trap("policy_exception", "a vendor that processes no personal data", swap={new_missing: no_pd})
+    b.fact(signed_now, new_missing, new_signed)
+    ask = b.say(
+        "procurement dropped the latest vendor list in my Downloads: bring our data-processing register in Airtable in line with it per the wiki rules, and update the DPA follow-ups",
+        "update the data processing register from the new vendor list in my Downloads, flagging vendors without a signed DPA the way our wiki says",
+        "sync the Airtable data-processing register with this month's vendor list (it is in my Downloads folder), following our register rules on the wiki",
+    )
+    b.write(
+        frame(b.rng, ask, context=b.say("Legal chases the follow-ups on Friday", "", "")),
+        hint="Read the register rules on the wiki, read the vendor list CSV in ~/Downloads, compare it with the Data processing register in the Compliance base, update changed rows and add missing vendors that process personal data, then list every vendor flagged Needs DPA on the DPA follow-ups page.",
+        subtasks=[
+            "Read the data processing register rules",
+            "Read the vendor list in Downloads",
+            "Compare it with the register rows",
+            "Update changed rows and add the missing vendors",
+            "List the vendors flagged Needs DPA on the follow-ups page",
+        ],
+    )
+
+
+GUIDES = (
+    ("remote-work-guide", "Remote work guide", "People handbook"),
+    ("expense-claims-guide", "Expense claims guide", "Finance FAQ"),
+    ("security-basics", "Security basics", "New starter checklist"),
+    ("brand-guidelines", "Brand guidelines", "Marketing playbook"),
+)
+
+
+@family("docs.fix_moved_file_link", "docs_compliance", ("wiki", "files"))
+def fix_moved_file_link(b: Builder) -> None:
+    """A wiki page links to a Dropbox file that moved: share the current version and fix the link."""
+    slug_, title, page_title = b.pick(GUIDES)
+    if b.svc("files").entries.get("/policies") or b.svc("files").entries.get("/archive"):
+        raise PlantError("folders exist")
+    ver = b.rng.randrange(3, 7)
+    folder = b.pick(("Published", "Library", "Documents"))
+    old_path = f"/HR/Handbook/{slug_}.txt"
+    _folder(b, "/HR/Handbook")
+    cur = _file(
+        b,
+        f"/Policies/{folder}/{slug_}.txt",
+        f"{title}\nVersion: {ver}\nApproved and published.\n",
+        days_ago=b.rng.randrange(20, 60),
+    )
+    arch = _file(
+        b,
+        f"/Archive/{b.now.year - 1}/{slug_}.txt",
+        f"{title}\nVersion: {ver - 1}\nSuperseded.\n",
+        days_ago=b.rng.randrange(150, 300),
+    )
+    draft = _file(
+        b,
+        f"/Drafts/{slug_}-next-version-draft.txt",
+        f"{title}\nVersion: {ver + 1} (DRAFT, not approved)\n",
+        days_ago=1,
+    )
+    space = _team_space(b)
+    content = (
+        f'<p>Welcome! Before your first week, read the <a href="{old_path}">{title}</a> (version {ver}).</p>'
+        "<p>Questions go to your manager.</p>"
+    )
+    page = _wiki_page(b, space, page_title, content, days_ago=100)
+    conv = _wiki_page(
+        b,
+        space,
+        "Wiki conventions",
+        "<p>Link Dropbox documents with a shared link to the approved version, never a draft or an archived copy.</p>",
+        days_ago=200,
+    )
+    b.begin()
+    pg = b.call("wiki__confluence_get_page", {"page_identifier": page_title})
+    body = pg["content"] if isinstance(pg.get("content"), str) else pg["body"]
+    assert old_path in body
+    found = rows(b.call("files__dropbox_search_files", {"query": slug_, "filename_only": True}))
+    vers = {}
+    for m in found:
+        text = b.call("files__dropbox_download_file", {"path": m["path_display"]})["content"]
+        vers[m["path_display"]] = text
+    pick = next(p for p, t in vers.items() if f"Version: {ver}\n" in t)
+    assert pick == cur["path_display"]
+    b.decide()
+    url = b.call("files__dropbox_share_file", {"path": pick})["id"]
+    b.call(
+        "wiki__confluence_update_page_content",
+        {"page_identifier": pg["id"], "content": body.replace(old_path, url), "update_mode": "replace"},
+    )
+    b.expect_record(
+        "files",
+        "shared_links",
+        {"path_lower": cur["path_lower"]},
+        "the current version has a shared link",
+    )
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"id": page["id"], "content": {"contains": "dropbox.com/s/"}},
+        "the page links the shared link",
+    )
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"id": page["id"], "content": {"not_contains": old_path}},
+        "the broken path is gone from the page",
+    )
+    b.expect_record(
+        "wiki",
+        "pages",
+        {"id": page["id"], "content": {"contains": "Questions go to your manager"}},
+        "the rest of the page is kept",
+    )
+    for f, why in ((arch, "the archived copy"), (draft, "the draft")):
+        b.guard(
+            f"{why} is not shared",
+            {
+                "predicate": "record_absent",
+                "service": "files",
+                "table": "shared_links",
+                "new": True,
+                "where": {"path_lower": f["path_lower"]},
+            },
+        )
+        b.keep("files", "entries", f["path_lower"], f"{why} is untouched")
+    b.keep("wiki", "pages", conv["id"], "the conventions page is not edited")
+    b.trap("recent", "a newer draft of the guide", swap={cur["path_display"]: draft["path_display"]})
+    b.trap(
+        "stale",
+        "last year's archived copy with the same file name",
+        swap={cur["path_display"]: arch["path_display"]},
+    )
+    b.fact(cur["path_display"])
+    ask = b.say(
+        f"the {title} link on our {page_title} wiki page broke when the file moved in Dropbox: point it at the current approved version with a shared link",
+        f"fix the dead {title} link on the {page_title} page; the document was moved in Dropbox, so link the version the page refers to via a shared link",
+        f"repair the {page_title} page's link to the {title}, which moved in Dropbox, to the current version as our wiki conventions say",
+    )
+    b.write(
+        frame(b.rng, ask, context=b.say("New starters keep asking about it", "", "")),
+        hint="Read the page for the old link and the version it cites, search Dropbox for the file name, read the candidates to find that version (not the draft or the archive), create a shared link for it and replace the old path in the page with the link.",
+        subtasks=[
+            "Read the page and the version it cites",
+            "Search Dropbox for the moved file",
+            "Pick the copy with that version",
+            "Create a shared link",
+            "Replace the broken link on the page",
+        ],
+    )

@@ -167,7 +167,8 @@ def flag_high_value_first_order(b: Builder) -> None:
     ]
     limit = max(1500, (int(max(seeded, default=0)) // 500 + 1) * 500)
     prods = sorted(
-        (p for p in svc.products.all() if p["status"] == "active"), key=lambda p: -float(p["variants"][0]["price"])
+        (p for p in svc.products.all() if p["status"] == "active"),
+        key=lambda p: -float(p["variants"][0]["price"]),
     )
     big = prods[0]["title"]
     unit = float(prods[0]["variants"][0]["price"])
@@ -180,9 +181,13 @@ def flag_high_value_first_order(b: Builder) -> None:
     )
     target = shop_order(b, _shop_customer(b, new_p), [(big, q_hi)], days_ago=1.2, fulfilled=False)
     done = shop_order(b, _shop_customer(b, done_p), [(big, q_hi)], days_ago=2.5, fulfilled=False)
-    small = shop_order(b, _shop_customer(b, small_p), [(prods[-1]["title"], 1)], days_ago=0.6, fulfilled=False)
+    small = shop_order(
+        b, _shop_customer(b, small_p), [(prods[-1]["title"], 1)], days_ago=0.6, fulfilled=False
+    )
     ret = shop_order(b, _shop_customer(b, ret_p), [(big, q_hi + 1)], days_ago=0.2, fulfilled=False)
     assert float(small["total_price"]) < limit < float(target["total_price"])
+    for o in (done, ret, small):  # not paid yet: still in scope
+        svc.orders.update(o["id"], {"financial_status": "pending"})
     rules = {
         "A1": "Rule",
         "B1": "Value",
@@ -211,7 +216,9 @@ def flag_high_value_first_order(b: Builder) -> None:
     s_id = next(x["id"] for x in rows(books) if x["title"] == "Order review")
     book = b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": s_id})
     tabs = {s["title"]: s["rows"] for s in book["sheets"]}
-    cap = float(next(r["B"] for r in tabs["Rules"].values() if str(r.get("A", "")).startswith("Review orders")))
+    cap = float(
+        next(r["B"] for r in tabs["Rules"].values() if str(r.get("A", "")).startswith("Review orders"))
+    )
     flagged = {r.get("A") for r in tabs["Flagged"].values()}
     orders = rows(b.call("shop__shopify_list_orders", {"status": "open", "limit": 250}))
     from compoworld.core.clock import parse_time
@@ -219,7 +226,9 @@ def flag_high_value_first_order(b: Builder) -> None:
     hi = [
         o
         for o in orders
-        if float(o["total_price"]) > cap and parse_time(o["created_at"]).timestamp() >= lo and o["name"] not in flagged
+        if float(o["total_price"]) > cap
+        and parse_time(o["created_at"]).timestamp() >= lo
+        and o["name"] not in flagged
     ]
     with b.together():
         custs = [b.call("shop__shopify_get_customer", {"customer_id": o["customer_id"]}) for o in hi]
@@ -269,9 +278,21 @@ def flag_high_value_first_order(b: Builder) -> None:
         (done, "the order already flagged was not flagged again"),
     ):
         b.not_written("helpdesk", dec["name"], why, tables=["tickets"])
-    b.trap("recent", "the newest big order, from a returning customer", swap={target["name"]: ret["name"], target["email"]: ret["email"]})
-    b.trap("near_duplicate", "a first order below the review limit", swap={target["name"]: small["name"], target["email"]: small["email"]})
-    b.trap("stale", "a big first order already on the Flagged tab", swap={target["name"]: done["name"], target["email"]: done["email"]})
+    b.trap(
+        "recent",
+        "the newest big order, from a returning customer",
+        swap={target["name"]: ret["name"], target["email"]: ret["email"]},
+    )
+    b.trap(
+        "near_duplicate",
+        "a first order below the review limit",
+        swap={target["name"]: small["name"], target["email"]: small["email"]},
+    )
+    b.trap(
+        "stale",
+        "a big first order already on the Flagged tab",
+        swap={target["name"]: done["name"], target["email"]: done["email"]},
+    )
     ask = b.say(
         f"check the open orders of the last {window} days against our order review rules and open a review ticket for any that needs one, then log it on the sheet",
         f"go through the open Shopify orders from the past {window} days, flag for review whatever the rules in the Order review sheet catch (one ticket each), and log it there",
@@ -282,9 +303,9 @@ def flag_high_value_first_order(b: Builder) -> None:
             b.rng,
             ask,
             context=b.say(
-                "Risk wants big first orders checked before we ship them",
-                "Orders already on the Flagged tab have their ticket",
-                "",
+                "Risk wants big first orders checked before we ship them; orders still pending payment count too",
+                "Orders already on the Flagged tab have their ticket, and orders still pending payment count as well",
+                "Pending-payment orders count too",
             ),
         ),
         hint="Read the Order review sheet (limit and the Flagged tab), list open orders, keep those of the last days above the limit and not yet flagged, check each customer's order count, open a ticket for the first orders and append them to the Flagged tab.",
@@ -332,9 +353,9 @@ def reconcile_missing_order(b: Builder) -> None:
 
     # the orders synced before: every earlier order of the customer in the window is in the database
     for o in svc.orders.all():
-        if (o.get("email") or "").lower() in emails and not o["cancelled_at"]:
-            if parse_time(o["created_at"]).timestamp() >= lo:
-                _sql_order(b, cust.id, day_of(o), float(o["total_price"]))
+        mine = (o.get("email") or "").lower() in emails and not o["cancelled_at"]
+        if mine and parse_time(o["created_at"]).timestamp() >= lo:
+            _sql_order(b, cust.id, day_of(o), float(o["total_price"]))
     names = [p["title"] for p in svc.products.all() if p["status"] == "active"]
     a, c, d = b.pick(names, 3)
     sc = _shop_customer(b, buyer)
@@ -343,7 +364,9 @@ def reconcile_missing_order(b: Builder) -> None:
     booked = shop_order(b, sc, [(c, 1)], days_ago=b.rng.randrange(20, 28))
     missing = shop_order(b, sc, [(a, q)], days_ago=b.rng.randrange(8, 15), fulfilled=False)
     gone = shop_order(b, sc, [(d, 2)], days_ago=2, fulfilled=False)
-    svc.orders.update(gone["id"], {"cancelled_at": format_time(b.now - __import__("datetime").timedelta(days=1))})
+    svc.orders.update(
+        gone["id"], {"cancelled_at": format_time(b.now - __import__("datetime").timedelta(days=1))}
+    )
     for o in (twin, booked):
         _sql_order(b, cust.id, day_of(o), float(o["total_price"]), "delivered")
     # another company's recent order, not in the database either (not this reconciliation)
@@ -421,10 +444,18 @@ def reconcile_missing_order(b: Builder) -> None:
                 "service": "sql",
                 "table": "orders",
                 "new": True,
-                "where": {"order_date": {"at": dec["created_at"][:10]}, "total": {"approx": [float(dec["total_price"]), 0.01]}},
+                "where": {
+                    "order_date": {"at": dec["created_at"][:10]},
+                    "total": {"approx": [float(dec["total_price"]), 0.01]},
+                },
             },
         )
-    b.trap("recent", "the customer's newest order, cancelled", swap={missing["name"]: gone["name"]}, answer=gone["name"])
+    b.trap(
+        "recent",
+        "the customer's newest order, cancelled",
+        swap={missing["name"]: gone["name"]},
+        answer=gone["name"],
+    )
     b.trap(
         "near_duplicate",
         "an earlier order of exactly the same items and total, already booked",
@@ -470,12 +501,21 @@ def text_late_orders(b: Builder) -> None:
     promise = b.rng.choice((3, 4, 5))
     window = 14
     names = [p["title"] for p in svc.products.all() if p["status"] == "active"]
+
+    def in_band(o: dict[str, Any]) -> bool:
+        age = (b.now.timestamp() - parse_time(o["created_at"]).timestamp()) / 86400
+        return promise - 1 < age <= window + 1
+
     busy = {
-        (o.get("email") or "").lower() for o in svc.orders.all() if not o["cancelled_at"] and not o["closed_at"]
+        (o.get("email") or "").lower()
+        for o in svc.orders.all()
+        if not o["cancelled_at"] and not o["closed_at"] and in_band(o)
     }
     sms = b.svc("sms")
     pool = [
-        p for p in b.company.contacts if p.email.lower() not in busy and p.phone and not sms.optouts.get(e164(p.phone))
+        p
+        for p in b.company.contacts
+        if p.email.lower() not in busy and p.phone and not sms.optouts.get(e164(p.phone))
     ]
     late1, late2, opted, fresh, stale, gone = b.fresh(pool, 6, key=lambda p: p.id)
 
@@ -485,19 +525,23 @@ def text_late_orders(b: Builder) -> None:
     o1 = order(late1, promise + b.rng.randrange(1, 4) + 0.3)
     o2 = order(late2, promise + b.rng.randrange(4, 8) + 0.5)
     o_opt = order(opted, promise + 2.4)
-    o_fresh = order(fresh, 0.1)
-    o_stale = order(stale, window + b.rng.randrange(5, 20))
+    order(fresh, 0.1)
+    order(stale, window + b.rng.randrange(5, 20))
     o_gone = order(gone, promise + 1.5)
     svc.orders.update(o_gone["id"], {"cancelled_at": format_time(b.now - timedelta(days=1))})
     by_mail = {p.email.lower(): p for p in b.company.people}
     for o in svc.orders.all():
         p = by_mail.get((o.get("email") or "").lower())
         if p and p.phone:
-            svc.orders.update(o["id"], {"shipping_address": {"name": p.name, "phone": p.phone, "country": "US"}})
+            svc.orders.update(
+                o["id"], {"shipping_address": {"name": p.name, "phone": p.phone, "country": "US"}}
+            )
     b.svc("sms").optouts.create({"date": ago(b, days=30)}, id=e164(opted.phone))
     rules = {"A1": "Setting", "B1": "Value", "A2": "Shipping promise (days)", "B2": promise}
     rules.update({"A3": "Follow-up window (days placed)", "B3": window})
-    rules.update({"A4": "Note", "B4": "older late orders are handled by support; never text opted-out numbers"})
+    rules.update(
+        {"A4": "Note", "B4": "older late orders are handled by support; never text opted-out numbers"}
+    )
     log = {"A1": "Order", "B1": "Phone", "C1": "Texted on"}
     sid = _book(b, "Late order follow-ups", [("Settings", rules), ("Texted", log)], days_ago=6)
     b.begin()
@@ -543,7 +587,7 @@ def text_late_orders(b: Builder) -> None:
             "rows": [[o["name"], num, _today(b)] for o, num in send],
         },
     )
-    for o, num in send:
+    for o, _num in send:
         p = by_mail[o["email"].lower()]
         b.expect_message("sms", [e164(p.phone), p.phone], contains=[o["name"]])
         b.goal(
@@ -564,9 +608,19 @@ def text_late_orders(b: Builder) -> None:
     ):
         b.no_message("sms", [e164(p.phone), p.phone], why)
     b.fact(o1["name"], o2["name"])
-    b.trap("recent", "the newest open order, still within the promise", swap={e164(late1.phone): e164(fresh.phone)})
-    b.trap("policy_exception", "a late order whose buyer opted out of SMS", swap={e164(late1.phone): e164(opted.phone)})
-    b.trap("stale", "a late order older than the follow-up window", swap={e164(late1.phone): e164(stale.phone)})
+    b.trap(
+        "recent",
+        "the newest open order, still within the promise",
+        swap={e164(late1.phone): e164(fresh.phone)},
+    )
+    b.trap(
+        "policy_exception",
+        "a late order whose buyer opted out of SMS",
+        swap={e164(late1.phone): e164(opted.phone)},
+    )
+    b.trap(
+        "stale", "a late order older than the follow-up window", swap={e164(late1.phone): e164(stale.phone)}
+    )
     ask = b.say(
         "text every buyer whose open order has waited longer than our shipping promise without shipping, and log who you texted in the follow-up sheet",
         "send an apology SMS to the customers with unshipped orders past the shipping promise, then record them on the Texted tab of the follow-up sheet",
@@ -598,15 +652,21 @@ def receive_supplier_delivery(b: Builder) -> None:
     from datetime import timedelta
 
     svc = b.svc("shop")
-    multi = [p for p in svc.products.all() if p["status"] == "active" and len(p["variants"]) >= 2]
-    if len(multi) < 2:
-        raise PlantError("need two products with variants")
-    prod, twin = b.pick(multi, 2)
+    active = [p for p in svc.products.all() if p["status"] == "active"]
+    multi = [p for p in active if len(p["variants"]) >= 2]
+    if len(active) < 2:
+        raise PlantError("need two products")
+    prod = b.pick(multi or active)
+    others = [p for p in svc.products.all() if p["status"] == "active" and p["id"] != prod["id"]]
+    first = prod["title"].split()[0]
+    twin = b.pick([p for p in others if p["title"].split()[0] == first and len(p["variants"]) >= 2] or others)
     var = b.pick(prod["variants"])
-    sib = next(v for v in prod["variants"] if v["id"] != var["id"])
+    sib = next((v for v in prod["variants"] if v["id"] != var["id"]), None)
     twin_v = next((v for v in twin["variants"] if v["title"] == var["title"]), twin["variants"][0])
     locs = sorted(svc.locations.all(), key=lambda x: x["id"])
-    loc, other_loc = b.pick(locs, 2)
+    main = next((x for x in locs if x["name"].lower() == "main warehouse"), locs[0])
+    loc = b.pick([x for x in locs if x["id"] != main["id"]])
+    other_loc = main
     vendor = prod["vendor"] or b.company.name
     slug = "".join(ch for ch in vendor.lower() if ch.isalnum())
     supplier = f"deliveries@{slug}-supply.example"
@@ -617,9 +677,18 @@ def receive_supplier_delivery(b: Builder) -> None:
         (po, f"{prod['title']} ({var['title']})", qty, b.days(-9), "open"),
         (po_next, f"{twin['title']} ({twin_v['title']})", q_next, b.days(-4), "open"),
     ]
-    cells: dict[str, Any] = {"A1": "PO", "B1": "Supplier", "C1": "Item", "D1": "Qty", "E1": "Ordered", "F1": "Status"}
+    cells: dict[str, Any] = {
+        "A1": "PO",
+        "B1": "Supplier",
+        "C1": "Item",
+        "D1": "Qty",
+        "E1": "Ordered",
+        "F1": "Status",
+    }
     for r, (code, item, q, when, st) in enumerate(rows_, start=2):
-        cells.update({f"A{r}": code, f"B{r}": supplier, f"C{r}": item, f"D{r}": q, f"E{r}": when.date().isoformat()})
+        cells.update(
+            {f"A{r}": code, f"B{r}": supplier, f"C{r}": item, f"D{r}": q, f"E{r}": when.date().isoformat()}
+        )
         cells[f"F{r}"] = st
     sid = _book(b, "Purchase orders", [("Sheet1", cells)], days_ago=3)
 
@@ -674,7 +743,9 @@ def receive_supplier_delivery(b: Builder) -> None:
     sender = next(r["B"] for r in grid.values() if r.get("A") in open_pos)
     found = b.call("email__gmail_search_emails", {"query": f"from:{sender}", "maxResults": 20})
     notes = [
-        m for m in rows(found) if m["subject"].startswith("Delivery note") and m["subject"].split()[-1] in open_pos
+        m
+        for m in rows(found)
+        if m["subject"].startswith("Delivery note") and m["subject"].split()[-1] in open_pos
     ]
     msg = b.call("email__gmail_read_email", {"messageId": notes[0]["id"]})
     body = msg["messages"][-1]["body"] if "messages" in msg else msg["body"]
@@ -720,8 +791,21 @@ def receive_supplier_delivery(b: Builder) -> None:
             "where": {"id": sid, f"sheets.cells.F{open_pos[code]}": {"contains": "received"}},
         },
     )
-    b.keep("shop", "inventory_items", sib["inventory_item_id"], "the product's other variant was not restocked")
-    b.keep("shop", "inventory_items", twin_v["inventory_item_id"], "the similarly named item was not restocked")
+    if sib:
+        b.keep(
+            "shop",
+            "inventory_items",
+            sib["inventory_item_id"],
+            "the product's other variant was not restocked",
+        )
+        b.trap(
+            "near_duplicate",
+            "the other variant of the same product",
+            swap={var["inventory_item_id"]: sib["inventory_item_id"]},
+        )
+    b.keep(
+        "shop", "inventory_items", twin_v["inventory_item_id"], "the similarly named item was not restocked"
+    )
     b.guard(
         f"{po_next} (not delivered yet) stays open",
         {
@@ -736,23 +820,23 @@ def receive_supplier_delivery(b: Builder) -> None:
         "the newest email: a shipping notice for another open PO, not delivered yet",
         swap={var["inventory_item_id"]: twin_v["inventory_item_id"], str(open_pos[code]): "4"},
     )
-    b.trap("near_duplicate", "the other variant of the same product", swap={var["inventory_item_id"]: sib["inventory_item_id"]})
-    b.trap("stale", "an older delivery note for a PO already received", swap={var["inventory_item_id"]: twin_v["inventory_item_id"], loc["id"]: other_loc["id"]})
+    b.trap(
+        "stale",
+        "an older delivery note for a PO already received",
+        swap={var["inventory_item_id"]: twin_v["inventory_item_id"], loc["id"]: other_loc["id"]},
+    )
     ask = b.say(
         f"book whatever {vendor} has actually delivered on our open purchase orders into Shopify stock, then mark those POs received",
-        f"{vendor}'s delivery came in: add it to stock in Shopify (right item, right location) and close the PO in the Purchase orders sheet",
+        f"add the delivery that came in from {vendor} to stock in Shopify (right item, right location) and close the PO in the Purchase orders sheet",
         f"receive the {vendor} delivery: put the delivered units on stock where they arrived and set the PO to received in our Purchase orders sheet",
     )
-    if ask.startswith(vendor):
-        ask = "heads-up, " + ask
     b.write(
         frame(
             b.rng,
             ask,
             context=b.say(
-                "Only book what a delivery note confirms; shipping notices are not deliveries",
-                "The supplier's delivery note says what arrived and where",
-                "",
+                "Only book what a delivery note confirms, at the location it names (not always the main warehouse)",
+                "Deliveries do not always come to the main warehouse: the supplier's delivery note says what arrived and where",
             ),
         ),
         hint="Read the open POs and the supplier's address in the Purchase orders sheet, find the supplier's delivery note for an open PO, add the delivered quantity to that exact variant at that location in Shopify, and set the PO's status to received.",

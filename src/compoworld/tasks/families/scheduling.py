@@ -516,12 +516,15 @@ OTHER_NOTES = (
 )
 
 
-def _meeting(b: Builder, summary: str, start: datetime, minutes: int, guests: list[Person]) -> dict[str, Any]:
+def _meeting(
+    b: Builder, summary: str, start: datetime, minutes: int, guests: list[Person], description: str = ""
+) -> dict[str, Any]:
     svc = b.svc("meet")
     space = svc._new_space(format_time(start - timedelta(days=3)))
     return svc.meetings.create(
         {
             "summary": summary,
+            "description": description,
             "start": format_time(start),
             "end": format_time(start + timedelta(minutes=minutes)),
             "attendees": [{"email": g.email, "responseStatus": "needsAction"} for g in guests],
@@ -555,7 +558,19 @@ def qbr_in_person(b: Builder) -> None:
         start = _at(day, b.rng.choice((10, 11, 14, 15)))
         guests = [b.contact_of(c), colleague]
         made[c.id] = (
-            _meeting(b, f"Quarterly business review: {c.name}", start, minutes, guests),
+            _meeting(
+                b,
+                f"Quarterly business review: {c.name}",
+                start,
+                minutes,
+                guests,
+                "Agenda: usage, renewal and roadmap."
+                + (
+                    ""
+                    if c is target
+                    else " The customer is happy to keep the same slot as a video call on Meet."
+                ),
+            ),
             start,
             guests,
         )
@@ -652,5 +667,153 @@ def qbr_in_person(b: Builder) -> None:
             "Find the customer who wants QBRs in person",
             "Delete that Meet",
             "Create the in-person calendar event at their office",
+        ],
+    )
+
+
+@family("scheduling.maintenance_window", "scheduling", ("wiki", "kv", "calendar"))
+def maintenance_window(b: Builder) -> None:
+    """Book the next production maintenance window by the wiki's rules and announce it in Redis."""
+    kv = b.svc("kv")
+    if kv.keys.get("maintenance:next_window"):
+        raise PlantError("key exists")
+    staff = [p for p in b.company.employees if p.id != b.me.id]
+    if len(staff) < 5:
+        raise PlantError("too few colleagues")
+    oncall = b.fresh(staff, 2, key=lambda p: p.id)
+    old_oncall = b.fresh(staff, 2, key=lambda p: p.id)
+    now = b.now.replace(tzinfo=None) if b.now.tzinfo else b.now
+    lead = b.pick((2, 3))
+    earliest = (now + timedelta(days=lead)).replace(hour=0, minute=0, second=0, microsecond=0)
+    cands = []
+    d = earliest
+    while len(cands) < 3:
+        if d.weekday() in (1, 3):
+            cands.append(d)
+        d += timedelta(days=1)
+    # the first eligible Tuesday/Thursday is frozen; a Tuesday/Thursday before the lead time is too soon
+    freeze = cands[0]
+    target = cands[1]
+    _cal_event(b, "Release freeze", _at(freeze, 0), 24 * 60 - 1, [], b.me.email)
+    _cal_event(b, "Release freeze", _at(target + timedelta(days=1), 0), 24 * 60 - 1, [], b.me.email)
+    last = _at(now - timedelta(days=b.rng.randrange(20, 40)), 6)
+    kv.keys.create({"value": format_time(last)}, id="maintenance:next_window")
+    kv.keys.create(
+        {"value": format_time(_at(now + timedelta(days=1), 22))}, id="maintenance:next_window:staging"
+    )
+    space = _team_space(b)
+    roster = "".join(f"<li>{p.name} ({p.email})</li>" for p in oncall)
+    policy = _wiki_page(
+        b,
+        space,
+        "Production maintenance windows",
+        f"<p>Maintenance runs 06:00-08:00 UTC on a Tuesday or Thursday, at least {lead} days after it is requested, "
+        "and never on a day with a 'Release freeze' event in the calendar. Take the first day that qualifies.</p>"
+        f"<p>Invite the current on-call engineers:</p><ul>{roster}</ul><p>Announce the window by setting the Redis "
+        "key maintenance:next_window to its start time (the status page reads it; the :staging key belongs to QA).</p>",
+        days_ago=15,
+    )
+    old_roster = "".join(f"<li>{p.name} ({p.email})</li>" for p in old_oncall)
+    stale = _wiki_page(
+        b,
+        space,
+        "Maintenance on-call (last year)",
+        f"<p>Archived. Maintenance on-call engineers last year:</p><ul>{old_roster}</ul>",
+        days_ago=1,
+    )
+    b.begin()
+    hits = rows(b.call("wiki__confluence_search_content", {"must_contain_all": ["maintenance"], "limit": 10}))
+    pid = next(p["id"] for p in hits if p["title"] == "Production maintenance windows")
+    pg = b.call("wiki__confluence_get_page", {"page_identifier": pid})
+    assert pg["id"] == policy["id"]
+    cur = b.call("kv__get", {"key": "maintenance:next_window"})["value"]
+    assert _parse(cur) < now
+    b.decide()
+    lo, hi = earliest, earliest + timedelta(days=21)
+    evs = rows(
+        b.call(
+            "calendar__google_calendar_list_events",
+            {"min_end_datetime": format_time(lo), "max_start_datetime": format_time(hi), "max_results": 250},
+        )
+    )
+    frozen = {_start_of(e)[:10] for e in evs if e["summary"] == "Release freeze"}
+    day = earliest
+    while day.weekday() not in (1, 3) or day.date().isoformat() in frozen:
+        day += timedelta(days=1)
+    assert day == target
+    b.decide()
+    s = format_time(_at(day, 6))
+    e = format_time(_at(day, 8))
+    b.composed(s, e)
+    b.call(
+        "calendar__google_calendar_create_event",
+        {
+            "summary": "Production maintenance",
+            "start_datetime": s,
+            "end_datetime": e,
+            "attendees": [p.email for p in oncall],
+            "send_updates": "all",
+        },
+    )
+    b.call("kv__set", {"key": "maintenance:next_window", "value": s})
+    b.goal(
+        f"a 2-hour maintenance event with the on-call engineers starts {s}",
+        {
+            "predicate": "event_scheduled",
+            "service": "calendar",
+            "attendees": [p.email for p in oncall],
+            "names": [p.name for p in oncall],
+            "start": s,
+            "duration_minutes": 120,
+            "exclusive": True,
+        },
+    )
+    b.expect_change("kv", "keys", "maintenance:next_window", "value", s, f"maintenance:next_window is {s}")
+    b.keep("kv", "keys", "maintenance:next_window:staging", "the staging key belongs to QA")
+    b.keep("wiki", "pages", stale["id"], "last year's on-call page is not edited")
+    for p in old_oncall:
+        b.guard(
+            f"{p.name} (last year's on-call) is not invited",
+            {
+                "predicate": "record_absent",
+                "service": "calendar",
+                "table": "events",
+                "new": True,
+                "where": {"attendees.email": p.email},
+            },
+        )
+    frozen_s = format_time(_at(freeze, 6))
+    b.not_written("kv", frozen_s, "the frozen day is not announced")
+    b.trap(
+        "policy_exception",
+        "the first Tuesday/Thursday, which has a release freeze",
+        swap={s: frozen_s, e: format_time(_at(freeze, 8))},
+    )
+    b.trap(
+        "stale",
+        "last year's on-call engineers (the newest page)",
+        swap={oncall[0].email: old_oncall[0].email},
+    )
+    b.trap(
+        "near_duplicate",
+        "the staging maintenance key",
+        swap={"maintenance:next_window": "maintenance:next_window:staging"},
+    )
+    b.fact(s)
+    ask = b.say(
+        "book the next production maintenance window by our wiki rules, invite the on-call engineers, and announce it for the status page",
+        "schedule the upcoming prod maintenance window following the maintenance rules on the wiki, with the on-call people invited and the status page announcement updated",
+        "set up the next production maintenance slot as the wiki page describes, including the invite and the status-page key",
+    )
+    b.write(
+        frame(b.rng, ask, context=b.say("The database upgrade needs it", "", "Requested today")),
+        hint="Read the maintenance rules on the wiki (days, hours, lead time, freezes, on-call list, Redis key), check the current announced window in Redis, list calendar events to find release freezes, take the first qualifying Tuesday/Thursday, create the 06:00-08:00 UTC event with the on-call engineers and set the Redis key to its start.",
+        subtasks=[
+            "Read the maintenance window rules",
+            "Check the currently announced window in Redis",
+            "Find release freezes in the calendar",
+            "Pick the first qualifying day",
+            "Create the maintenance event with the on-call engineers",
+            "Set maintenance:next_window to the start time",
         ],
     )
