@@ -362,7 +362,28 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
                         "target": c["step"],
                         "fact": {"type": path.rstrip("~").split(".")[-1], "value": value},
                     }
-    if not edges:
+    if not edges:  # plain values copied across (a tier, a status) are information too
+        from compoworld.tasks.grounding import Transcript, leaves
+
+        tr = Transcript(system, b.instruction)
+        for i, c in enumerate(b.calls):
+            for path, v in leaves(c["arguments"]):
+                text = str(v)
+                if isinstance(v, bool) or v is None or len(text) < 3 or len(text) > 80:
+                    continue
+                src = tr.source_of(text)
+                if src and src.startswith("obs:") and step_of[int(src[4:])] != step_of[i]:
+                    key = (step_of[int(src[4:])], step_of[i])
+                    edges.setdefault(
+                        key,
+                        {
+                            "source": key[0],
+                            "target": key[1],
+                            "fact": {"type": path.split(".")[-1], "value": text},
+                        },
+                    )
+            tr.add(f"obs:{i}", b.results[i])
+    if not edges and not b.made:  # computed values (a lift, a total) carry what identifying ones do not
         raise Rejected("walk", f"{fam.name}: no information flows from one step to another")
     s1 = env.snapshot()
     collateral, writes_in = collateral_check(s0, s1)
