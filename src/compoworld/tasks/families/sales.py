@@ -1125,3 +1125,186 @@ def reply_to_sql_call(b: Builder) -> None:
             "Log a note on the contact with the booked time",
         ],
     )
+
+
+# ---- the GUI's account notes decide who signs a renewal ----------------------------------------
+@family("sales.renewal_decision_maker", "sales", ("crm", "browser", "email"))
+def renewal_decision_maker(b: Builder) -> None:
+    """The web app's account notes say who signs the renewal now; log it on the deal and email them."""
+    from compoworld.interfaces.web import slug
+    from compoworld.tasks.families._common import crm_objects, in_crm, rows
+
+    def contacts_of(name: str) -> list[dict]:
+        return [o for o in crm_objects(b, "contacts") if (o.get("properties") or {}).get("company") == name]
+
+    cust = b.customer(where=lambda c: in_crm(b)(c) and len(contacts_of(c.name)) >= 2)
+    old, new = sorted(contacts_of(cust.name), key=lambda o: o["id"])[:2]
+    if (old["properties"]["firstname"], old["properties"]["lastname"]) == (
+        new["properties"]["firstname"],
+        new["properties"]["lastname"],
+    ):
+        raise PlantError("two contacts share a name")
+    if b.rng.random() < 0.5:
+        old, new = new, old
+    po, pn = old["properties"], new["properties"]
+    close = b.days(b.rng.randrange(18, 45)).replace(hour=9, minute=0, second=0, microsecond=0)
+    year = b.now.year
+    deal = b.plant(
+        "crm__hubspot_create_deal",
+        {
+            "properties": {
+                "dealname": f"{cust.name} renewal {year}",
+                "amount": f"{b.rng.randrange(8, 90) * 500}.00",
+                "dealstage": "contractsent",
+                "closedate": b.iso(close),
+                "dealtype": "existingbusiness",
+            }
+        },
+    )
+    last = b.plant(
+        "crm__hubspot_create_deal",
+        {
+            "properties": {
+                "dealname": f"{cust.name} renewal {year - 1}",
+                "amount": f"{b.rng.randrange(8, 90) * 500}.00",
+                "dealstage": "closedwon",
+                "closedate": b.iso(close.replace(year=year - 1)),
+                "dealtype": "existingbusiness",
+            }
+        },
+    )
+    # HubSpot is stale: it still marks the former signer, and was touched last
+    b.plant(
+        "crm__hubspot_update_contact_by_id",
+        {
+            "contact_id": old["id"],
+            "updates": {"jobtitle": f"{po.get('jobtitle') or 'Buyer'} (renewal decision maker)"},
+        },
+    )
+    notes = b.svc("browser").facts
+    text = (
+        f"Renewals: {pn['firstname']} {pn['lastname']} ({pn.get('jobtitle') or 'buyer'}) signs off on renewals from "
+        f"this year. {po['firstname']} {po['lastname']} moved to a regional role and asked not to be contacted about it."
+    )
+    if notes.get(cust.name) is None:
+        notes.create({"text": text}, id=cust.name)
+    else:
+        notes.update(cust.name, {"text": text})
+    other = b.customer(exclude=(cust.id,))
+    if notes.get(other.name) is None:
+        notes.create({"text": f"Renewals: {b.contact_of(other).name} signs off on renewals."}, id=other.name)
+    b.begin()
+
+    found = b.call(
+        "crm__hubspot_search_by_property",
+        {
+            "object_type": "deals",
+            "property_name": "dealname",
+            "operator": "CONTAINS_TOKEN",
+            "value": "renewal",
+            "properties": ["dealname", "dealstage", "closedate"],
+        },
+    )
+    open_deal = next(
+        d
+        for d in rows(found)
+        if d["properties"]["dealname"].startswith(cust.name)
+        and d["properties"]["dealstage"] not in ("closedwon", "closedlost")
+    )
+    assert open_deal["id"] == deal["id"]
+    b.call("browser__open", {"url": "/"})
+    b.call("browser__open", {"url": "/accounts"})
+    b.call("browser__open", {"url": f"/accounts/{slug(cust.name)}"})
+    b.decide()
+    people = b.call(
+        "crm__hubspot_search_by_property",
+        {
+            "object_type": "contacts",
+            "property_name": "company",
+            "operator": "EQ",
+            "value": cust.name,
+            "properties": ["firstname", "lastname", "email", "jobtitle"],
+        },
+    )
+    signer = next(
+        p
+        for p in rows(people)
+        if (p["properties"]["firstname"], p["properties"]["lastname"]) == (pn["firstname"], pn["lastname"])
+    )
+    email = signer["properties"]["email"]
+    b.call(
+        "crm__hubspot_create_note",
+        {
+            "note_body": f"Renewal sign-off: {pn['firstname']} {pn['lastname']} (per the account notes).",
+            "contact_ids": [signer["id"]],
+            "deal_ids": [open_deal["id"]],
+        },
+    )
+    day = open_deal["properties"]["closedate"][:10]
+    b.call(
+        "email__gmail_send_email",
+        {
+            "to": [email],
+            "subject": f"{cust.name} renewal",
+            "body": f"Hi {pn['firstname']}, a quick note that your renewal is due on {day}. Happy to walk you through it.",
+        },
+    )
+    b.goal(
+        "a note on the new signer's contact",
+        {
+            "predicate": "record_exists",
+            "service": "crm",
+            "table": "associations",
+            "new": True,
+            "where": {"from_object_type": "notes", "to_object_type": "contacts", "to_object_id": new["id"]},
+        },
+    )
+    b.goal(
+        "the note is on this year's renewal deal",
+        {
+            "predicate": "record_exists",
+            "service": "crm",
+            "table": "associations",
+            "new": True,
+            "where": {"from_object_type": "notes", "to_object_type": "deals", "to_object_id": deal["id"]},
+        },
+    )
+    b.expect_message("email", [pn["email"], f"{pn['firstname']} {pn['lastname']}"], contains=[day])
+    b.no_message(
+        "email", [po["email"], f"{po['firstname']} {po['lastname']}"], "the former signer was not contacted"
+    )
+    b.guard(
+        "no note on the former signer",
+        {
+            "predicate": "record_absent",
+            "service": "crm",
+            "table": "associations",
+            "new": True,
+            "where": {"from_object_type": "notes", "to_object_id": old["id"]},
+        },
+    )
+    b.keep("crm", "objects", last["id"], "last year's closed renewal was left alone")
+    b.trap(
+        "stale",
+        "HubSpot still marks the former signer",
+        swap={new["id"]: old["id"], pn["email"]: po["email"]},
+    )
+    b.trap("closed", "last year's closed-won renewal", swap={deal["id"]: last["id"]})
+    b.write(
+        frame(
+            b.rng,
+            f"make sure {cust.name}'s renewal goes to the person who signs it: note it on this year's renewal "
+            "deal and their contact in HubSpot, and email them the renewal date",
+            context=b.say(
+                "HubSpot is out of date on who decides; the account notes in our web app are current",
+                "Trust the internal account notes (web app, Accounts) over HubSpot on who signs",
+            ),
+        ),
+        hint="Find the open renewal deal in HubSpot, read the customer's account notes in the web app, then note and email the signer.",
+        subtasks=[
+            f"Find {cust.name}'s open renewal deal and its close date in HubSpot",
+            "Read the account notes in the web app (Accounts) to see who signs",
+            "Add a note on the signer's contact and the deal",
+            "Email the signer the renewal date",
+        ],
+    )
