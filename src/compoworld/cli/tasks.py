@@ -251,16 +251,24 @@ def show(
     for e in task.dependency_graph.edges:
         console.print(f"  step {e.source} -> {e.target}: {e.fact.type} = {e.fact.value}")
     rub = Table(title="rubric")
-    for col in ("id", "weight", "description", "check"):
+    for col in ("id", "kind", "weight", "description", "check"):
         rub.add_column(col)
     for r in task.rubric:
-        rub.add_row(r.id, str(r.weight), r.description, json.dumps(r.check)[:90])
+        rub.add_row(r.id, r.kind, str(r.weight), r.description, json.dumps(r.check)[:90])
     console.print(rub)
+    if task.traps:
+        console.print("[bold]traps[/bold] " + "; ".join(f"{t.kind}: {t.description}" for t in task.traps))
     ref = Table(title="reference solution")
-    for col in ("step", "tool", "arguments"):
+    for col in ("turn", "step", "tool", "arguments", "sources"):
         ref.add_column(col)
     for c in task.reference_solution:
-        ref.add_row(str(c.step), c.tool, json.dumps(c.arguments)[:100])
+        ref.add_row(
+            str(c.turn),
+            str(c.step),
+            c.tool,
+            json.dumps(c.arguments)[:100],
+            ", ".join(f"{k}<-{v}" for k, v in c.sources.items())[:60],
+        )
     console.print(ref)
     if task.answer is not None:
         console.print(f"[bold]answer[/bold] {task.answer}")

@@ -17,7 +17,7 @@ _POLITE = (
     "Please could you",
     "When you get a chance, can you",
 )
-_GREET = ("Hi,", "Hey,", "Morning!", "Hello,", "Quick one:", "Heads up:", "Hi there,", "Afternoon,")
+_GREET = ("Hi!", "Hey!", "Morning!", "Hello!", "Quick one:", "Heads up:", "Hi there!", "Afternoon!")
 _SIGN = ("Thanks!", "Thank you.", "Cheers.", "Appreciate it.", "Thanks in advance.", "")
 _FWD = (
     'Forwarding this from {who}: "{ask}." Please handle it.',
