@@ -278,11 +278,17 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
     return chain_task(seed, index, settings)
 
 
-def eligible_families(settings: Settings) -> list[Any]:
+def eligible_families(settings: Settings, services: list[str] | None = None) -> list[Any]:
+    """Families the settings allow; with `services` (a persona's), only families inside them.
+    With interfaces (XAI), only families whose services reach every declared interface."""
     from compoworld.tasks.workflow import families
 
     out = []
     for f in sorted(families().values(), key=lambda f: f.name):
+        if services is not None and not set(f.services) <= set(services):
+            continue
+        if settings.interfaces and not set(settings.interfaces) <= {interface_of(s) for s in f.services}:
+            continue
         if settings.pool and not set(f.services) <= set(settings.pool):
             continue
         if settings.k and len(f.services) != settings.k:
@@ -294,7 +300,10 @@ def eligible_families(settings: Settings) -> list[Any]:
 
 
 def uses_workflows(settings: Settings) -> bool:
-    return not settings.world and not settings.interfaces and bool(eligible_families(settings))
+    if settings.world:
+        idx = _world_index(settings.world)
+        return any(eligible_families(settings, [*p["services"], "browser"]) for p in idx["personas"].values())
+    return bool(eligible_families(settings))
 
 
 def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
@@ -304,14 +313,25 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
 
     rng = derive_rng(seed, "task", index)
     world_seed = derive_rng(seed, "world", index // WORLD_BLOCK).randrange(2**31)
-    world = base_world(world_seed, settings.size)
-    fams = eligible_families(settings)
+    lived: dict[str, Any] | None = None
+    persona: dict[str, Any] | None = None
+    if settings.world:  # s0 = W(persona, day): the persona's services as that day left them
+        lived = persona_day(settings.world, rng)
+        world_seed = lived["world_seed"]
+        world = persona_world(settings.world, lived["persona"], lived["day"], settings.size)
+        persona = _world_index(settings.world)["personas"][lived["persona"]]
+        fams = eligible_families(settings, lived["services"])
+        if not fams:
+            raise Rejected("plan", f"no workflow family fits persona {lived['persona']}'s services")
+    else:
+        world = base_world(world_seed, settings.size)
+        fams = eligible_families(settings)
     fam = fams[rng.randrange(len(fams))]
     rest = [s for s in registry() if s not in fam.services]
     distractors = sorted(rng.sample(rest, min(settings.distractors, len(rest))))
     env = environment_for(sorted([*fam.services, *distractors]), world)
     company = make_company(world_seed, settings.size)
-    b = Builder(env=env, rng=rng, company=company, family=fam)
+    b = Builder(env=env, rng=rng, company=company, family=fam, persona=persona)
     try:
         fam.build(b)
     except Unsolvable as e:
@@ -338,6 +358,10 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         )
     if len(walk) == len(set(walk)):
         raise Rejected("walk", f"{fam.name}: the walk {walk} revisits no service")
+    if settings.interfaces and not crosses(walk, settings.interfaces):
+        raise Rejected(
+            "interfaces", f"{fam.name}: the walk {walk} does not cross {settings.interfaces} and return"
+        )
     if settings.walk_max and not settings.walk_min <= len(walk) <= settings.walk_max:
         raise Rejected(
             "walk", f"walk of {len(walk)} steps is outside {settings.walk_min}:{settings.walk_max}"

@@ -108,6 +108,8 @@ class Builder:
     subtasks: list[str] = field(default_factory=list)
     s0: dict[str, Any] | None = None
     h0: str = ""
+    persona: dict[str, Any] | None = None  # in a persona world: who the work is for, with story lines
+    story_used: dict[str, Any] | None = None
     _turn: int = 0
     _batch: bool = False
     _used: set[str] = field(default_factory=set)
@@ -161,6 +163,19 @@ class Builder:
     def customer(self, exclude: tuple = (), where: Callable[[Customer], bool] | None = None) -> Customer:
         pool = [c for c in self.company.customers if c.id not in exclude and (where is None or where(c))]
         return self.fresh(pool, 1, key=lambda c: c.id)[0]
+
+    def story(self, kinds: tuple[str, ...] = ()) -> tuple[Customer, dict[str, Any] | None]:
+        """The customer the work is about: in a persona world, one of the persona's running story
+        lines (of these kinds, if any matches), else a fresh customer. The story gives the reason."""
+        stories = [s for s in (self.persona or {}).get("stories", []) if not kinds or s["kind"] in kinds]
+        stories = [s for s in stories if any(c.name == s["customer"] for c in self.company.customers)]
+        if stories:
+            st = self.rng.choice(stories)
+            cust = next(c for c in self.company.customers if c.name == st["customer"])
+            self._used.add(cust.id)
+            self.story_used = {"id": st["id"], "kind": st["kind"], "customer": st["customer"]}
+            return cust, st
+        return self.customer(), None
 
     def contact_of(self, cust: Customer) -> Person:
         return self.company.person(cust.contact_ids[0])
