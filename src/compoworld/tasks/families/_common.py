@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from compoworld.core.clock import format_time
@@ -65,7 +65,16 @@ def hd_contact(b: Builder, p: Person) -> dict[str, Any]:
     return hits[0]
 
 
-def hd_ticket(b: Builder, requester: dict[str, Any], subject: str, text: str, status: int = 2, days_ago: float = 1, priority: int = 2, **extra: Any) -> dict[str, Any]:
+def hd_ticket(
+    b: Builder,
+    requester: dict[str, Any],
+    subject: str,
+    text: str,
+    status: int = 2,
+    days_ago: float = 1,
+    priority: int = 2,
+    **extra: Any,
+) -> dict[str, Any]:
     when = ago(b, days=days_ago)
     return b.svc("helpdesk").tickets.create(
         {
@@ -84,7 +93,9 @@ def hd_ticket(b: Builder, requester: dict[str, Any], subject: str, text: str, st
 
 
 def crm_objects(b: Builder, object_type: str) -> list[dict[str, Any]]:
-    return [r for r in b.svc("crm").store.tables.get("objects", {}).values() if r["object_type"] == object_type]
+    return [
+        r for r in b.svc("crm").store.tables.get("objects", {}).values() if r["object_type"] == object_type
+    ]
 
 
 def crm_company(b: Builder, name: str) -> dict[str, Any]:
@@ -109,3 +120,91 @@ def rows(data: Any) -> list[dict[str, Any]]:
             if isinstance(v, list) and (not v or isinstance(v[0], dict)):
                 return [x for x in v if isinstance(x, dict)]
     return []
+
+
+def wiki_page(
+    b: Builder,
+    space: dict[str, Any],
+    title: str,
+    content: str,
+    days_ago: float = 20,
+    author: str | None = None,
+) -> dict[str, Any]:
+    ts = format_time(b.now - timedelta(days=days_ago))
+    return b.svc("wiki").pages.create(
+        {
+            "space_id": space["id"],
+            "title": title,
+            "content": content,
+            "parent_id": space.get("homepage_id"),
+            "author_id": author or b.me.email,
+            "created_at": ts,
+            "updated_at": ts,
+        }
+    )
+
+
+def team_space(b: Builder) -> dict[str, Any]:
+    wiki = b.svc("wiki")
+    team = next(t for t in b.company.teams if t.name == b.me.team)
+    key = team.slug.upper()[:10]
+    hits = wiki.spaces.find(lambda s: s["key"] == key)
+    if not hits:
+        raise PlantError(f"no wiki space {key}")
+    return hits[0]
+
+
+def bases_row(
+    b: Builder, t: dict[str, Any], fid: dict[str, str], values: dict[str, Any], days_ago: float
+) -> dict[str, Any]:
+    svc = b.svc("bases")
+    return svc.records.create(
+        {
+            "table_id": t["id"],
+            "createdTime": format_time(b.now - timedelta(days=days_ago)),
+            "fields": {fid[k]: v for k, v in values.items()},
+        },
+        id="rec" + svc.next_id("", 14),
+    )
+
+
+def sheet_rows(data: Any) -> list[list[Any]]:
+    """Rows of a get_spreadsheet answer as lists of cell values (column A first)."""
+    out: list[list[Any]] = []
+    for s in (data or {}).get("sheets", []):
+        rs = s.get("rows") or {}
+        for _, r in sorted(rs.items(), key=lambda kv: int(kv[0])) if isinstance(rs, dict) else enumerate(rs):
+            if isinstance(r, dict):
+                width = max((ord(k) - 64 for k in r), default=0)
+                out.append([r.get(chr(65 + i), "") for i in range(width)])
+            else:
+                out.append(list(r))
+    return out
+
+
+def sheet(b: Builder, title: str, tab: str, table: list[list[Any]], days_ago: float = 5) -> dict[str, Any]:
+    cells: dict[str, Any] = {}
+    for r, row in enumerate(table, start=1):
+        for c, v in enumerate(row):
+            cells[f"{chr(65 + c)}{r}"] = v
+    return b.svc("sheets").books.create(
+        {
+            "title": title,
+            "sheets": [{"sheetId": 0, "title": tab, "cells": cells}],
+            "modified": ago(b, days=days_ago),
+        }
+    )
+
+
+def next_business_day(d: datetime) -> datetime:
+    d = d + timedelta(days=1)
+    while d.weekday() >= 5:
+        d += timedelta(days=1)
+    return d
+
+
+def crm_contact(b: Builder, email: str) -> dict[str, Any]:
+    for r in b.svc("crm").objects.find(object_type="contacts"):
+        if (r["properties"].get("email") or "").lower() == email.lower():
+            return r
+    raise PlantError(f"no CRM contact {email}")

@@ -8,6 +8,8 @@ from typing import Any
 
 from compoworld.core.clock import format_time
 from compoworld.tasks.families._common import rows
+from compoworld.tasks.families._common import team_space as _team_space
+from compoworld.tasks.families._common import wiki_page as _wiki_page
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
 
@@ -16,32 +18,6 @@ REGIONS = {
     "Americas": ("New York", "San Francisco", "Toronto"),
     "APAC": ("Singapore",),
 }
-
-
-def _team_space(b: Builder) -> dict[str, Any]:
-    wiki = b.svc("wiki")
-    team = next(t for t in b.company.teams if t.name == b.me.team)
-    hits = wiki.spaces.find(lambda s: s["key"] == team.slug.upper()[:10])
-    if not hits:
-        raise PlantError("no team space")
-    return hits[0]
-
-
-def _wiki_page(
-    b: Builder, space: dict[str, Any], title: str, content: str, days_ago: float = 20
-) -> dict[str, Any]:
-    ts = format_time(b.now - timedelta(days=days_ago))
-    return b.svc("wiki").pages.create(
-        {
-            "space_id": space["id"],
-            "title": title,
-            "content": content,
-            "parent_id": space.get("homepage_id"),
-            "author_id": b.me.email,
-            "created_at": ts,
-            "updated_at": ts,
-        }
-    )
 
 
 def _quarter(d: date) -> tuple[date, date, str]:

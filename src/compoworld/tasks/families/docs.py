@@ -6,7 +6,10 @@ from datetime import date, timedelta
 from typing import Any
 
 from compoworld.core.clock import format_time
+from compoworld.tasks.families._common import bases_row as _bases_row
 from compoworld.tasks.families._common import rows
+from compoworld.tasks.families._common import team_space as _team_space
+from compoworld.tasks.families._common import wiki_page as _wiki_page
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
 
@@ -22,31 +25,6 @@ VENDORS = (
     "Bluebird Translations",
     "Granite Facilities",
 )
-
-
-def _team_space(b: Builder) -> dict[str, Any]:
-    team = next(t for t in b.company.teams if t.name == b.me.team)
-    hits = b.svc("wiki").spaces.find(lambda s: s["key"] == team.slug.upper()[:10])
-    if not hits:
-        raise PlantError("no team space")
-    return hits[0]
-
-
-def _wiki_page(
-    b: Builder, space: dict[str, Any], title: str, content: str, days_ago: float = 20
-) -> dict[str, Any]:
-    ts = format_time(b.now - timedelta(days=days_ago))
-    return b.svc("wiki").pages.create(
-        {
-            "space_id": space["id"],
-            "title": title,
-            "content": content,
-            "parent_id": space.get("homepage_id"),
-            "author_id": b.me.email,
-            "created_at": ts,
-            "updated_at": ts,
-        }
-    )
 
 
 def _folder(b: Builder, path: str) -> None:
@@ -228,20 +206,6 @@ def _bases_table(
     svc = b.svc("bases")
     t = svc._create_table(base["id"], table, desc, fields)
     return t, {f["name"]: f["id"] for f in svc.fields.find(table_id=t["id"])}
-
-
-def _bases_row(
-    b: Builder, t: dict[str, Any], fid: dict[str, str], values: dict[str, Any], days_ago: float
-) -> dict[str, Any]:
-    svc = b.svc("bases")
-    return svc.records.create(
-        {
-            "table_id": t["id"],
-            "createdTime": format_time(b.now - timedelta(days=days_ago)),
-            "fields": {fid[k]: v for k, v in values.items()},
-        },
-        id="rec" + svc.next_id("", 14),
-    )
 
 
 def _text_fields(*names: str) -> list[dict[str, Any]]:

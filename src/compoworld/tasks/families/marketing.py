@@ -7,16 +7,14 @@ from typing import Any
 
 from compoworld.core.clock import format_time
 from compoworld.tasks.families._common import ago, rows
+from compoworld.tasks.families._common import bases_row as _bases_row
+from compoworld.tasks.families._common import crm_contact as _crm_contact
+from compoworld.tasks.families._common import sheet as _sheet
+from compoworld.tasks.families._common import sheet_rows as _sheet_rows
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
 
-
 # ---- planting helpers (this module only) -----------------------------------------------------
-def _crm_contact(b: Builder, email: str) -> dict[str, Any]:
-    for r in b.svc("crm").objects.find(object_type="contacts"):
-        if (r["properties"].get("email") or "").lower() == email.lower():
-            return r
-    raise PlantError(f"no CRM contact {email}")
 
 
 def _crm_prop(b: Builder, otype: str, name: str, label: str) -> None:
@@ -232,20 +230,6 @@ def _bases_table(
         raise PlantError(f"no Airtable base {base_name}")
     t = svc._create_table(base["id"], table, desc, fields)
     return t, {f["name"]: f["id"] for f in svc.fields.find(table_id=t["id"])}
-
-
-def _bases_row(
-    b: Builder, t: dict[str, Any], fid: dict[str, str], values: dict[str, Any], days_ago: float
-) -> dict[str, Any]:
-    svc = b.svc("bases")
-    return svc.records.create(
-        {
-            "table_id": t["id"],
-            "createdTime": format_time(b.now - timedelta(days=days_ago)),
-            "fields": {fid[k]: v for k, v in values.items()},
-        },
-        id="rec" + svc.next_id("", 14),
-    )
 
 
 _SHOWS = (
@@ -623,34 +607,6 @@ def churned_off_campaign(b: Builder) -> None:
             "Note the removal on each churned company",
         ],
     )
-
-
-def _sheet(b: Builder, title: str, tab: str, table: list[list[Any]], days_ago: float = 5) -> dict[str, Any]:
-    cells: dict[str, Any] = {}
-    for r, row in enumerate(table, start=1):
-        for c, v in enumerate(row):
-            cells[f"{chr(65 + c)}{r}"] = v
-    return b.svc("sheets").books.create(
-        {
-            "title": title,
-            "sheets": [{"sheetId": 0, "title": tab, "cells": cells}],
-            "modified": ago(b, days=days_ago),
-        }
-    )
-
-
-def _sheet_rows(data: Any) -> list[list[Any]]:
-    """Rows of a get_spreadsheet answer as lists of cell values (column A first)."""
-    out: list[list[Any]] = []
-    for s in (data or {}).get("sheets", []):
-        rs = s.get("rows") or {}
-        for _, r in sorted(rs.items(), key=lambda kv: int(kv[0])) if isinstance(rs, dict) else enumerate(rs):
-            if isinstance(r, dict):
-                width = max((ord(k) - 64 for k in r), default=0)
-                out.append([r.get(chr(65 + i), "") for i in range(width)])
-            else:
-                out.append(list(r))
-    return out
 
 
 @family("marketing.launch_day_announce", "marketing", ("sheets", "marketing", "community"))

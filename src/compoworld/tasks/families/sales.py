@@ -7,6 +7,10 @@ from typing import Any
 
 from compoworld.core.clock import format_time
 from compoworld.tasks.families._common import ago, ahead, crm_company, in_crm, rows
+from compoworld.tasks.families._common import crm_contact as _crm_contact
+from compoworld.tasks.families._common import next_business_day as _next_business_day
+from compoworld.tasks.families._common import sheet as _sheet
+from compoworld.tasks.families._common import sheet_rows as _sheet_rows
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
 
@@ -31,13 +35,6 @@ def _crm_obj(b: Builder, otype: str, props: dict[str, Any], days_ago: float) -> 
     return b.svc("crm").objects.create(
         {"object_type": otype, "properties": props, "createdAt": t, "updatedAt": t}
     )
-
-
-def _crm_contact(b: Builder, email: str) -> dict[str, Any]:
-    for r in b.svc("crm").objects.find(object_type="contacts"):
-        if (r["properties"].get("email") or "").lower() == email.lower():
-            return r
-    raise PlantError(f"no CRM contact {email}")
 
 
 def _deal(
@@ -71,41 +68,6 @@ def _deal(
     if contact:
         b.svc("crm")._associate("deals", d["id"], "contacts", contact["id"])
     return d
-
-
-def _sheet(b: Builder, title: str, tab: str, table: list[list[Any]], days_ago: float = 5) -> dict[str, Any]:
-    cells: dict[str, Any] = {}
-    for r, row in enumerate(table, start=1):
-        for c, v in enumerate(row):
-            cells[f"{chr(65 + c)}{r}"] = v
-    return b.svc("sheets").books.create(
-        {
-            "title": title,
-            "sheets": [{"sheetId": 0, "title": tab, "cells": cells}],
-            "modified": ago(b, days=days_ago),
-        }
-    )
-
-
-def _next_business_day(d: datetime) -> datetime:
-    d = d + timedelta(days=1)
-    while d.weekday() >= 5:
-        d += timedelta(days=1)
-    return d
-
-
-def _sheet_rows(data: Any) -> list[list[Any]]:
-    """Rows of a get_spreadsheet answer as lists of cell values (column A first)."""
-    out: list[list[Any]] = []
-    for s in (data or {}).get("sheets", []):
-        rs = s.get("rows") or {}
-        for _, r in sorted(rs.items(), key=lambda kv: int(kv[0])) if isinstance(rs, dict) else enumerate(rs):
-            if isinstance(r, dict):
-                width = max((ord(k) - 64 for k in r), default=0)
-                out.append([r.get(chr(65 + i), "") for i in range(width)])
-            else:
-                out.append(list(r))
-    return out
 
 
 def _staff(b: Builder, team: str) -> Any:

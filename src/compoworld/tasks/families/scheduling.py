@@ -7,16 +7,13 @@ from typing import Any
 
 from compoworld.core.clock import format_time
 from compoworld.core.company import Person
+from compoworld.tasks.families._common import bases_row as _bases_row
+from compoworld.tasks.families._common import next_business_day as _next_business_day
 from compoworld.tasks.families._common import rows
+from compoworld.tasks.families._common import team_space as _team_space
+from compoworld.tasks.families._common import wiki_page as _wiki_page
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
-
-
-def _next_business_day(d: datetime) -> datetime:
-    d = d + timedelta(days=1)
-    while d.weekday() >= 5:
-        d += timedelta(days=1)
-    return d
 
 
 def _at(day: datetime, hour: int, minute: int = 0) -> datetime:
@@ -51,38 +48,6 @@ def _cal_event(
     rec.update(extra)
     svc.insert("events", rec)
     return rec
-
-
-def _team_space(b: Builder) -> dict[str, Any]:
-    wiki = b.svc("wiki")
-    team = next(t for t in b.company.teams if t.name == b.me.team)
-    key = team.slug.upper()[:10]
-    hits = wiki.spaces.find(lambda s: s["key"] == key)
-    if not hits:
-        raise PlantError(f"no wiki space {key}")
-    return hits[0]
-
-
-def _wiki_page(
-    b: Builder,
-    space: dict[str, Any],
-    title: str,
-    content: str,
-    days_ago: float = 20,
-    author: str | None = None,
-) -> dict[str, Any]:
-    ts = format_time(b.now - timedelta(days=days_ago))
-    return b.svc("wiki").pages.create(
-        {
-            "space_id": space["id"],
-            "title": title,
-            "content": content,
-            "parent_id": space.get("homepage_id"),
-            "author_id": author or b.me.email,
-            "created_at": ts,
-            "updated_at": ts,
-        }
-    )
 
 
 def _start_of(ev: dict[str, Any]) -> str:
@@ -255,20 +220,6 @@ def _bases_table(
         raise PlantError(f"no Airtable base {base_name}")
     t = svc._create_table(base["id"], table, desc, fields)
     return t, {f["name"]: f["id"] for f in svc.fields.find(table_id=t["id"])}
-
-
-def _bases_row(
-    b: Builder, t: dict[str, Any], fid: dict[str, str], values: dict[str, Any], days_ago: float
-) -> dict[str, Any]:
-    svc = b.svc("bases")
-    return svc.records.create(
-        {
-            "table_id": t["id"],
-            "createdTime": format_time(b.now - timedelta(days=days_ago)),
-            "fields": {fid[k]: v for k, v in values.items()},
-        },
-        id="rec" + svc.next_id("", 14),
-    )
 
 
 @family("scheduling.rebook_cancelled_demo", "scheduling", ("booking", "bases", "meet"))
