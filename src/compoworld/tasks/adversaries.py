@@ -131,6 +131,39 @@ def _collateral_states(task: Task, final: dict[str, Any]) -> list[tuple[str, dic
             for c in item.check.get("creates", []):
                 tables.add((c["service"], c["table"]))
     out = []
+    # an edit inside a record the task may change, to a field it never touched
+    fields: dict[tuple[str, str, str], list[str] | None] = {}
+    for item in task.rubric:
+        if item.check.get("predicate") == "no_changes_except":
+            for a in item.check.get("allow", []):
+                fields[(a["service"], a.get("table") or "", str(a.get("key")))] = a.get("fields")
+    for (service, table, key), may in sorted(fields.items()):
+        recs = final["services"].get(service, {}).get(table)
+        if not isinstance(recs, dict) or may is None:
+            continue
+        rk = next((k for k in recs if str(k) == key), None)
+        rec = recs.get(rk) if rk is not None else None
+        if not isinstance(rec, dict):
+            continue
+        untouched = [
+            f
+            for f, v in rec.items()
+            if isinstance(v, str | int)
+            and not isinstance(v, bool)
+            and f != "id"
+            and not any(f == p or p.startswith(f + ".") for p in may)
+        ]
+        if untouched:
+            f = untouched[0]
+            v = rec[f]
+            edited = copy.copy(final)
+            edited["services"] = {**final["services"], service: {**final["services"][service]}}
+            edited["services"][service][table] = {
+                **recs,
+                rk: {**rec, f: (v + 1) if isinstance(v, int) else str(v) + " (edited)"},
+            }
+            out.append((f"edit {service}:{table}/{key}.{f} (a field the task never touched)", edited))
+            break
     for service, table in sorted(tables):
         recs = final["services"].get(service, {}).get(table)
         if not isinstance(recs, dict):

@@ -413,8 +413,21 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
     collateral, writes_in = collateral_check(s0, s1)
     if not writes_in:
         raise Rejected("plan", f"{fam.name}: the reference changes nothing")
+    import re as _re
+
+    from compoworld.verify.verifier import verify_checks
+
+    numbers = _re.findall(r"\d+(?:\.\d+)?", b.instruction)
+    for item in b.goals:
+        if item["check"].get("predicate") == "answer_matches" and item["check"].get("kind") == "number":
+            item["check"] = {**item["check"], "allow": numbers}
+    extra = [
+        g
+        for g in trap_guards(b.traps, writes_in, b.instruction, b.calls)
+        if verify_checks([{"id": "g", **g}], s0, s1, b.answer).passed  # never against the reference
+    ]
     rubric = []
-    for item in [*b.goals, *b.guards]:
+    for item in [*b.goals, *b.guards, *extra]:
         rubric.append({"id": f"c{len(rubric) + 1}", **item})
     rubric.append({"id": f"c{len(rubric) + 1}", **collateral})
     domain_of = registry()
@@ -425,6 +438,7 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         "distractors": distractors,
         "initial_state": s0,
         "initial_state_hash": b.h0,
+        "world": {"seed": world_seed, "size": settings.size, "generator_version": GENERATOR_VERSION},
         "dependency_graph": {
             "nodes": [
                 {
@@ -476,20 +490,39 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
 
 
 def collateral_check(s0: dict[str, Any], s1: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
-    """The record-level collateral guard: exactly the records the reference changed may change,
-    and per table as many may be created as it created; plus the services it wrote."""
-    from compoworld.verify.predicates import changed_records
+    """The record-level collateral guard: exactly the records the reference changed may change, and
+    inside each only the fields it changed (an appended text must keep its old text, a list gains
+    exactly as many items); per table as many records may be created as it created. Also returns
+    the services it wrote."""
+    from compoworld.verify.predicates import changed_paths, changed_records
     from compoworld.verify.state_view import StateView
 
+    v0, v1 = StateView(s0), StateView(s1)
     allow: list[dict[str, Any]] = []
     creates: Counter[tuple[str, str]] = Counter()
     writes_in: set[str] = set()
-    for service, table, key, op in changed_records(StateView(s0), StateView(s1)):
+    for service, table, key, op in changed_records(v0, v1):
         writes_in.add(service)
         if op == "add":
             creates[(service, table)] += 1
-        else:
-            allow.append({"service": service, "table": table, "key": str(key)})
+            continue
+        entry: dict[str, Any] = {"service": service, "table": table, "key": str(key)}
+        before, after = v0.table(service, table).get(key), v1.table(service, table).get(key)
+        if op == "change" and isinstance(before, dict) and isinstance(after, dict):
+            paths = changed_paths(before, after)
+            entry["fields"] = paths
+            grow, append = [], {}
+            for path in paths:
+                x, y = _dig(before, path), _dig(after, path)
+                if isinstance(x, str) and isinstance(y, str) and x.strip() and x in y and len(y) > len(x):
+                    grow.append(path)
+                if isinstance(x, list) and isinstance(y, list) and len(y) > len(x) and y[: len(x)] == x:
+                    append[path] = len(y) - len(x)
+            if grow:
+                entry["grow"] = grow
+            if append:
+                entry["append"] = append
+        allow.append(entry)
     check = {
         "description": "nothing else was changed, deleted or created",
         "weight": 1.0,
@@ -501,6 +534,48 @@ def collateral_check(s0: dict[str, Any], s1: dict[str, Any]) -> tuple[dict[str, 
         },
     }
     return check, writes_in
+
+
+def _dig(rec: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(rec, dict):
+            return None
+        rec = rec.get(part)
+    return rec
+
+
+def trap_guards(
+    traps: list[dict[str, Any]], writes_in: set[str], instruction: str, calls: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A guard for every distinctive decoy value: no write anywhere carries it (a message, note or
+    page that names every candidate hedges, and acting on the decoy fails)."""
+    import orjson
+
+    written = orjson.dumps([c["arguments"] for c in calls]).decode().casefold()
+    out = []
+    seen: set[str] = set()
+    for trap in traps:
+        for decoy in trap.get("swap", {}).values():
+            d = str(decoy)
+            distinctive = len(d) >= 4 and not d.isalpha()
+            if (
+                not distinctive
+                or d in seen
+                or d.casefold() in instruction.casefold()
+                or d.casefold() in written
+            ):
+                continue
+            seen.add(d)
+            for svc in sorted(writes_in):
+                out.append(
+                    {
+                        "description": f"no write in {svc} names the {trap['kind']} candidate ({d})",
+                        "weight": 1.0,
+                        "kind": "guard",
+                        "check": {"predicate": "value_not_written", "service": svc, "value": d},
+                    }
+                )
+    return out
 
 
 def _value_at(args: dict[str, Any], path: str) -> str:
@@ -777,6 +852,9 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
         "distractors": sorted(distractors),
         "initial_state": s0,
         "initial_state_hash": h0,
+        "world": None
+        if lived
+        else {"seed": world_seed, "size": settings.size, "generator_version": GENERATOR_VERSION},
         "dependency_graph": {
             "nodes": [
                 {"step": j, "service": s.service, "move": s.move.name, "mutates": isinstance(s.move, Write)}

@@ -111,8 +111,10 @@ def match(rec: dict[str, Any], where: dict[str, Any]) -> bool:
 OPS: dict[str, Callable[[list[Any], Any], bool]] = {
     "eq": lambda vals, a: any(_eq(v, a) for v in vals),
     "ne": lambda vals, a: all(not _eq(v, a) for v in vals),
-    "contains": lambda vals, a: any(_text(a) in _text(v) for v in vals),
-    "contains_all": lambda vals, a: all(any(_text(x) in _text(v) for v in vals) for x in a),
+    "contains": lambda vals, a: any(text_has(str(v), str(a)) for v in vals if v is not None),
+    "contains_all": lambda vals, a: all(
+        any(text_has(str(v), str(x)) for v in vals if v is not None) for x in a
+    ),
     "in": lambda vals, a: any(_eq(v, x) for v in vals for x in a),
     "startswith": lambda vals, a: any(_text(v).startswith(_text(a)) for v in vals),
     "gte": lambda vals, a: any(
@@ -379,14 +381,43 @@ class AnswerMatchArgs(_Args):
     alternates: list[str] = []  # other forms of the same value (a person's name beside the email)
     exclude: list[str] = []  # competing candidates: naming any of them fails the answer
     tolerance: float = 0.01
+    allow: list[str] = []  # kept for task files that carry it (numbers of the request itself)
+
+
+_WORDS = {
+    w: i
+    for i, w in enumerate(
+        (
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        )
+    )
+}
+
+
+_NEGATED = re.compile(
+    r"\b(?:not|isn't|wasn't|never|no longer|rather than|instead of)\s+(?:the\s+|order\s+|#)*[\w#@.,-]+", re.I
+)
 
 
 def _names(answer: str, value: str, kind: str, tol: float) -> bool:
+    answer = _NEGATED.sub(" ", answer)  # "it is not #1018" does not name #1018
     if kind == "number":
         want = _num(value)
-        return want is not None and any(
-            (n := _num(m)) is not None and abs(n - want) <= tol for m in re.findall(r"-?[\d,]*\.?\d+", answer)
-        )
+        return want is not None and any(abs(n - want) <= tol for n in _answer_numbers(answer))
+    if kind == "text" and value.startswith("#") and _names(answer, value[1:], kind, tol):
+        return True  # "order 1018" names order #1018
     if kind == "date":
         return contains_when(answer, value)
     if kind == "phone":
@@ -394,14 +425,41 @@ def _names(answer: str, value: str, kind: str, tol: float) -> bool:
     return re.search(r"(?<![\w@.-])" + re.escape(_text(value)) + r"(?![\w@-])", _text(answer)) is not None
 
 
+def _answer_numbers(answer: str) -> list[float]:
+    """The quantities an answer states: numbers and number words; dates, times and references
+    (#5, goal 5's "#") aside."""
+    text = re.sub(r"\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?|\b\d{1,2}:\d{2}\b|#\s*\d+", " ", answer)
+    out = [n for m in re.findall(r"-?\d[\d,]*\.?\d*", text) if (n := _num(m.rstrip(".,"))) is not None]
+    return out + [float(_WORDS[w]) for w in re.findall(r"[a-z]+", text.casefold()) if w in _WORDS]
+
+
+_HEDGE = re.compile(r"^\s*(or|/|to|-|–|~|,|and|vs\.?|between)\s*$", re.I)
+
+
+def _hedged(answer: str, want: float, tol: float) -> bool:
+    """The value is offered beside another number as an alternative: "5 or 7", "5870 / 5880", "5-7"."""
+    text = re.sub(r"\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?", " ", answer)
+    spans = [
+        (m.start(), m.end(), _num(m.group().rstrip(".,"))) for m in re.finditer(r"\d[\d,]*\.?\d*", text)
+    ]
+    spans = [s for s in spans if s[2] is not None]
+    for (_a0, a1, x), (b0, _b1, y) in zip(spans, spans[1:], strict=False):
+        if (abs(x - want) <= tol) != (abs(y - want) <= tol) and _HEDGE.match(text[a1:b0].replace("$", "")):
+            return True
+    return False
+
+
 @predicate("answer_matches", AnswerMatchArgs)
 def answer_matches(ctx: CheckContext, a: AnswerMatchArgs) -> tuple[bool, str]:
-    """The answer names the value (in any accepted form) and names none of the competing candidates."""
+    """The answer names the value (in any accepted form) and names none of the competing candidates.
+    A numeric answer states one number: a hedge ("5, 6 or 7") or a range fails."""
     if not ctx.answer:
         return False, "no answer"
     ans = str(ctx.answer)
     if not any(_names(ans, v, a.kind, a.tolerance) for v in [a.value, *a.alternates]):
         return False, f"answer {ans[:200]!r} does not give {a.value!r}"
+    if a.kind == "number" and _hedged(ans, _num(a.value) or 0.0, a.tolerance):
+        return False, "answer offers the value beside other candidates"
     rivals = [x for x in a.exclude if _names(ans, x, a.kind, a.tolerance)]
     if rivals:
         return False, f"answer also names competing candidate(s) {rivals}"
@@ -418,12 +476,18 @@ class NotWrittenArgs(_Args):
 @predicate("value_not_written", NotWrittenArgs)
 def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
     """No record created or changed in the service carries the (decoy) value."""
-    want = _text(a.value)
+    want = re.compile(r"(?<![\w.-])" + re.escape(_text(a.value)) + r"(?![\w@-])")
     for table in a.tables or ctx.final.tables(a.service):
         if table == META:
             continue
-        for r in _fresh(ctx, a.service, table):
-            if want in _text(orjson_text(r)):
+        before = ctx.s0.table(a.service, table)
+        for k, r in ctx.final.table(a.service, table).items():
+            if before.get(k) == r:
+                continue
+            old = before.get(k)
+            if want.search(_text(orjson_text(r))) and not (
+                old is not None and want.search(_text(orjson_text(old)))
+            ):
                 return False, f"a write in {a.service}.{table} carries {a.value!r}"
     return True, f"no write carries {a.value!r}"
 
@@ -439,6 +503,12 @@ class Allow(_Args):
     service: str
     table: str | None = None
     key: str | None = None
+    # field-level: the dotted paths inside the record that may change (None: any); a string field in
+    # `grow` must keep its old text (an append, not a rewrite); a list field in `append` gains
+    # exactly that many items (one comment, not two)
+    fields: list[str] | None = None
+    grow: list[str] = []
+    append: dict[str, int] = {}
 
 
 class Create(_Args):
@@ -486,12 +556,71 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
         if op == "add" and budget.get((service, table), 0) > 0:
             budget[(service, table)] -= 1  # one of the records the task asks to create
             continue
-        if not any(
-            al.service == service and al.table in (None, table) and al.key in (None, str(key))
-            for al in a.allow
-        ):
+        rule = next(
+            (
+                al
+                for al in a.allow
+                if al.service == service and al.table in (None, table) and al.key in (None, str(key))
+            ),
+            None,
+        )
+        if rule is None:
             return False, f"unexpected change: {op} {service}:{table}/{key}"
+        if op != "change" or (rule.fields is None and not rule.grow and not rule.append):
+            continue
+        before, after = ctx.s0.table(service, table)[key], ctx.final.table(service, table)[key]
+        for path in changed_paths(before, after):
+            if rule.fields is not None and not any(
+                path == f or path.startswith(f + ".") for f in rule.fields
+            ):
+                return False, f"unexpected change: {service}:{table}/{key} field {path}"
+        for path in rule.grow:
+            old, new = _at(before, path), _at(after, path)
+            if isinstance(old, str) and old.strip() and old.strip() not in str(new or ""):
+                return False, f"{service}:{table}/{key} {path} lost its earlier text (append, do not rewrite)"
+        for path, n in rule.append.items():
+            old, new = _at(before, path), _at(after, path)
+            if isinstance(old, list) and isinstance(new, list):
+                if len(new) != len(old) + n:
+                    return (
+                        False,
+                        f"{service}:{table}/{key} {path} gained {len(new) - len(old)} item(s), not {n}",
+                    )
+                if new[: len(old)] != old:
+                    return False, f"{service}:{table}/{key} {path}: items that were there before changed"
     return True, "no changes outside the allow-list"
+
+
+def changed_paths(a: Any, b: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of the leaves that differ between two records (dicts are walked; lists and
+    scalars compare whole)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            if a.get(k, _GONE) != b.get(k, _GONE):
+                out.extend(changed_paths(a.get(k), b.get(k), f"{prefix}{k}."))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and a != b:
+        out = []  # same length: an item edited in place (a sheet's tab, one attendee)
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                out.extend(changed_paths(x, y, f"{prefix}{i}."))
+        return out
+    return [prefix[:-1]] if a != b else []
+
+
+_GONE = object()
+
+
+def _at(rec: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(rec, list) and part.isdigit() and int(part) < len(rec):
+            rec = rec[int(part)]
+        elif isinstance(rec, dict):
+            rec = rec.get(part)
+        else:
+            return None
+    return rec
 
 
 def validate_check(check: dict[str, Any]) -> tuple[str, _Args]:
