@@ -381,7 +381,6 @@ class AnswerMatchArgs(_Args):
     alternates: list[str] = []  # other forms of the same value (a person's name beside the email)
     exclude: list[str] = []  # competing candidates: naming any of them fails the answer
     tolerance: float = 0.01
-    allow: list[str] = []  # kept for task files that carry it (numbers of the request itself)
 
 
 _WORDS = {
