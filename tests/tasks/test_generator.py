@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from compoworld.cli.main import app
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Settings, generate_task
-from compoworld.tasks.model import Task, export_parquet, load_tasks, save_tasks
+from compoworld.tasks.model import TASK_FORMAT, Task, export_parquet, load_tasks, save_tasks
 from compoworld.tasks.pipeline import generate
 
 runner = CliRunner()
@@ -43,7 +43,7 @@ def test_every_task_passes_every_gate_and_adversary(batch: list[Task]) -> None:
         assert sum(r.check["predicate"] == "no_changes_except" for r in t.rubric) == 1
         assert any(r.kind == "guard" and r.check["predicate"] != "no_changes_except" for r in t.rubric)
         assert t.hint and 3 <= len(t.subtasks) <= 6 and t.instruction
-        assert t.format_version == 2 and t.meta["family"] and t.meta["work_domain"]
+        assert t.format_version == TASK_FORMAT and t.meta["family"] and t.meta["work_domain"]
 
 
 def test_reference_turns_are_grounded_and_noop_scores_zero(batch: list[Task]) -> None:
@@ -168,7 +168,7 @@ def test_task_files_roundtrip_gzip_parquet_and_errors(tmp_path: Path, batch: lis
     table = papq.read_table(pq)
     assert table.num_rows == 3 and json.loads(table.column("rubric")[0].as_py())[0]["id"] == "c1"
     broken = tmp_path / "broken.jsonl"
-    broken.write_text(batch[0].to_json().decode() + '\n{"id": 1, "format_version": 2}\n')
+    broken.write_text(batch[0].to_json().decode() + '\n{"id": 1, "format_version": %d}\n' % TASK_FORMAT)
     with pytest.raises(ValueError, match=r"broken.jsonl:2: invalid task: field"):
         load_tasks(broken)
     broken.write_text("not json\n")
@@ -182,7 +182,7 @@ def test_xai_tasks_cross_gui_mcp_and_cli_and_revisit_one() -> None:
     from compoworld.tasks.gates import run_gates
     from compoworld.tasks.generator import interface_of
 
-    tasks, _ = generate(4, seed=4, settings=Settings(k=4, distractors=1, interfaces=("cli", "gui", "mcp")))
+    tasks, _ = generate(4, seed=4, settings=Settings(distractors=1, interfaces=("cli", "gui", "mcp")))
     for t in tasks:
         used = [interface_of(c.tool.split("__", 1)[0]) for c in t.reference_solution]
         assert {"gui", "mcp", "cli"} <= set(used)
@@ -194,6 +194,7 @@ def test_xai_tasks_cross_gui_mcp_and_cli_and_revisit_one() -> None:
         assert len(runs) > len(set(runs)) and t.meta["interface_switches"] >= 2  # returns to an interface
         assert t.hint and len(t.subtasks) >= 3
         assert all(v is None for v in run_gates(t).values())
+        assert len(set(t.meta["page_kinds"]) - {"home"}) >= 2  # GUI steps use more than one kind of page
     # the interfaces gate fails a task whose reference never touches a declared interface
     t = tasks[0]
     cut = t.model_copy(

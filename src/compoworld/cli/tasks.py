@@ -38,7 +38,7 @@ def _interfaces(value: str | None, k: int) -> tuple[str, ...]:
     bad = [x for x in got if x not in INTERFACES]
     if bad or len(got) < 2:
         raise typer.BadParameter(f"--interfaces takes two or more of {', '.join(INTERFACES)} (got {value!r})")
-    if k < len(got):
+    if 0 < k < len(got):
         raise typer.BadParameter(f"--k must be at least {len(got)} to cross {len(got)} interfaces")
     return got
 
@@ -217,6 +217,35 @@ def check(
             for g, why in bad.items():
                 console.print(f"  [red]{tid}[/red] {g}: {why}")
     raise typer.Exit(1 if failures else 0)
+
+
+@app.command()
+def export(
+    file: Annotated[Path, typer.Argument(help="A task file (JSONL, optionally .gz).")],
+    out: Annotated[Path, typer.Argument(help="Where to write the tasks (JSONL; .gz compresses).")],
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full/--compact",
+            help="--full: every task carries its whole initial state (self-contained, ~100x larger); "
+            "--compact: the initial state as a patch on its seeded base world (the default file form).",
+        ),
+    ] = False,
+) -> None:
+    """Rewrite a task file, with self-contained initial states (--full) or compact ones."""
+    from compoworld.tasks.model import load_tasks, save_tasks
+
+    try:
+        tasks = load_tasks(file)
+    except (OSError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    save_tasks(tasks, out, full=full)
+    size = out.stat().st_size
+    console.print(
+        f"{len(tasks)} tasks -> {out} ({'full' if full else 'compact'}, {size / 1e6:.2f} MB, "
+        f"{size / max(len(tasks), 1) / 1e3:.1f} KB a task)"
+    )
 
 
 @app.command()

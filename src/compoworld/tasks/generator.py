@@ -479,6 +479,32 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
                 "turns": len({c["turn"] for c in b.calls}),
             },
             "domains": sorted({domain_of[s].domain for s in fam.services}),
+            **(
+                {
+                    "world": {"dir": settings.world, "persona": lived["persona"], "day": lived["day"]},
+                    "story": b.story_used,
+                }
+                if lived
+                else {}
+            ),
+            **(
+                {
+                    "interfaces": list(settings.interfaces),
+                    "interface_walk": [interface_of(w) for w in walk],
+                    "interface_switches": sum(
+                        interface_of(x) != interface_of(y) for x, y in zip(walk, walk[1:], strict=False)
+                    ),
+                    "page_kinds": sorted(
+                        {
+                            str(c["arguments"].get("url", "")).strip("/").split("/")[0] or "home"
+                            for c in b.calls
+                            if c["tool"] == "browser__open"
+                        }
+                    ),
+                }
+                if settings.interfaces
+                else {}
+            ),
         },
     }
 
