@@ -5,7 +5,7 @@ BIN := .venv/bin
 
 $(BIN)/compoworld: pyproject.toml
 	$(PY) -m venv .venv
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,ray]'
 	touch $@
 
 demo: $(BIN)/compoworld

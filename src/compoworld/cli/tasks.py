@@ -78,6 +78,16 @@ def generate(
         ),
     ] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (results do not depend on it).")] = 1,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            is_flag=False,
+            flag_value="auto",
+            help="Run on Ray: --ray joins this machine's cluster, --ray ADDRESS another, --ray local starts one "
+            "(the output is byte-identical to a local run; needs compoworld[ray]).",
+        ),
+    ] = None,
     out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
     parquet: Annotated[
         Path | None, typer.Option(help="Also write a Parquet export here (needs pyarrow).")
@@ -127,7 +137,9 @@ def generate(
     ) as bar:
         job = bar.add_task("tasks", total=n)
         try:
-            tasks, stats = run(n, seed, settings, workers, on_progress=lambda d: bar.advance(job, d))
+            tasks, stats = run(
+                n, seed, settings, workers, on_progress=lambda d: bar.advance(job, d), ray_address=ray
+            )
         except RuntimeError as e:
             err.print(f"[red]error:[/red] {e}")
             raise typer.Exit(2) from None

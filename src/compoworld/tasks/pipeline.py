@@ -54,9 +54,16 @@ def _chunk(args: tuple[int, int, int, Settings]) -> list[tuple[int, Task | None,
 
 
 def generate(
-    n: int, seed: int, settings: Settings, workers: int = 1, on_progress: Callable[[int], None] | None = None
+    n: int,
+    seed: int,
+    settings: Settings,
+    workers: int = 1,
+    on_progress: Callable[[int], None] | None = None,
+    ray_address: str | None = None,
 ) -> tuple[list[Task], Stats]:
-    """Exactly `n` kept tasks (indices in order), with statistics. Results do not depend on `workers`."""
+    """Exactly `n` kept tasks (indices in order), with statistics. Results do not depend on `workers`
+    or on where they run: with `ray_address` ("auto", "local" or a cluster address) the chunks are
+    Ray tasks, gathered in index order, so the output is byte-identical to a local run."""
     if settings.pool:
         from compoworld.tasks.moves import moves_by_service
 
@@ -71,7 +78,12 @@ def generate(
     stats = Stats()
     kept: list[Task] = []
     t0 = time.perf_counter()
-    for _, task, why in _results(seed, settings, workers):
+    results = (
+        _results_ray(seed, settings, ray_address)
+        if ray_address is not None
+        else _results(seed, settings, workers)
+    )
+    for _, task, why in results:
         if task is None:
             stats.rejected[why] += 1
             continue
@@ -105,3 +117,31 @@ def _results(seed: int, settings: Settings, workers: int) -> Iterator[tuple[int,
             start += workers * 2 * chunk
             for res in pool.map(_chunk, batch):
                 yield from res
+
+
+def _results_ray(
+    seed: int, settings: Settings, address: str
+) -> Iterator[tuple[int, Task | None, str | None]]:
+    """The same chunks as `_results`, run as Ray tasks a window at a time and yielded in order."""
+    from compoworld.rollout.cluster import connect
+
+    ray = connect(address)
+    remote = ray.remote(_chunk_json)
+    chunk, window = 8, max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    start = 0
+    pending = []
+    try:
+        while True:
+            while len(pending) < window:
+                pending.append(remote.remote((seed, start, start + chunk, settings)))
+                start += chunk
+            for i, tj, why in ray.get(pending.pop(0)):
+                yield i, (Task.model_validate_json(tj) if tj is not None else None), why
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+
+
+def _chunk_json(args: tuple[int, int, int, Settings]) -> list[tuple[int, bytes | None, str | None]]:
+    """A chunk with tasks as their canonical bytes (what crosses the cluster is what is written)."""
+    return [(i, t.to_json() if t is not None else None, why) for i, t, why in _chunk(args)]
