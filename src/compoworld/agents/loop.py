@@ -3,7 +3,20 @@
 Robust to what real models send: arguments that are not JSON and unknown tools come back to the
 model as 400 / 404 envelopes and the episode goes on; several tool calls in one turn run in order;
 `content: null` is fine. An episode ends when the agent calls `finish`, replies without tool calls,
-or hits a limit. Its error class tells agent errors from environment and endpoint errors.
+or hits a limit. Its error class tells agent errors from environment and endpoint errors:
+
+- `agent_format`: `MAX_MALFORMED_TURNS` turns in a row without a usable call. A call is unusable when
+  its arguments are not JSON, its tool is unknown, or (in the gateway modes) a meta-tool answered 404:
+  a model looping on `list_tools("nope")` makes no progress;
+- `agent_limit`: the turn or token budget ran out;
+- `context_overflow`: the prompt no longer fits the model's window (after compaction, where on);
+- `server_error`: a tool failed with 500 (a bug of ours);
+- `endpoint_error` / `timeout`: the endpoint failed. These are `ENDPOINT_FAILURES`: the runner does
+  not count such an episode as finished, and a rerun tries it again.
+
+With `Limits.compact_history`, tool results older than the last `keep_results` turns are replaced by
+one summary line per call before each request, and once more (all of them) when the server reports
+an overflow. Each request's finish reason, retries and abandoned attempts go into the episode.
 """
 
 from __future__ import annotations
@@ -16,18 +29,31 @@ from typing import Any
 from compoworld.agents.policies import Agent
 from compoworld.agents.prompt import FINISH, FINISH_TOOL, system_prompt, task_user
 from compoworld.core.envelope import failure
-from compoworld.llm.client import EndpointError, EndpointTimeout
+from compoworld.llm.client import ContextOverflow, EndpointError, EndpointTimeout
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
-ERROR_CLASSES = ("ok", "agent_format", "agent_limit", "server_error", "endpoint_error", "timeout")
+ERROR_CLASSES = (
+    "ok",
+    "agent_format",
+    "agent_limit",
+    "context_overflow",
+    "server_error",
+    "endpoint_error",
+    "timeout",
+)
+ENDPOINT_FAILURES = frozenset({"endpoint_error", "timeout"})  # not finished: retried on rerun
 MAX_MALFORMED_TURNS = 3  # consecutive turns with only unusable tool calls end the episode as agent_format
+GATEWAY_MODES = ("gateway", "gateway-compat")
+COMPACTED = "[compacted] "
 
 
 @dataclass(frozen=True)
 class Limits:
     max_turns: int = 40
     max_tokens: int = 200_000  # prompt + completion tokens over the whole episode
+    compact_history: bool = False  # replace old tool results by a summary line per call
+    keep_results: int = 2  # with compaction: the last N turns keep their full tool results
 
 
 @dataclass
@@ -48,9 +74,83 @@ class Episode:
     turns: int
     seconds: float
     malformed_calls: int
+    requests: list[dict[str, Any]]  # per request: finish_reason, retries, usage, seconds
+    abandoned: dict[str, int]  # attempts the endpoint failed or that timed out, and their prompt tokens
+    compacted: int  # tool results replaced by a summary line
 
     def record(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def tool_list(env: Any, mode: str) -> list[dict[str, Any]]:
+    return [*env.tools("openai", mode), FINISH_TOOL]
+
+
+def tool_tokens(services: list[str], mode: str = "direct") -> int:
+    """Estimated prompt tokens of the tool list alone (the schemas sent with every request)."""
+    from compoworld.core.environment import check_name, tool_entry
+    from compoworld.core.gateway import COMPAT_SPECS, SPECS
+    from compoworld.llm.profiles import estimate_tokens
+    from compoworld.services import get_service
+
+    if mode == "direct":
+        entries = [
+            tool_entry(check_name(s, t), spec, "openai")
+            for s in services
+            for t, spec in get_service(s).tool_specs.items()
+        ]
+    else:
+        specs = COMPAT_SPECS if mode == "gateway-compat" else SPECS
+        entries = [tool_entry(n, spec, "openai") for n, spec in specs.items()]
+    return estimate_tokens(json.dumps([*entries, FINISH_TOOL], ensure_ascii=False))
+
+
+def compact(messages: list[dict[str, Any]], keep: int) -> int:
+    """Replace the tool results of all but the last `keep` assistant turns by one summary line per
+    call (`[compacted] tool(args) -> ok, 12 items` or `-> error 404: ...`); returns how many."""
+    turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    cutoff = turns[-keep] if keep and len(turns) >= keep else (len(messages) if not keep else 0)
+    calls: dict[str, tuple[str, Any]] = {}
+    n = 0
+    for m in messages[:cutoff]:
+        if m["role"] == "assistant":
+            for tc in m.get("tool_calls") or []:
+                fn = tc.get("function") or {}
+                calls[tc.get("id") or ""] = (fn.get("name") or "", fn.get("arguments"))
+        elif m["role"] == "tool" and not str(m.get("content", "")).startswith(COMPACTED):
+            name, args = calls.get(m.get("tool_call_id") or "", ("tool", None))
+            m["content"] = COMPACTED + _summary(name, args, m.get("content"))
+            n += 1
+    return n
+
+
+def _summary(name: str, args: Any, content: Any) -> str:
+    a = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
+    a = a if len(a) <= 120 else a[:117] + "..."
+    try:
+        env = json.loads(content) if isinstance(content, str) else content
+    except json.JSONDecodeError:
+        env = None
+    if isinstance(env, dict) and env.get("success") is False:
+        e = env.get("error") or {}
+        return f"{name}({a}) -> error {e.get('code')}: {str(e.get('message', ''))[:100]}"
+    data = env.get("data", env) if isinstance(env, dict) else env
+    if isinstance(data, list):
+        what = f"{len(data)} items"
+    elif isinstance(data, dict):
+        what = f"{len(data)} fields"
+    else:
+        what = "done"
+    return f"{name}({a}) -> ok, {what}"
+
+
+def _unusable(result: dict[str, Any], name: str, mode: str, env: Any) -> bool:
+    if result.get("success") is not False:
+        return False
+    code, kind = result["error"]["code"], result["error"]["type"]
+    if mode in GATEWAY_MODES and name in env.gateway_for(mode).specs:
+        return code == 404  # a gateway call that goes nowhere is not progress
+    return code == 404 and kind == "unknown_tool"
 
 
 async def run_episode(
@@ -58,7 +158,8 @@ async def run_episode(
 ) -> Episode:
     t0 = time.perf_counter()
     env = task.environment()
-    tools = [*env.tools("openai", mode), FINISH_TOOL]
+    tools = tool_list(env, mode)
+    gateway = env.gateway_for(mode) if mode in GATEWAY_MODES else None
     user = task_user(task)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(env.clock.iso(), user, mode)},
@@ -69,25 +170,57 @@ async def run_episode(
         },
     ]
     steps: list[dict[str, Any]] = []
+    requests: list[dict[str, Any]] = []
+    abandoned = {"attempts": 0, "prompt_tokens_est": 0}
     state_hash = task.initial_state_hash  # reads never change state, so only writes rehash
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     answer: str | None = None
     error_class, error = "ok", None
-    malformed, malformed_run, turns = 0, 0, 0
+    malformed, malformed_run, turns, compacted = 0, 0, 0, 0
     done = False
+
+    def count_abandoned(attempts: Any) -> None:
+        for a in attempts or ():
+            abandoned["attempts"] += 1
+            abandoned["prompt_tokens_est"] += int(a.get("prompt_tokens_est", 0))
+
     while not done:
         if turns >= limits.max_turns:
             error_class, error = "agent_limit", f"no finish after {limits.max_turns} turns"
             break
+        if limits.compact_history:
+            compacted += compact(messages, limits.keep_results)
         try:
-            reply = await agent.act(task, messages, tools)
+            try:
+                reply = await agent.act(task, messages, tools)
+            except ContextOverflow as e:
+                if not limits.compact_history or not (n := compact(messages, 0)):
+                    raise
+                count_abandoned(e.attempts)
+                compacted += n
+                reply = await agent.act(task, messages, tools)
+        except ContextOverflow as e:
+            count_abandoned(e.attempts)
+            error_class, error = "context_overflow", str(e)
+            break
         except EndpointTimeout as e:
+            count_abandoned(e.attempts)
             error_class, error = "timeout", str(e)
             break
         except EndpointError as e:
+            count_abandoned(e.attempts)
             error_class, error = "endpoint_error", str(e)
             break
         turns += 1
+        count_abandoned(reply.attempts)
+        requests.append(
+            {
+                "finish_reason": reply.finish_reason,
+                "retries": reply.retries,
+                "usage": dict(reply.usage),
+                "seconds": reply.seconds,
+            }
+        )
         for k in usage:
             usage[k] += reply.usage.get(k, 0)
         msg = dict(reply.message)
@@ -125,20 +258,19 @@ async def run_episode(
                 result = bad
                 malformed += 1
             else:
-                result = env.call(name, args)
-                if (
-                    not result["success"]
-                    and result["error"]["code"] == 404
-                    and result["error"]["type"] == "unknown_tool"
-                ):
+                if gateway is not None and name in gateway.specs:
+                    result = gateway.call(name, args)
+                else:
+                    result = env.call(name, args)
+                if _unusable(result, name, mode, env):
                     malformed += 1
                 else:
                     usable += 1
                 spec = env.tool_spec(name)
-                if result["success"] and (spec is None or spec.mutates):
+                if result.get("success") is not False and (spec is None or spec.mutates):
                     state_hash = env.state_hash()
                 steps.append({"tool": name, "arguments": args, "envelope": result, "state_hash": state_hash})
-                if not result["success"] and result["error"]["code"] == 500:
+                if result.get("success") is False and result["error"]["code"] == 500:
                     error_class, error = "server_error", result["error"]["message"]
             messages.append(
                 {
@@ -178,4 +310,7 @@ async def run_episode(
         turns=turns,
         seconds=round(time.perf_counter() - t0, 4),
         malformed_calls=malformed,
+        requests=requests,
+        abandoned=abandoned,
+        compacted=compacted,
     )

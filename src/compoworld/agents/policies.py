@@ -53,15 +53,19 @@ class OracleAgent:
 
     async def act(self, task: Task, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         turn = sum(1 for m in messages if m["role"] == "assistant")
-        gateway = any(t["function"]["name"] == "call_tool" for t in tools)
-        plan = oracle_turns(task, gateway)
+        call = next((t for t in tools if t["function"]["name"] == "call_tool"), None)
+        compat = call is not None and "tool_name" in call["function"]["parameters"].get("properties", {})
+        plan = oracle_turns(task, call is not None, compat)
         if turn < len(plan):
             return _reply(plan[turn], turn)
         return _reply([(FINISH, {"answer": task.answer or ""})], turn)
 
 
-def oracle_turns(task: Task, gateway: bool = False) -> list[list[tuple[str, dict[str, Any]]]]:
-    """The reference as assistant turns of tool calls (direct tool names, or gateway meta-calls)."""
+def oracle_turns(
+    task: Task, gateway: bool = False, compat: bool = False
+) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The reference as assistant turns of tool calls (direct tool names, or gateway meta-calls;
+    `compat`: the published convention, `call_tool(tool_name, arguments)`)."""
     turns: list[list[tuple[str, dict[str, Any]]]] = []
     last = None
     for c in task.reference_solution:
@@ -84,7 +88,8 @@ def oracle_turns(task: Task, gateway: bool = False) -> list[list[tuple[str, dict
         if new:
             out.append([("describe_tool", {"tool": n}) for n in dict.fromkeys(new)])
             described.update(new)
-        out.append([("call_tool", {"tool": n, "arguments": a}) for n, a in calls])
+        key = "tool_name" if compat else "tool"
+        out.append([("call_tool", {key: n, "arguments": a}) for n, a in calls])
     return out
 
 

@@ -23,11 +23,15 @@ FINISH_TOOL: dict[str, Any] = {
 
 
 def system_prompt(now_iso: str, user: str, mode: str) -> str:
-    how = (
-        "Tools are namespaced as service__tool."
-        if mode == "direct"
-        else "Discover tools with list_services, list_tools and describe_tool, then run them with call_tool."
-    )
+    if mode == "direct":
+        how = "Tools are namespaced as service__tool."
+    elif mode == "gateway-compat":
+        how = (
+            "Discover tools with list_services, list_tools and describe_tool, then run them with "
+            "call_tool(tool_name, arguments)."
+        )
+    else:
+        how = "Discover tools with list_services, list_tools and describe_tool, then run them with call_tool."
     return (
         f"You are an assistant that completes tasks for {user} by calling tools. The current date and time is {now_iso} "
         f"(simulated; use it for relative dates). {how} Every tool returns a JSON envelope: "

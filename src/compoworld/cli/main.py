@@ -21,11 +21,12 @@ err = Console(stderr=True)
 
 
 def _register_subcommands() -> None:
-    from compoworld.cli.run import eval_command, export_app, report_command
+    from compoworld.cli.run import eval_command, export_app, replay_compat_command, report_command
     from compoworld.cli.tasks import app as tasks_app
 
     app.add_typer(tasks_app, name="tasks")
     app.command("eval")(eval_command)
+    app.command("replay-compat")(replay_compat_command)
     app.command("report")(report_command)
     app.add_typer(export_app, name="export")
     from compoworld.cli.serve import app as serve_app

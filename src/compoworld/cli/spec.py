@@ -147,6 +147,13 @@ def fidelity_command(
     ] = None,
     api_key: Annotated[str | None, typer.Option(help="API key (or COMPOWORLD_API_KEY).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the world and of the call draw.")] = 0,
+    size: Annotated[str, typer.Option(help="World size: small, default or large.")] = "small",
+    timeout: Annotated[float, typer.Option(help="Seconds per world-model request.")] = 60.0,
+    max_tokens: Annotated[int, typer.Option(help="Completion cap of each proposal.")] = 1024,
+    retries: Annotated[int, typer.Option(help="Retries of a failed request (5xx, 429, connection).")] = 2,
+    server_profile: Annotated[
+        str, typer.Option(help="auto, generic, openai, vllm, sglang, llamacpp or ollama.")
+    ] = "auto",
     out: Annotated[Path, typer.Option(help="Folder for fidelity.json and fidelity.md.")] = Path(
         "runs/fidelity"
     ),
@@ -154,28 +161,75 @@ def fidelity_command(
         Path | None, typer.Option(help="Proposal cache (JSONL); default: OUT/cache.jsonl.")
     ] = None,
 ) -> None:
-    """Run the world model in place of real tools on N random valid calls; report agreement per tool."""
+    """Run the world model in place of real tools on N random valid calls; report agreement per tool
+    and the prompt sizes. Fails (exit 1) when the endpoint cannot be reached or never answers."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from compoworld.core.environment import Environment
     from compoworld.llm.client import LLMConfig
-    from compoworld.worldmodel.fidelity import measure, render
+    from compoworld.worldmodel.fidelity import FidelityError, measure, render
     from compoworld.worldmodel.simulator import WorldModel
 
     if calls < 1:
         raise typer.BadParameter("--calls must be at least 1")
+    if max_tokens < 1 or timeout <= 0 or retries < 0:
+        raise typer.BadParameter("--max-tokens and --timeout must be positive, --retries at least 0")
     try:
-        config = LLMConfig.from_env(base_url, model, api_key)
+        config = LLMConfig.from_env(
+            base_url, model, api_key, timeout=timeout, max_retries=retries, profile=server_profile
+        )
         env = Environment(
-            services=[s.strip() for s in services.split(",") if s.strip()], seed=seed, size="small"
+            services=[s.strip() for s in services.split(",") if s.strip()], seed=seed, size=size
         )
     except (KeyError, ValueError) as e:
         err.print(f"[red]error:[/red] {e.args[0] if e.args else e}")
         raise typer.Exit(2) from None
-    wm = WorldModel(config, cache or out / "cache.jsonl")
+    wm = WorldModel(config, cache or out / "cache.jsonl", max_tokens=max_tokens)
+    piped = not err.is_terminal
+    step = max(1, calls // 10)
     try:
-        report = measure(env, wm, calls, seed, [t.strip() for t in tools.split(",")] if tools else None)
+        if not wm.cache:  # with no cache to replay, an endpoint that is not there fails at once
+            why = wm.probe()
+            if why is not None:
+                err.print(f"[red]error:[/red] {why}; no fidelity figures (check --base-url)", soft_wrap=True)
+                raise typer.Exit(1)
+        err.print(
+            f"fidelity: {calls} calls over {', '.join(env.services)} against {config.model} at "
+            f"{config.base_url} (timeout {timeout}s, max_tokens {max_tokens})"
+        )
+        with Progress(
+            TextColumn("[bold]fidelity"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            console=err,
+            disable=piped,
+        ) as bar:
+            job = bar.add_task("fidelity", total=calls, info="")
+            done = [0]
+
+            def progress(n: int, m: WorldModel) -> None:
+                done[0] += n
+                info = f"{m.calls} model calls, {m.cache_hits} cached, {m.failures} failed"
+                bar.update(job, advance=n, info=info)
+                if piped and (done[0] % step == 0 or done[0] == calls):  # piped: a line now and then
+                    err.print(f"fidelity: {done[0]}/{calls} calls ({info})")
+
+            report = measure(
+                env,
+                wm,
+                calls,
+                seed,
+                [t.strip() for t in tools.split(",")] if tools else None,
+                on_progress=progress,
+            )
     except KeyError as e:
         err.print(f"[red]error:[/red] {e.args[0]}")
         raise typer.Exit(2) from None
+    except FidelityError as e:
+        err.print(f"[red]error:[/red] {e}", soft_wrap=True)
+        raise typer.Exit(1) from None
     finally:
         wm.close()
     _write_json(out / "fidelity.json", report)

@@ -17,7 +17,8 @@ from compoworld.core.tool import ToolSpec
 SEP = "__"
 NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,63}$")
 Format = Literal["openai", "mcp"]
-Mode = Literal["direct", "gateway"]
+Mode = Literal["direct", "gateway", "gateway-compat"]
+MODES: tuple[str, ...] = ("direct", "gateway", "gateway-compat")
 
 
 def full_name(service: str, tool: str) -> str:
@@ -135,10 +136,10 @@ class Environment:
         return entry[1] if entry else None
 
     def tools(self, format: Format = "openai", mode: Mode = "direct") -> list[dict[str, Any]]:
-        if mode == "gateway":
-            return self.gateway.tools(format)
+        if mode in ("gateway", "gateway-compat"):
+            return self.gateway_for(mode).tools(format)
         if mode != "direct":
-            raise ValueError(f"unknown tool mode {mode!r}: expected 'direct' or 'gateway'")
+            raise ValueError(f"unknown tool mode {mode!r}: expected one of {', '.join(MODES)}")
         return [tool_entry(name, spec, format) for name, (_, spec) in self._tools.items()]
 
     @property
@@ -148,6 +149,17 @@ class Environment:
 
             self._gateway = Gateway(self)
         return self._gateway
+
+    def gateway_for(self, mode: str):
+        """The meta-tools of a gateway mode: ours, or the published convention (`gateway-compat`)."""
+        if mode != "gateway-compat":
+            return self.gateway
+        compat = getattr(self, "_compat", None)
+        if compat is None:
+            from compoworld.core.gateway import CompatGateway
+
+            compat = self._compat = CompatGateway(self)
+        return compat
 
     def call(self, name: str, arguments: Any = None) -> dict[str, Any]:
         """Run one tool and return its envelope. Never raises for bad input."""

@@ -90,12 +90,13 @@ def detect(models: dict[str, Any]) -> tuple[str, int | None]:
 # What servers say when a prompt does not fit (vLLM, SGLang, llama.cpp, llama-cpp-python, OpenAI).
 _OVERFLOW = re.compile(
     r"context_length_exceeded|exceed_context_size|maximum context length|context window|"
-    r"context length|context size|exceeds? the (?:available )?context|too many tokens|prompt is too long",
+    r"context length|context size|exceeds? the (?:available )?context|too many tokens|prompt is too long|"
+    r"maximum allowed length",
     re.I,
 )
 _LIMIT = re.compile(
     r"(?:maximum context length(?: is)?|context window(?: of)?|context length(?: of| is)?|"
-    r"context size(?: of| is)?|n_ctx\W{0,3}|model's context length \()\s*(\d{3,8})",
+    r"context size(?: of| is)?|n_ctx\W{0,3}|model's context length \(|maximum allowed length \()\s*(\d{3,8})",
     re.I,
 )
 

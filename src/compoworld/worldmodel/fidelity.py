@@ -11,11 +11,18 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from compoworld.core.environment import Environment
 from compoworld.spec.values import NoValue, sample
 from compoworld.worldmodel.simulator import WorldModel
+
+FAIL_FAST = 3  # endpoint failures before the first success that stop a fidelity run
+
+
+class FidelityError(RuntimeError):
+    """No figure can be given: the world model never answered."""
 
 
 def random_args(svc: Any, spec: Any, rng: random.Random) -> dict[str, Any]:
@@ -55,8 +62,16 @@ def _field_match(real: Any, sim: Any) -> float:
 
 
 def measure(
-    env: Environment, wm: WorldModel, calls: int, seed: int = 0, tools: list[str] | None = None
+    env: Environment,
+    wm: WorldModel,
+    calls: int,
+    seed: int = 0,
+    tools: list[str] | None = None,
+    on_progress: Callable[[int, WorldModel], None] | None = None,
 ) -> dict[str, Any]:
+    """Agreement per tool over `calls` random valid calls. Raises `FidelityError` when the world
+    model gave no proposal at all (figures from zero model calls would be meaningless), and stops
+    after `FAIL_FAST` endpoint failures before any success (a dead endpoint fails in seconds)."""
     rng = random.Random(seed)
     names = sorted(env.tool_names)
     if tools:
@@ -113,6 +128,18 @@ def measure(
             }
         )
         made += 1
+        if on_progress:
+            on_progress(1, wm)
+        if wm.failures >= FAIL_FAST and wm.calls + wm.cache_hits == 0:
+            raise FidelityError(
+                f"the world model endpoint failed {wm.failures} time(s) and never answered; "
+                f"no figures. Last error: {wm.last_error}"
+            )
+    if wm.calls + wm.cache_hits == 0:
+        raise FidelityError(
+            f"no world-model call succeeded ({wm.failures} failed"
+            f"{'; last error: ' + wm.last_error if wm.last_error else ''}); no figures"
+        )
     tools = {}
     for name, r in sorted(per.items()):
         n = r["calls"]
@@ -128,9 +155,20 @@ def measure(
     def mean(k: str) -> float:
         return sum(t[k] * t["calls"] for t in tools.values()) / total if total else 0.0
 
+    per_service: dict[str, list[int]] = defaultdict(list)
+    for svc_name, n in wm.prompt_tokens:
+        per_service[svc_name].append(n)
+    prompt_tokens = {
+        name: {"max": max(ns), "mean": round(sum(ns) / len(ns)), "prompts": len(ns)}
+        for name, ns in sorted(per_service.items())
+    }
     return {
         "calls": total,
         "model_calls": wm.calls,
+        "cache_hits": wm.cache_hits,
+        "endpoint_failures": wm.failures,
+        "prompt_tokens": prompt_tokens,
+        "max_tokens": wm.max_tokens,
         "success_agreement": mean("success_agreement"),
         "diff_exact": mean("diff_exact"),
         "field_match": mean("field_match"),
@@ -143,10 +181,25 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         "# World-model fidelity",
         "",
-        f"{report['calls']} calls ({report['model_calls']} model calls). "
+        f"{report['calls']} calls ({report['model_calls']} model calls, {report.get('cache_hits', 0)} from the "
+        f"cache, {report.get('endpoint_failures', 0)} endpoint failures). "
         f"Success/error agreement {report['success_agreement']:.3f}, state diff exact {report['diff_exact']:.3f}, "
         f"observation fields {report['field_match']:.3f}.",
         "",
+    ]
+    if report.get("prompt_tokens"):
+        lines += [
+            f"Prompt sizes (estimated tokens; max_tokens {report.get('max_tokens')} per proposal):",
+            "",
+            "| service | max | mean | prompts |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {name} | {p['max']} | {p['mean']} | {p['prompts']} |"
+            for name, p in report["prompt_tokens"].items()
+        ]
+        lines.append("")
+    lines += [
         "| tool | calls | success agreement | diff exact | field match | simulation errors |",
         "|---|---:|---:|---:|---:|---:|",
     ]

@@ -2,6 +2,12 @@
 applies the patch to a copy, validates it against the service's typed state model, and commits it
 only if it fits. Proposals are cached by (service, state hash, tool, arguments), so replays are
 deterministic and cost no model call.
+
+The prompt never carries the whole state (a CRM at the default size is ~32k tokens). It carries the
+tables the tool can touch (a compiled tool's resource and its parent; for hand-built tools, the
+tables whose names its name and parameters mention), cut to the records its arguments name plus a
+bounded sample, and one line per other table (size and fields). It is fitted to `prompt_budget`
+estimated tokens. Every request carries `max_tokens`; the client's timeout bounds its time.
 """
 
 from __future__ import annotations
@@ -19,10 +25,13 @@ from pydantic import ValidationError
 from compoworld.core.envelope import failure
 from compoworld.core.state import META, canonical_json, digest
 from compoworld.llm.client import EndpointError, LLMClient, LLMConfig
+from compoworld.llm.profiles import estimate_tokens
 
 SYSTEM = (
-    "You simulate one tool of a software service. You get the tool's spec, the service's current state "
-    "(tables of records keyed by id), and the call's arguments. Answer with one JSON object and nothing "
+    "You simulate one tool of a software service. You get the tool's spec, the relevant part of the "
+    "service's current state (tables of records keyed by id: the records the arguments name and a sample; "
+    "'tables' gives every table's record count and fields), and the call's arguments. "
+    "Answer with one JSON object and nothing "
     'else: {"success": true, "data": <what the tool returns>, "patch": [<RFC 6902 operations on the '
     'state, paths like /table/record_id/field>]} or {"success": false, "error": {"code": <HTTP-style '
     'int>, "type": "<snake_case>", "message": "<why>"}, "patch": []}. A read-only tool has an empty '
@@ -157,14 +166,32 @@ def parse_proposal(text: str | None) -> dict[str, Any]:
 
 
 class WorldModel:
-    """Simulates tools through `compoworld.llm`; `simulate` returns an envelope and commits valid patches."""
+    """Simulates tools through `compoworld.llm`; `simulate` returns an envelope and commits valid patches.
 
-    def __init__(self, config: LLMConfig, cache_path: Path | None = None, max_records: int = 50) -> None:
+    `stats` counts what happened: model calls that answered (`calls`), cache hits, endpoint
+    failures (with the last error) and the estimated prompt tokens of every proposal asked for."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        cache_path: Path | None = None,
+        max_records: int = 20,
+        sample: int = 3,
+        max_tokens: int = 1024,
+        prompt_budget: int = 6000,
+    ) -> None:
         self.config = config
-        self.max_records = max_records
+        self.max_records = max_records  # records named by the arguments, per table
+        self.sample = sample  # other records shown per relevant table
+        self.max_tokens = max_tokens
+        self.prompt_budget = prompt_budget
         self.cache: dict[str, str] = {}
         self.cache_path = cache_path
-        self.calls = 0  # model calls actually made (cache misses)
+        self.calls = 0  # model calls actually made and answered (cache misses)
+        self.cache_hits = 0
+        self.failures = 0
+        self.last_error: str | None = None
+        self.prompt_tokens: list[tuple[str, int]] = []  # (service, estimated tokens) per model call
         if cache_path and cache_path.exists():
             for line in cache_path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
@@ -181,11 +208,23 @@ class WorldModel:
                 self._loop = asyncio.new_event_loop()
                 threading.Thread(target=self._loop.run_forever, daemon=True, name="worldmodel").start()
                 self._client = asyncio.run_coroutine_threadsafe(self._make(), self._loop).result()
-        fut = asyncio.run_coroutine_threadsafe(self._client.chat(messages, temperature=0), self._loop)  # type: ignore[union-attr]
+        fut = asyncio.run_coroutine_threadsafe(
+            self._client.chat(messages, temperature=0, max_tokens=self.max_tokens),  # type: ignore[union-attr]
+            self._loop,
+        )
         return fut.result().message.get("content")
 
     async def _make(self) -> LLMClient:
         return LLMClient(self.config)
+
+    def probe(self) -> str | None:
+        """None when the endpoint answers, else why it cannot be reached (see `LLMClient.probe`)."""
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, daemon=True, name="worldmodel").start()
+                self._client = asyncio.run_coroutine_threadsafe(self._make(), self._loop).result()
+        return asyncio.run_coroutine_threadsafe(self._client.probe(), self._loop).result()  # type: ignore[union-attr]
 
     def close(self) -> None:
         if self._loop is not None:
@@ -197,19 +236,85 @@ class WorldModel:
     def state_of(self, svc: Any) -> dict[str, Any]:
         return {t: dict(v) for t, v in svc.store.tables.items() if t != META}
 
+    def relevant_tables(self, svc: Any, spec: Any) -> list[str]:
+        """The tables the tool can touch: a compiled op's resource (and its parent), else the tables
+        whose singular name appears among the words of the tool's name and parameters."""
+        tables = [t for t in svc.store.tables if t != META and not t.startswith("_")]
+        op = getattr(svc, "ops", {}).get(spec.name) if hasattr(svc, "ops") else None
+        resources = getattr(svc, "manifest", {}).get("resources", {}) if op else {}
+        if op and op.get("resource") in resources:
+            out = [resources[op["resource"]]["table"]]
+            parent = (op.get("parent") or {}).get("resource")
+            if parent in resources:
+                out.append(resources[parent]["table"])
+            return [t for t in dict.fromkeys(out) if t in svc.store.tables]
+        words = set(_words(spec.name))
+        for p in spec.input_schema.get("properties", {}):
+            words.update(_words(p))
+        hit = [t for t in tables if _stems(t) & words]
+        return hit or tables
+
+    def prompt_state(self, svc: Any, spec: Any, args: dict[str, Any]) -> tuple[dict, dict]:
+        """(state shown, every table's size and fields), fitted to the prompt budget."""
+        values = set(_values(args))
+        relevant = self.relevant_tables(svc, spec)
+        summary = {}
+        for t, rows in svc.store.tables.items():
+            if t == META:
+                continue
+            first = next(iter(rows.values()), None)
+            summary[t] = {
+                "records": len(rows),
+                "fields": sorted(first) if isinstance(first, dict) else [],
+            }
+        # the records the arguments name, in every table (an id of another table links there too)
+        named: dict[str, dict[str, Any]] = {}
+        if values:
+            keys = {str(k) for t, rows in svc.store.tables.items() if t != META for k in rows}
+            # a field names a record when it holds an id or an email from the arguments, never a
+            # common value ("open", "high") that every record shares
+            links = {v for v in values if v in keys or "@" in v}
+            for t, rows in svc.store.tables.items():
+                if t == META:
+                    continue
+                for k, rec in rows.items():
+                    if str(k) in values or (
+                        links
+                        and isinstance(rec, dict)
+                        and any(isinstance(v, str | int) and str(v) in links for v in rec.values())
+                    ):
+                        named.setdefault(t, {})[k] = rec
+                        if len(named[t]) >= self.max_records:
+                            break
+        for sample, clip in ((self.sample, 400), (1, 200), (0, 120), (0, 40)):
+            state: dict[str, dict[str, Any]] = {}
+            for t in dict.fromkeys([*relevant, *named]):
+                rows = dict(named.get(t, {}))
+                for k, rec in list(svc.store.tables.get(t, {}).items())[:sample]:
+                    rows.setdefault(k, rec)
+                state[t] = {str(k): _clip(v, clip) for k, v in rows.items()}
+            size = estimate_tokens(json.dumps([state, summary], default=str))
+            if size <= self.prompt_budget:
+                break
+        return state, summary
+
     def prompt(self, svc: Any, spec: Any, args: dict[str, Any]) -> list[dict[str, Any]]:
-        state = {t: dict(list(v.items())[: self.max_records]) for t, v in self.state_of(svc).items()}
+        state, tables = self.prompt_state(svc, spec, args)
         user = {
             "service": svc.name,
             "tool": {"name": spec.name, "description": spec.description, "inputSchema": spec.input_schema},
             "arguments": args,
             "state": state,
+            "tables": tables,
             "now": svc.clock.iso(),
         }
         return [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": json.dumps(user, default=str)},
         ]
+
+    def prompt_tokens_of(self, svc: Any, spec: Any, args: dict[str, Any]) -> int:
+        return estimate_tokens(json.dumps(self.prompt(svc, spec, args), default=str))
 
     def key(self, svc: Any, spec: Any, args: dict[str, Any]) -> str:
         return digest(canonical_json([svc.name, svc.state_hash(), spec.name, args]))
@@ -218,9 +323,13 @@ class WorldModel:
         key = self.key(svc, spec, args)
         text = self.cache.get(key)
         if text is None:
+            messages = self.prompt(svc, spec, args)
+            self.prompt_tokens.append((svc.name, estimate_tokens(json.dumps(messages, default=str))))
             try:
-                text = self._complete(self.prompt(svc, spec, args)) or ""
+                text = self._complete(messages) or ""
             except EndpointError as e:
+                self.failures += 1
+                self.last_error = str(e)
                 return failure(500, "simulation_error", f"the world model endpoint failed: {e}")
             self.calls += 1
             self.cache[key] = text
@@ -228,6 +337,8 @@ class WorldModel:
                 self.cache_path.parent.mkdir(parents=True, exist_ok=True)
                 with self.cache_path.open("a", encoding="utf-8") as f:
                     f.write(json.dumps({"key": key, "tool": spec.name, "response": text}) + "\n")
+        else:
+            self.cache_hits += 1
         try:
             prop = parse_proposal(text)
             if not prop["success"]:
@@ -257,6 +368,45 @@ class WorldModel:
                     svc.store.put(table, k, v)
         svc.store.commit()
         return {"success": True, "data": prop.get("data")}
+
+
+def _words(name: str) -> list[str]:
+    """Lower-case words of a snake_case or camelCase name."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+
+
+def _stems(table: str) -> set[str]:
+    out = set()
+    for w in _words(table):
+        out.add(w)
+        for suffix in ("ies", "es", "s"):
+            if w.endswith(suffix) and len(w) > len(suffix) + 2:
+                out.add(w[: -len(suffix)] + ("y" if suffix == "ies" else ""))
+    return out
+
+
+def _values(args: Any) -> list[str]:
+    """The scalar values of the arguments that could name a record (ids, keys, emails)."""
+    if isinstance(args, dict):
+        return [v for x in args.values() for v in _values(x)]
+    if isinstance(args, list):
+        return [v for x in args for v in _values(x)]
+    if isinstance(args, bool) or args is None:
+        return []
+    text = str(args)
+    return [text] if 2 < len(text) <= 200 or isinstance(args, int) else []
+
+
+def _clip(value: Any, n: int) -> Any:
+    """Long strings shown cut (the record in the state is whole; patches address fields by path)."""
+    if isinstance(value, str):
+        return value if len(value) <= n else value[:n] + f"...[+{len(value) - n} chars]"
+    if isinstance(value, dict):
+        return {k: _clip(v, n) for k, v in value.items()}
+    if isinstance(value, list):
+        shown = [_clip(v, n) for v in value[:10]]
+        return shown + [f"...[+{len(value) - 10} items]"] if len(value) > 10 else shown
+    return value
 
 
 def configure(model: WorldModel | None) -> None:
