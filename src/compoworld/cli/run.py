@@ -19,7 +19,7 @@ export_app = typer.Typer(help="Export datasets for trainers.", no_args_is_help=T
 
 
 def _fail(msg: str) -> None:
-    err.print(f"[red]error:[/red] {msg}")
+    err.print(f"[red]error:[/red] {msg}", soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -39,24 +39,68 @@ def eval_command(
     k: Annotated[int, typer.Option(help="Samples per task.")] = 1,
     concurrency: Annotated[int, typer.Option(help="Episodes at once.")] = 8,
     mode: Annotated[
-        str, typer.Option(help="direct (namespaced tools) or gateway (4 meta-tools).")
+        str,
+        typer.Option(
+            help="direct (namespaced tools), gateway (4 meta-tools) or gateway-compat (the published "
+            "convention: call_tool(tool_name), bare tool names)."
+        ),
     ] = "direct",
     max_turns: Annotated[int, typer.Option(help="Turn limit per episode.")] = 40,
     max_tokens: Annotated[int, typer.Option(help="Token budget per episode.")] = 200_000,
+    max_completion_tokens: Annotated[
+        int, typer.Option(help="Completion cap of each request (always sent as max_tokens).")
+    ] = 4096,
     timeout: Annotated[float, typer.Option(help="Seconds per request to the endpoint.")] = 120.0,
     episode_timeout: Annotated[float, typer.Option(help="Seconds per episode, all turns included.")] = 1800.0,
+    server_profile: Annotated[
+        str,
+        typer.Option(help="auto (detect from /models), generic, openai, vllm, sglang, llamacpp or ollama."),
+    ] = "auto",
+    context_window: Annotated[
+        int | None, typer.Option(help="The model's context in tokens (default: from /models or learned).")
+    ] = None,
+    compact_history: Annotated[
+        bool,
+        typer.Option(
+            "--compact-history/--no-compact-history",
+            help="Replace old tool results by one summary line per call (recorded in the run).",
+        ),
+    ] = False,
     limit: Annotated[int | None, typer.Option(help="Only the first N tasks.")] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            is_flag=False,
+            flag_value="auto",
+            help="Fan episodes out over Ray actors: --ray joins this machine's cluster, --ray ADDRESS another, "
+            "--ray local starts one (the run directory is the same; needs compoworld[ray]).",
+        ),
+    ] = None,
+    actors: Annotated[
+        int, typer.Option(help="Ray actors (with --ray); each runs many episodes at once.")
+    ] = 2,
 ) -> None:
-    """Run k samples per task with C concurrent episodes; resumable; records rewards for every episode."""
+    """Run k samples per task with C concurrent episodes; resumable; records rewards for every episode.
+
+    Episodes the endpoint failed are not counted as finished: they are reported apart, the command
+    exits with status 1, and running it again retries them."""
+    from compoworld.agents.loop import tool_tokens
     from compoworld.agents.policies import LLMAgent, NoopAgent, OracleAgent
+    from compoworld.core.environment import MODES
     from compoworld.llm.client import LLMClient, LLMConfig
+    from compoworld.llm.profiles import PROFILE_NAMES
     from compoworld.rollout.runner import RunConfig, file_sha, run_eval
     from compoworld.tasks.model import load_tasks
 
-    if mode not in ("direct", "gateway"):
-        _fail("--mode must be direct or gateway")
-    if k < 1 or concurrency < 1:
-        _fail("--k and --concurrency must be at least 1")
+    if mode not in MODES:
+        _fail(f"--mode must be one of {', '.join(MODES)}")
+    if server_profile not in PROFILE_NAMES:
+        _fail(f"--server-profile must be one of {', '.join(PROFILE_NAMES)}")
+    if max_completion_tokens < 1:
+        _fail("--max-completion-tokens must be at least 1")
+    if k < 1 or concurrency < 1 or actors < 1:
+        _fail("--k, --concurrency and --actors must be at least 1")
     try:
         task_list = load_tasks(tasks)
     except (OSError, ValueError) as e:
@@ -70,7 +114,15 @@ def eval_command(
         policy = OracleAgent() if agent == "oracle" else NoopAgent()
     else:
         try:
-            config = LLMConfig.from_env(base_url, model, api_key, timeout=timeout)
+            config = LLMConfig.from_env(
+                base_url,
+                model,
+                api_key,
+                timeout=timeout,
+                max_tokens=max_completion_tokens,
+                profile=server_profile,
+                context_window=context_window,
+            )
         except ValueError as e:
             _fail(f"{e}; or pass --agent oracle|noop")
         client = LLMClient(config)
@@ -84,9 +136,59 @@ def eval_command(
         max_turns=max_turns,
         max_tokens=max_tokens,
         episode_timeout=episode_timeout,
+        server_profile=server_profile if client is not None else "none",
+        request_max_tokens=max_completion_tokens if client is not None else None,
+        compact_history=compact_history,
     )
 
+    async def preflight() -> None:
+        """A dead endpoint fails here in one line; a tool list that cannot fit is warned about."""
+        assert client is not None
+        why = await client.probe()
+        if why is not None:
+            await client.close()
+            err.print(
+                f"[red]error:[/red] {why}; nothing was run (check --base-url, or start the server)",
+                soft_wrap=True,
+            )
+            raise typer.Exit(1)
+        info = client.info()
+        err.print(
+            f"server profile {info['profile']} ({info['chosen']}), context window "
+            f"{info['context_window'] or 'unknown'}, max_tokens {info['max_tokens']} per request",
+            soft_wrap=True,
+        )
+        window = client.context_window
+        if window:
+            sizes = {tuple(t.all_services): 0 for t in task_list}
+            worst = max(((tool_tokens(list(s), mode), s) for s in sizes), default=(0, ()))
+            if worst[0] + max_completion_tokens > window:
+                n = sum(
+                    1 for t in task_list if tool_tokens(t.all_services, mode) + max_completion_tokens > window
+                )
+                err.print(
+                    f"[yellow]warning:[/yellow] in {mode} mode the tool list alone needs about {worst[0]} tokens "
+                    f"(+{max_completion_tokens} for the reply) for {n} task(s), over the model's context "
+                    f"window of {window}: they will end as context_overflow; use --mode gateway or a "
+                    "model with a longer context",
+                    soft_wrap=True,
+                )
+
+    executor = None
+    if ray is not None:
+        from dataclasses import asdict
+
+        from compoworld.rollout.cluster import RayExecutor
+
+        spec = {"kind": agent} if agent is not None else {"kind": "llm", "config": asdict(client.config)}
+        try:
+            executor = RayExecutor(ray, actors, spec, cfg, per_actor=max(1, concurrency // actors))
+        except RuntimeError as e:
+            _fail(str(e))
+
     async def main() -> dict:
+        if client is not None:
+            await preflight()
         with Progress(
             TextColumn("[bold]episodes"),
             BarColumn(),
@@ -98,11 +200,20 @@ def eval_command(
             job = bar.add_task("eval", total=len(task_list) * k)
             try:
                 return await run_eval(
-                    task_list, policy, cfg, out, concurrency, on_progress=lambda d: bar.advance(job, d)
+                    task_list,
+                    policy,
+                    cfg,
+                    out,
+                    concurrency,
+                    on_progress=lambda d: bar.advance(job, d),
+                    server=client.info if client is not None else None,
+                    execute=executor,
                 )
             finally:
                 if client is not None:
                     await client.close()
+                if executor is not None:
+                    executor.close()
 
     try:
         counts = asyncio.run(main())
@@ -110,14 +221,31 @@ def eval_command(
         _fail(str(e))
     console.print(f"ran {counts['ran']} episode(s), {counts['skipped']} already done -> {out}")
     _print_summary(out)
+    if counts["failed"] or counts["not_run"]:
+        classes = ", ".join(f"{c} {n}" for c, n in sorted(counts["failures"].items()))
+        msg = f"{counts['failed']} episode(s) failed at the endpoint ({classes})"
+        if counts["aborted"]:
+            msg += f"; stopped early after {counts['aborted']}, {counts['not_run']} not started"
+        err.print(
+            f"[red]error:[/red] {msg}. They are not counted as finished (see {out}/failures.jsonl); "
+            "run the same command again to retry them",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
 
 
 def _print_summary(run_dir: Path) -> dict:
     from compoworld.rollout.metrics import summarize
-    from compoworld.rollout.runner import load_run
+    from compoworld.rollout.runner import load_run, pending_failures
 
     cfg, episodes, _ = load_run(run_dir)
     s = summarize(episodes, cfg["k"])
+    pending = pending_failures(run_dir)
+    if pending:  # apart from the metrics, which count finished episodes only
+        by: dict[str, int] = {}
+        for e in pending:
+            by[e["error_class"]] = by.get(e["error_class"], 0) + 1
+        s["endpoint_failures (not finished)"] = dict(sorted(by.items()))
     table = Table(title=f"{run_dir}: {cfg['agent']} ({cfg['mode']}), k={cfg['k']}")
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -196,3 +324,31 @@ def export_rl_command(
         _fail(str(e))
     n = export_rl(task_list, out, format, mode)
     console.print(f"wrote {n} prompt(s) ({format}) -> {out}")
+
+
+def replay_compat_command(
+    file: Annotated[Path, typer.Argument(help="Trajectories in the published convention (JSONL).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the totals as JSON.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the mounted services' data.")] = 0,
+) -> None:
+    """Replay the calls of published CompoWorld trajectories (call_tool {tool_name}, bare names)
+    through gateway-compat mode, on every server our library has; print the share accepted."""
+    from compoworld.rollout.replay import replay_file
+
+    if not file.is_file():
+        _fail(f"no file at {file}")
+    try:
+        s = replay_file(file, seed)
+    except (ValueError, KeyError) as e:
+        _fail(f"{file}: not trajectories in the published format ({e})")
+    if as_json:
+        sys.stdout.write(json.dumps(s, indent=2) + "\n")
+        return
+    share = "n/a" if s["accepted_share"] is None else f"{100 * s['accepted_share']:.1f}%"
+    console.print(
+        f"{s['trajectories']} trajectories, {s.get('calls', 0)} calls, {s.get('in_library', 0)} on servers our "
+        f"library has ({', '.join(s['servers_in_library']) or 'none'}): {s.get('accepted', 0)} accepted ({share}), "
+        f"{s.get('succeeded', 0)} succeeded on our data"
+    )
+    for r in s["rejected"][:10]:
+        console.print(f"  rejected {r['tool']} {json.dumps(r['arguments'])[:80]}: {r['error']}")

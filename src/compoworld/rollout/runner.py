@@ -5,6 +5,11 @@ episode, flushed and fsynced before the next is counted) and `groups.jsonl` (the
 each task once its k samples are done). Running the same command again skips finished episodes and
 finishes the rest: nothing finished is lost or run twice, even after `kill -9`, because a line is
 either whole on disk or ignored (a torn last line is cut off before appending).
+
+An episode the endpoint failed (`ENDPOINT_FAILURES`: unreachable, 5xx after retries, timeouts) is
+not finished: it goes to `failures.jsonl`, is reported apart, and the next run tries it again. When
+`abort_after` such failures come in a row, the run stops early rather than hammer a dead server.
+`server.json` records the server profile the client used and what it learned, run by run.
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ import asyncio
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from compoworld.agents.loop import Limits, run_episode
+from compoworld.agents.loop import ENDPOINT_FAILURES, Limits, run_episode
 from compoworld.agents.policies import Agent
 from compoworld.rewards import compoworld_rewards, group_advantages, wildawm_reward
 from compoworld.tasks.model import Task
@@ -35,6 +40,12 @@ class RunConfig:
     max_tokens: int
     episode_timeout: float
     lam: float = 0.01
+    server_profile: str = "auto"
+    request_max_tokens: int | None = None  # completion cap of each request (None: no endpoint)
+    compact_history: bool = False
+
+
+RESUME_KEYS = {"tasks_sha": None, "agent": None, "k": None, "mode": None, "compact_history": False}
 
 
 def file_sha(path: str | Path) -> str:
@@ -83,12 +94,36 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def finished(records: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """The finished episode of each (task, sample): endpoint failures never count (runs written
+    before they went to failures.jsonl kept them in episodes.jsonl)."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for e in records:
+        if e.get("error_class") not in ENDPOINT_FAILURES:
+            out.setdefault((e["task_id"], e["sample"]), e)
+    return out
+
+
+def pending_failures(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The latest endpoint failure of each (task, sample) that no later run has finished."""
+    d = Path(run_dir)
+    done = finished(read_jsonl(d / "episodes.jsonl"))
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    for e in [*read_jsonl(d / "episodes.jsonl"), *read_jsonl(d / "failures.jsonl")]:
+        key = (e["task_id"], e["sample"])
+        if e.get("error_class") in ENDPOINT_FAILURES and key not in done:
+            latest[key] = e
+    return list(latest.values())
+
+
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(config, finished episodes, groups) of a run directory."""
     d = Path(run_dir)
     cfg_path = d / "config.json"
     if not cfg_path.exists():
         raise FileNotFoundError(f"{d} is not a run directory (no config.json)")
-    return json.loads(cfg_path.read_text()), read_jsonl(d / "episodes.jsonl"), read_jsonl(d / "groups.jsonl")
+    episodes = list(finished(read_jsonl(d / "episodes.jsonl")).values())
+    return json.loads(cfg_path.read_text()), episodes, read_jsonl(d / "groups.jsonl")
 
 
 def _group_record(task: Task, episodes: list[dict[str, Any]], lam: float) -> dict[str, Any]:
@@ -106,6 +141,47 @@ def _group_record(task: Task, episodes: list[dict[str, Any]], lam: float) -> dic
     }
 
 
+async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) -> dict[str, Any]:
+    """One episode as the record the run directory stores (the same locally and on a Ray actor)."""
+    limits = Limits(cfg.max_turns, cfg.max_tokens, compact_history=cfg.compact_history)
+    try:
+        ep = await asyncio.wait_for(run_episode(task, agent, sample, cfg.mode, limits), cfg.episode_timeout)
+        rec = ep.record()
+    except TimeoutError:
+        rec = {
+            "task_id": task.id,
+            "sample": sample,
+            "agent": agent.name,
+            "mode": cfg.mode,
+            "messages": [],
+            "steps": [],
+            "answer": None,
+            "checks": [
+                {"id": r.id, "passed": False, "weight": r.weight, "detail": "episode timed out"}
+                for r in task.rubric
+            ],
+            "V": 0,
+            "score": 0.0,
+            "error_class": "timeout",
+            "error": f"episode over {cfg.episode_timeout}s",
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+            "turns": 0,
+            "seconds": cfg.episode_timeout,
+            "malformed_calls": 0,
+            "requests": [],
+            "abandoned": {"attempts": 0, "prompt_tokens_est": 0},
+            "compacted": 0,
+        }
+    rec["reward_wildawm"] = wildawm_reward(
+        rec["error_class"] != "agent_format", bool(rec["V"]), [c["passed"] for c in rec["checks"]]
+    )
+    rec["services"] = task.services
+    rec["all_services"] = task.all_services
+    rec["domains"] = task.meta.get("domains", [])
+    rec["K"], rec["L"] = task.meta.get("K"), task.meta.get("L")
+    return rec
+
+
 async def run_eval(
     tasks: list[Task],
     agent: Agent,
@@ -113,30 +189,49 @@ async def run_eval(
     out: str | Path,
     concurrency: int = 8,
     on_progress: Callable[[int], None] | None = None,
+    server: Callable[[], dict[str, Any]] | None = None,
+    abort_after: int | None = None,
+    execute: Callable[[Task, int], Awaitable[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """Run every missing (task, sample) episode; returns counts of what was done."""
+    """Run every missing (task, sample) episode; returns counts of what was done.
+
+    `execute` runs one episode somewhere else and returns its record (`rollout.cluster.RayExecutor`
+    fans the same episodes out over Ray actors); the run directory is written here either way.
+
+    `server` gives the client's server record (profile, learned limits) for `server.json`;
+    `abort_after` endpoint failures in a row (default: max(4, concurrency)) stop the run early."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     cfg_path = d / "config.json"
     if cfg_path.exists():
         old = json.loads(cfg_path.read_text())
-        for key in ("tasks_sha", "agent", "k", "mode"):
-            if old.get(key) != asdict(cfg)[key]:
+        for key, default in RESUME_KEYS.items():
+            if old.get(key, default) != asdict(cfg)[key]:
                 raise ValueError(
-                    f"{d} holds a run with {key}={old.get(key)!r}, not {asdict(cfg)[key]!r}; use another --out to start a new run"
+                    f"{d} holds a run with {key}={old.get(key, default)!r}, not {asdict(cfg)[key]!r}; "
+                    "use another --out to start a new run"
                 )
     else:
         cfg_path.write_text(json.dumps(asdict(cfg), indent=2))
     episodes_path, groups_path = d / "episodes.jsonl", d / "groups.jsonl"
     log, groups = JsonlLog(episodes_path), JsonlLog(groups_path)
+    failures = JsonlLog(d / "failures.jsonl")
     done: dict[str, dict[int, dict[str, Any]]] = {}
-    for e in read_jsonl(episodes_path):
-        done.setdefault(e["task_id"], {})[e["sample"]] = e
+    for (task_id, sample), e in finished(read_jsonl(episodes_path)).items():
+        done.setdefault(task_id, {})[sample] = e
     grouped = {g["task_id"] for g in read_jsonl(groups_path)}
     by_id = {t.id: t for t in tasks}
-    limits = Limits(cfg.max_turns, cfg.max_tokens)
     sem = asyncio.Semaphore(concurrency)
-    counts = {"skipped": sum(len(v) for v in done.values()), "ran": 0}
+    counts: dict[str, Any] = {
+        "skipped": sum(len(v) for v in done.values()),
+        "ran": 0,
+        "failed": 0,
+        "failures": {},
+        "not_run": 0,
+        "aborted": None,
+    }
+    abort_after = abort_after or max(4, concurrency)
+    streak = [0]
 
     def close_group(task: Task) -> None:
         eps = done.get(task.id, {})
@@ -149,40 +244,23 @@ async def run_eval(
 
     async def one(task: Task, sample: int) -> None:
         async with sem:
-            try:
-                ep = await asyncio.wait_for(
-                    run_episode(task, agent, sample, cfg.mode, limits), cfg.episode_timeout
-                )
-                rec = ep.record()
-            except TimeoutError:
-                rec = {
-                    "task_id": task.id,
-                    "sample": sample,
-                    "agent": agent.name,
-                    "mode": cfg.mode,
-                    "messages": [],
-                    "steps": [],
-                    "answer": None,
-                    "checks": [
-                        {"id": r.id, "passed": False, "weight": r.weight, "detail": "episode timed out"}
-                        for r in task.rubric
-                    ],
-                    "V": 0,
-                    "score": 0.0,
-                    "error_class": "timeout",
-                    "error": f"episode over {cfg.episode_timeout}s",
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0},
-                    "turns": 0,
-                    "seconds": cfg.episode_timeout,
-                    "malformed_calls": 0,
-                }
-            rec["reward_wildawm"] = wildawm_reward(
-                rec["error_class"] != "agent_format", bool(rec["V"]), [c["passed"] for c in rec["checks"]]
+            if counts["aborted"]:
+                counts["not_run"] += 1
+                return
+            rec = await (
+                execute(task, sample) if execute is not None else episode_record(task, agent, sample, cfg)
             )
-            rec["services"] = task.services
-            rec["all_services"] = task.all_services
-            rec["domains"] = task.meta.get("domains", [])
-            rec["K"], rec["L"] = task.meta.get("K"), task.meta.get("L")
+            if rec["error_class"] in ENDPOINT_FAILURES:  # not finished: the next run retries it
+                failures.append(rec)
+                counts["failed"] += 1
+                counts["failures"][rec["error_class"]] = counts["failures"].get(rec["error_class"], 0) + 1
+                streak[0] += 1
+                if streak[0] >= abort_after and not counts["aborted"]:
+                    counts["aborted"] = f"{streak[0]} endpoint failures in a row; last: {rec['error']}"
+                if on_progress:
+                    on_progress(1)
+                return
+            streak[0] = 0
             log.append(rec)
             done.setdefault(task.id, {})[sample] = rec
             counts["ran"] += 1
@@ -196,5 +274,10 @@ async def run_eval(
     finally:
         log.close()
         groups.close()
+        failures.close()
+        if server is not None:
+            path = d / "server.json"
+            runs = json.loads(path.read_text()) if path.exists() else []
+            path.write_text(json.dumps([*runs, server()], indent=2))
     counts["tasks"] = len(by_id)
     return counts
