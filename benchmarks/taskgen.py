@@ -3,17 +3,22 @@
 Baseline, measured in the same run: generating the same tasks without any gate, so the ratio
 shows what verification costs. Target: at least 20 verified tasks per second per core, with the
 grounded gate and all six adversaries (noop, spray, decoy, collateral, spam, answer dump).
+
+Also the size on disk of 10,000 tasks (extrapolated from the kept ones), compact (s0 as a patch on
+the seeded base world) against full (s0 embedded); target: under 100 MB uncompressed.
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from compoworld.tasks.generator import Settings, base_world, generate_task  # noqa: E402
+from compoworld.tasks.model import load_tasks, save_tasks  # noqa: E402
 from compoworld.tasks.pipeline import generate  # noqa: E402
 
 
@@ -41,6 +46,19 @@ def main(n: int = 200, seed: int = 1) -> None:
         f"{stats.seconds / len(tasks) * 1000:.1f} ms per task ({(stats.seconds / len(tasks)) / (bare / raw):.1f}x)"
     )
     print("target >= 20 verified tasks/s/core:", "met" if s["tasks_per_second"] >= 20 else "MISSED")
+    with tempfile.TemporaryDirectory() as d:
+        compact, full = Path(d) / "compact.jsonl", Path(d) / "full.jsonl"
+        save_tasks(tasks, compact)
+        save_tasks(tasks, full, full=True)
+        t = time.perf_counter()
+        back = load_tasks(compact)
+        load = (time.perf_counter() - t) / len(back) * 1000
+        assert [x.to_json() for x in back] == [x.to_json() for x in tasks], "compact rebuild differs"
+        c, f = (p.stat().st_size / len(tasks) * 10_000 / 1e6 for p in (compact, full))
+    print(
+        f"{'10,000 tasks on disk, compact':36} {c:8.1f} MB   full {f:.1f} MB ({f / c:.1f}x); load {load:.2f} ms a task"
+    )
+    print("target < 100 MB for 10,000 tasks:", "met" if c < 100 else "MISSED")
     base_world.cache_clear()
 
 

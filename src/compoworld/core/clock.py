@@ -30,7 +30,7 @@ def format_time(dt: datetime) -> str:
 class SimClock:
     """The environment's clock. Tool calls read it; only the harness advances it."""
 
-    __slots__ = ("_now",)
+    __slots__ = ("_now", "_iso")
 
     def __init__(self, start: datetime | str | None = None) -> None:
         if start is None:
@@ -40,21 +40,30 @@ class SimClock:
         elif start.tzinfo is None:
             start = start.replace(tzinfo=UTC)
         self._now = start.astimezone(UTC)
+        self._iso: str | None = None
 
     def now(self) -> datetime:
         return self._now
 
     def iso(self) -> str:
-        return format_time(self._now)
+        """The canonical form of now, formatted once per tick (tools stamp it on every write)."""
+        s = self._iso
+        if s is None:
+            s = self._iso = format_time(self._now)
+        return s
 
     def epoch(self) -> float:
         return self._now.timestamp()
 
     def advance(self, seconds: float = 0, **kwargs: float) -> None:
         self._now += timedelta(seconds=seconds, **kwargs)
+        self._iso = None
 
     def set(self, when: datetime | str) -> None:
+        if isinstance(when, str) and when == self._iso and not self._now.microsecond:
+            return  # a restore to the time it already is
         self._now = SimClock(when)._now
+        self._iso = None
 
 
 def derive_seed(*parts: object) -> int:

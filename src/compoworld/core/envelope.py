@@ -8,7 +8,10 @@ Codes follow HTTP: 400 bad arguments, 404 unknown tool or record, 409 conflict,
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import orjson
 
 
 class ToolError(Exception):
@@ -55,6 +58,17 @@ def ok(data: Any) -> dict[str, Any]:
 
 def failure(code: int, type: str, message: str) -> dict[str, Any]:
     return {"success": False, "error": {"code": code, "type": type, "message": message}}
+
+
+def envelope_text(envelope: Any) -> str:
+    """The envelope as compact JSON text, made by orjson (what an agent reads as the tool result).
+
+    Falls back to the standard library for what orjson refuses (integers past 64 bits, lone
+    surrogates), so any envelope a tool can return has a text."""
+    try:
+        return orjson.dumps(envelope).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def is_envelope(value: Any) -> bool:

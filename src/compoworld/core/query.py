@@ -57,9 +57,18 @@ def norm(text: Any) -> str:
     return _WS.sub(" ", str(text)).strip().casefold()
 
 
+def haystack(*fields: Any) -> str:
+    """The text `matches` searches: the normalised fields, joined (cache it per record)."""
+    return " ".join(norm(f) for f in fields if f)
+
+
 def matches(query: str, *fields: Any) -> bool:
     """True when every word of `query` occurs in one of `fields` (case-insensitive)."""
-    hay = " ".join(norm(f) for f in fields if f)
+    return matches_text(query, haystack(*fields))
+
+
+def matches_text(query: str, hay: str) -> bool:
+    """`matches` over a prepared `haystack`."""
     return all(w in hay for w in norm(query).split())
 
 

@@ -9,13 +9,13 @@ Tools stay short and keep only what is particular to them: their business rules.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from compoworld.core.envelope import InvalidArguments, NotFound
-from compoworld.core.query import check_limit, matches
+from compoworld.core.query import check_limit, matches_text
 
 if TYPE_CHECKING:
     from compoworld.core.service import Service
@@ -51,6 +51,43 @@ def json_object(value: str | dict[str, Any] | None, field: str) -> dict[str, Any
     if not isinstance(parsed, dict):
         raise InvalidArguments(f"'{field}' must be a JSON object, got {type(parsed).__name__}")
     return parsed
+
+
+_PLAIN_CONFIG = {"extra", "title", "populate_by_name", "protected_namespaces", "frozen", "use_enum_values"}
+_FIELDS: dict[type, dict[str, TypeAdapter] | None] = {}  # derived from the class alone, like pydantic's
+
+
+def field_adapters(model: type[BaseModel]) -> dict[str, TypeAdapter] | None:
+    """Per field of `model`, a validator-and-serialiser that does for that field alone what the
+    whole model does for it; None where the model's fields are not independent (model or field
+    validators, serialisers, aliases, computed fields, special config): then only the whole model
+    validates."""
+    if model in _FIELDS:
+        return _FIELDS[model]
+    dec = model.__pydantic_decorators__
+    plain = (
+        not (
+            dec.validators
+            or dec.field_validators
+            or dec.root_validators
+            or dec.field_serializers
+            or dec.model_serializers
+            or dec.model_validators
+            or dec.computed_fields
+        )
+        and set(model.model_config) <= _PLAIN_CONFIG
+        and not model.model_config.get("use_enum_values")
+    )
+    out: dict[str, TypeAdapter] | None = {} if plain else None
+    if out is not None:
+        for name, f in model.model_fields.items():
+            if f.alias or f.validation_alias or f.serialization_alias or f.exclude:
+                out = None
+                break
+            ann = Annotated[(f.annotation, *f.metadata)] if f.metadata else f.annotation
+            out[name] = TypeAdapter(ann)
+    _FIELDS[model] = out
+    return out
 
 
 class Resource:
@@ -125,9 +162,39 @@ class Bound:
 
     def validate(self, record: dict[str, Any]) -> dict[str, Any]:
         try:
-            return self.r.model.model_validate(record).model_dump(mode="json", by_alias=True)
+            out = self.r.model.model_validate(record).model_dump(mode="json", by_alias=True)
         except ValidationError as e:
             raise InvalidArguments(explain(e, self.r.label)) from None
+        self._known()[id(out)] = out  # a fixed point of validation: later updates check only changes
+        return out
+
+    def _known(self) -> dict[int, Any]:
+        known = self.svc.__dict__.get("_validated")
+        if known is None or len(known) > 200_000:
+            known = self.svc.__dict__["_validated"] = {}
+        return known
+
+    def _validate_changes(self, current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+        """What `validate({**current, **changes})` gives, validating only the changed fields when
+        `current` is itself the output of a validation (records are values, so it still is)."""
+        adapters = field_adapters(self.r.model)
+        known = self.svc.__dict__.get("_validated")
+        if (
+            adapters is None
+            or known is None
+            or known.get(id(current)) is not current
+            or not all(k in adapters for k in changes)
+        ):
+            return self.validate({**current, **changes})
+        new = dict(current)
+        try:
+            for k, v in changes.items():
+                ta = adapters[k]
+                new[k] = ta.dump_python(ta.validate_python(v), mode="json", by_alias=True)
+        except ValidationError:
+            return self.validate({**current, **changes})  # the whole model names the bad field
+        known[id(new)] = new
+        return new
 
     def create(self, fields: dict[str, Any], *, id: Any = None) -> dict[str, Any]:
         """Validate and insert a new record; `fields` may omit fields that have defaults."""
@@ -144,7 +211,7 @@ class Bound:
         key = self.r.key
         if key in changes and changes[key] != current[key]:
             raise InvalidArguments(f"the id of a {self.r.label} cannot be changed")
-        record = self.validate({**current, **changes})
+        record = self._validate_changes(current, changes)
         self.svc.store.put(self.r.table, str(rid), record)
         return record
 
@@ -157,6 +224,18 @@ class Bound:
     ) -> list[dict[str, Any]]:
         """Records where every non-None keyword equals the field, and `pred` holds."""
         want = {k: v for k, v in equal.items() if v is not None}
+        if want:  # the store's index on the first field narrows the scan to the matching records
+            first = next(iter(want))
+            try:
+                hash(want[first])
+            except TypeError:
+                pass
+            else:
+                return [
+                    rec
+                    for rec in self.svc.store.lookup(self.r.table, first, want[first])
+                    if all(rec.get(k) == v for k, v in want.items()) and (pred is None or pred(rec))
+                ]
         return [
             rec
             for rec in self.rows.values()
@@ -169,7 +248,11 @@ class Bound:
         recs = self.all() if records is None else list(records)
         if not query:
             return recs
-        return [rec for rec in recs if matches(query, *(rec.get(f) for f in self.r.text))]
+        store, table, fields = self.svc.store, self.r.table, self.r.text
+        key = self.r.key
+        return [
+            rec for rec in recs if matches_text(query, store.text_of(table, str(rec.get(key)), rec, fields))
+        ]
 
 
 def sort_records(records: list[dict[str, Any]], key: str, descending: bool = False) -> list[dict[str, Any]]:

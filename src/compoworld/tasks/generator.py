@@ -432,7 +432,10 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         "distractors": distractors,
         "initial_state": s0,
         "initial_state_hash": b.h0,
-        "world": {"seed": world_seed, "size": settings.size, "generator_version": GENERATOR_VERSION},
+        # the seeded base world s0 was planted on (task files store s0 as a patch on it)
+        "world": None
+        if lived
+        else {"seed": world_seed, "size": settings.size, "generator_version": GENERATOR_VERSION},
         "dependency_graph": {
             "nodes": [
                 {

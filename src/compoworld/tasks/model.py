@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import zlib
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from compoworld.core.state import hash_value
+from compoworld.core.state import HASH_VERSION, hash_value
 
-TASK_FORMAT = 2  # 2: grounded turns with sources, goal/guard checks, traps, record-level collateral
+# 2: grounded turns with sources, goal/guard checks, traps, record-level collateral;
+# 3: hashes of version `HASH_VERSION` (recorded per task); s0 as a base-world reference plus a patch
+TASK_FORMAT = 3
 
 
 class Fact(BaseModel):
@@ -77,6 +81,15 @@ class Trap(BaseModel):
     answer: str | None = None  # what an answer naming this candidate would say
 
 
+class WorldRef(BaseModel):
+    """The seeded base world a task's s0 was planted on (`tasks.generator.base_world`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    seed: int
+    size: str
+    generator_version: str
+
+
 class Task(BaseModel):
     """One verified cross-service task (see DESIGN.md, "Tasks")."""
 
@@ -96,6 +109,8 @@ class Task(BaseModel):
     subtasks: list[str]
     meta: dict[str, Any]
     traps: list[Trap] = Field(default_factory=list)
+    world: WorldRef | None = None  # set: files store s0 as this world plus a patch
+    hash_version: int = HASH_VERSION  # the state-hash scheme of initial_state_hash
     format_version: int = TASK_FORMAT
 
     @property
@@ -109,21 +124,267 @@ class Task(BaseModel):
         return Environment.from_snapshot(self.all_services, self.initial_state)
 
     def to_json(self) -> bytes:
-        return orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+        """The whole task, s0 included, as canonical JSON (what regeneration compares)."""
+        d = self.model_dump(mode="json", exclude={"initial_state"})
+        d["initial_state"] = self.initial_state  # plain JSON data already: orjson writes it as is
+        return orjson.dumps(d, option=orjson.OPT_SORT_KEYS)
+
+    def to_line(self, full: bool = False) -> bytes:
+        """The task as a line of a task file: s0 as a patch on its base world unless `full` (or
+        the task has no base world); `load_tasks` rebuilds it byte-identically."""
+        if full or self.world is None:
+            return self.to_json()
+        d = self.model_dump(mode="json", exclude={"initial_state"})
+        base = _base_world(self.world)
+        d["initial_state_patch"] = {
+            "clock": self.initial_state.get("clock"),
+            "services": state_patch(base, self.initial_state),
+            "digest": s0_digest(self.initial_state),
+        }
+        return orjson.dumps(d, option=orjson.OPT_SORT_KEYS)
 
 
 def state_hash_of(snapshot: dict[str, Any]) -> str:
     return hash_value(snapshot)
 
 
-def save_tasks(tasks: list[Task], path: str | Path) -> None:
-    """Write tasks as JSONL, one task a line; written to a temporary file then renamed (never half-written)."""
+# ---- compact initial states: a base world plus a patch ----------------------------------------
+def _base_world(ref: WorldRef) -> dict[str, Any]:
+    from compoworld.tasks.generator import base_world
+
+    return base_world(ref.seed, ref.size)
+
+
+def state_patch(base: dict[str, Any], s0: dict[str, Any]) -> dict[str, Any]:
+    """Per service of `s0`: only its tables that differ from `base`, and in them only the records
+    that differ (`set`) or are gone (`del`); a service the base lacks is written whole (`all`)."""
+    out: dict[str, Any] = {}
+    bases = base.get("services", {})
+    for name, svc in s0.get("services", {}).items():
+        bsvc = bases.get(name)
+        if not isinstance(bsvc, dict) or not isinstance(svc, dict):
+            out[name] = {"all": svc}
+            continue
+        tables: dict[str, Any] = {}
+        for t, table in svc.items():
+            bt = bsvc.get(t)
+            if bt is table:
+                continue
+            if not isinstance(bt, dict) or not isinstance(table, dict):
+                if bt != table:
+                    tables[t] = {"all": table}
+                continue
+            changed: dict[str, Any] = {}
+            edits: dict[str, Any] = {}
+            blobs: dict[str, Any] = {}
+            for k, r in sorted(table.items()):  # in key order, as the rebuild is: one encoding per state
+                old = bt.get(k, _GONE)
+                if old is r or old == r:
+                    continue
+                if isinstance(old, dict) and isinstance(r, dict):  # an edited record: its fields
+                    gone_fields = sorted(f for f in old if f not in r)
+                    edits[k] = {"set": {f: v for f, v in r.items() if f not in old or old[f] != v}}
+                    if gone_fields:
+                        edits[k]["del"] = gone_fields
+                else:
+                    delta = blob_delta(old, r) if isinstance(old, str) and isinstance(r, str) else None
+                    if delta is not None:
+                        blobs[k] = delta
+                    else:
+                        changed[k] = r
+            gone = sorted(k for k in bt if k not in table)
+            rows = _columns(changed)
+            if rows is not None:  # many new records of one shape: the field names once
+                changed = {}
+            parts = {"set": changed, "rows": rows, "del": gone, "edit": edits, "blob": blobs}
+            if changed or rows or gone or edits or blobs:
+                tables[t] = {k: v for k, v in parts.items() if v}
+        dropped = sorted(t for t in bsvc if t not in svc)
+        if dropped:
+            out[name] = {"tables": tables, "drop": dropped}
+        elif tables:
+            out[name] = {"tables": tables}
+    return out
+
+
+def apply_patch(base: dict[str, Any], services: list[str], patch: dict[str, Any]) -> dict[str, Any]:
+    """`services` of `base` with `patch` applied; every table's keys sorted as a full file's are."""
+    bases = base["services"]
+    out: dict[str, Any] = {}
+    for name in sorted(services):
+        p = patch.get(name)
+        if p is not None and "all" in p:
+            out[name] = p["all"]
+            continue
+        svc = dict(bases[name])
+        if p is not None:
+            for t in p.get("drop", ()):
+                svc.pop(t, None)
+            for t, tp in p.get("tables", {}).items():
+                if "all" in tp:
+                    svc[t] = tp["all"]
+                    continue
+                table = dict(svc.get(t) or {})
+                table.update(tp.get("set", {}))
+                if "rows" in tp:
+                    table.update(_uncolumn(tp["rows"]))
+                for k, delta in tp.get("blob", {}).items():
+                    table[k] = apply_blob(table[k], delta)
+                for k, e in tp.get("edit", {}).items():
+                    rec = {**table[k], **e["set"]}
+                    for f in e.get("del", ()):
+                        rec.pop(f, None)
+                    table[k] = dict(sorted(rec.items()))
+                for k in tp.get("del", ()):
+                    table.pop(k, None)
+                svc[t] = dict(sorted(table.items()))
+            svc = dict(sorted(svc.items()))
+        out[name] = svc
+    return out
+
+
+def _columns(records: dict[str, Any]) -> dict[str, Any] | None:
+    """Records that all have the same fields, as columns (`cols`) and rows; None otherwise."""
+    if len(records) < 2:
+        return None
+    shape = None
+    for r in records.values():
+        if not isinstance(r, dict):
+            return None
+        keys = sorted(r)
+        if shape is None:
+            shape = keys
+        elif keys != shape:
+            return None
+    assert shape is not None
+    recs = list(records.values())
+    same = [c for c in shape if all(r[c] == recs[0][c] for r in recs[1:])]
+    cols = [c for c in shape if c not in same]
+    out: dict[str, Any] = {"cols": cols, "vals": [[r[c] for c in cols] for r in recs]}
+    if same:  # a column with one value (a flag, an empty list): written once
+        out["same"] = {c: recs[0][c] for c in same}
+    by = next((c for c in cols if all(r[c] == k for k, r in records.items())), None)
+    if by is not None:  # the key is a field of the record (its id): not written twice
+        out["key"] = by
+    else:
+        out["keys"] = list(records)
+    return out
+
+
+def _uncolumn(rows: dict[str, Any]) -> dict[str, Any]:
+    cols, same = rows["cols"], rows.get("same", {})
+    out = {}
+    for i, vals in enumerate(rows["vals"]):
+        rec = {**same, **dict(zip(cols, vals, strict=True))}
+        rec = dict(sorted(rec.items()))
+        out[rec[rows["key"]] if "key" in rows else rows["keys"][i]] = rec
+    return out
+
+
+def blob_delta(old: str, new: str) -> dict[str, Any] | None:
+    """A database image (zlib, then base64: the SQL service's form) as the XOR of its bytes with the
+    base's, compressed (a planted row changes a few bytes of a few pages). None where `new` is not
+    such an image, or where recompressing would not give back its exact text."""
+    if len(new) < 1024:
+        return None
+    try:
+        a = zlib.decompress(base64.b64decode(old, validate=True))
+        b = zlib.decompress(base64.b64decode(new, validate=True))
+    except (ValueError, zlib.error):
+        return None
+    delta = {"len": len(b), "xor": base64.b64encode(zlib.compress(_xor(a, b), 9)).decode()}
+    if len(delta["xor"]) >= len(new) or apply_blob(old, delta) != new:
+        return None
+    return delta
+
+
+def apply_blob(old: str, delta: dict[str, Any]) -> str:
+    a = zlib.decompress(base64.b64decode(old))
+    b = _xor(a, zlib.decompress(base64.b64decode(delta["xor"])))[: delta["len"]]
+    return base64.b64encode(zlib.compress(b, 6)).decode()
+
+
+def _xor(a: bytes, b: bytes) -> bytes:
+    n = max(len(a), len(b))
+    x = int.from_bytes(a.ljust(n, b"\0"), "big") ^ int.from_bytes(b.ljust(n, b"\0"), "big")
+    return x.to_bytes(n, "big")
+
+
+def s0_digest(state: dict[str, Any], cache: dict[int, tuple[Any, str]] | None = None) -> str:
+    """Digest of canonical JSON per table (tables shared between tasks are hashed once per `cache`)."""
+
+    def th(table: Any) -> str:
+        if cache is None:
+            return hash_value(table)
+        hit = cache.get(id(table))
+        if hit is None or hit[0] is not table:
+            hit = cache[id(table)] = (table, hash_value(table))
+        return hit[1]
+
+    return hash_value(
+        {
+            "clock": state.get("clock"),
+            "services": {
+                s: {t: th(v) for t, v in svc.items()} if isinstance(svc, dict) else hash_value(svc)
+                for s, svc in state.get("services", {}).items()
+            },
+        }
+    )
+
+
+class _Rebuilder:
+    """Rebuilds compact initial states; keeps each base world in sorted form, as a full file loads."""
+
+    def __init__(self) -> None:
+        self.worlds: dict[tuple[int, str], dict[str, Any]] = {}
+        self.cache: dict[int, tuple[Any, str]] = {}
+
+    def __call__(self, data: dict[str, Any], where: str) -> dict[str, Any]:
+        ref = WorldRef.model_validate(data.get("world"))
+        key = (ref.seed, ref.size)
+        base = self.worlds.get(key)
+        if base is None:
+            if len(self.worlds) >= 4:
+                self.worlds.clear()
+                self.cache.clear()
+            base = self.worlds[key] = orjson.loads(
+                orjson.dumps(_base_world(ref), option=orjson.OPT_SORT_KEYS)
+            )
+        patch = data.pop("initial_state_patch")
+        services = [*data.get("services", []), *data.get("distractors", [])]
+        missing = [
+            x for x in services if x not in base["services"] and "all" not in patch["services"].get(x, {})
+        ]
+        if missing:
+            raise ValueError(
+                f"{where}: the task uses services this library does not have: {', '.join(missing)} "
+                "(compiled from manifests? load it with the same --manifests it was generated with)"
+            )
+        state = {"clock": patch["clock"], "services": apply_patch(base, services, patch["services"])}
+        if s0_digest(state, self.cache) != patch["digest"]:
+            raise ValueError(
+                f"{where}: the initial state rebuilt from base world (seed {ref.seed}, size {ref.size}, "
+                f"generator {ref.generator_version}) does not match the digest the file recorded: the "
+                "seeded world changed since the file was written. Regenerate the set, or write it with "
+                "`compoworld tasks export --full` on the version that made it"
+            )
+        return state
+
+
+_GONE: Any = object()
+
+
+def save_tasks(tasks: list[Task], path: str | Path, full: bool = False) -> None:
+    """Write tasks as JSONL, one task a line; written to a temporary file then renamed (never half-written).
+
+    Each task's s0 is written as a patch on its seeded base world (a few KB instead of a full
+    snapshot); `full=True` writes self-contained tasks instead."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
     with _open(tmp, "wb", gz=p.suffix == ".gz") as f:
         for t in tasks:
-            f.write(t.to_json() + b"\n")
+            f.write(t.to_line(full) + b"\n")
     tmp.replace(p)
 
 
@@ -140,6 +401,7 @@ def load_tasks(path: str | Path) -> list[Task]:
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such task file")
     out = []
+    rebuild = _Rebuilder()
     with _open(p, "rb") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -150,9 +412,16 @@ def load_tasks(path: str | Path) -> list[Task]:
                 if version != TASK_FORMAT:
                     raise ValueError(
                         f"{p}:{n}: task format {version} is not supported (this version reads format "
-                        f"{TASK_FORMAT}: grounded turns and guard checks); regenerate the set with "
+                        f"{TASK_FORMAT}: grounded turns, guard checks, hash version {HASH_VERSION}); regenerate the set with "
                         "`compoworld tasks generate`"
                     )
+                if "initial_state_patch" in data and "initial_state" not in data:
+                    try:
+                        data["initial_state"] = rebuild(data, f"{p}:{n}")
+                    except (KeyError, TypeError, AttributeError) as e:
+                        raise ValueError(
+                            f"{p}:{n}: invalid task: field initial_state_patch: {type(e).__name__}: {e}"
+                        ) from None
                 out.append(Task.model_validate(data))
             except orjson.JSONDecodeError as e:
                 raise ValueError(f"{p}:{n}: not valid JSON ({e})") from None

@@ -283,8 +283,8 @@ class CalendarService(Service):
             raise InvalidArguments("'max_start_datetime' must be after 'min_end_datetime'")
         cal = self._calendar(calendar_id)
         found = []
-        for ev in self.table("events").values():
-            if ev["calendar_id"] != cal["id"] or ev["status"] == "cancelled":
+        for ev in self.store.lookup("events", "calendar_id", cal["id"]):
+            if ev["status"] == "cancelled":
                 continue
             for s, e in _instances(ev, lo, hi):
                 found.append((s, ev["id"], self._view(ev, s, e) if ev["recurrence"] else self._view(ev)))
@@ -469,16 +469,15 @@ class CalendarService(Service):
             cid = self._me if item == "primary" else item
             spans = []
             if cid in self.table("calendars"):
-                for ev in self.table("events").values():
-                    if ev["calendar_id"] == cid and ev["status"] == "confirmed":
+                for ev in self.store.lookup("events", "calendar_id", cid):
+                    if ev["status"] == "confirmed":
                         spans += _instances(ev, lo, hi)
-            elif any(b["calendar_id"] == cid for b in self.table("busy").values()) or cid in {
+            elif self.store.lookup("busy", "calendar_id", cid) or cid in {
                 c["email"] for c in self.table("contacts").values() if c["type"] == "directory"
             }:
                 spans = [
                     (parse_time(b["start"]), parse_time(b["end"]))
-                    for b in self.table("busy").values()
-                    if b["calendar_id"] == cid
+                    for b in self.store.lookup("busy", "calendar_id", cid)
                 ]
                 spans = [(max(s, lo), min(e, hi)) for s, e in spans if s < hi and e > lo]
             else:

@@ -218,11 +218,7 @@ class ChatService(Service):
         """
         check_limit(limit, "limit", 1, 1000)
         self._channel(channel_id)
-        msgs = [
-            m
-            for m in self.table("messages").values()
-            if m["channel"] == channel_id and m["thread_ts"] is None
-        ]
+        msgs = [m for m in self.store.lookup("messages", "channel", channel_id) if m["thread_ts"] is None]
         msgs = self._window(msgs, oldest, latest, inclusive)
         msgs.sort(key=lambda m: float(m["ts"]), reverse=True)
         page, nxt = paginate(msgs, cursor, limit)
@@ -263,7 +259,7 @@ class ChatService(Service):
             raise NotFound(
                 f"thread '{thread_ts}' not found in channel '{channel_id}'", type="thread_not_found"
             )
-        msgs = [parent] + [m for m in self.table("messages").values() if m["thread_ts"] == thread_ts]
+        msgs = [parent] + self.store.lookup("messages", "thread_ts", thread_ts)
         msgs = self._window(msgs, oldest, latest, inclusive)
         msgs.sort(key=lambda m: float(m["ts"]))
         page, nxt = paginate(msgs, cursor, limit)

@@ -98,7 +98,6 @@ class EmailService(Service):
             raise InvalidArguments("'subject' is longer than 998 characters")
         if mimeType != "text/plain" and not htmlBody:
             raise InvalidArguments(f"'htmlBody' is required when 'mimeType' is {mimeType!r}")
-        msgs = self.table("messages")
         if inReplyTo is not None:
             parent = self.require("messages", inReplyTo, "message")
             if threadId is not None and parent["threadId"] != threadId:
@@ -107,7 +106,7 @@ class EmailService(Service):
                     type="thread_mismatch",
                 )
             threadId = parent["threadId"]
-        elif threadId is not None and not any(m["threadId"] == threadId for m in msgs.values()):
+        elif threadId is not None and not self.store.lookup("messages", "threadId", threadId):
             raise NotFound(f"thread '{threadId}' not found", type="thread_not_found")
         msg_id = self.next_id("m", 16)
         record = {
@@ -288,7 +287,7 @@ class EmailService(Service):
             messageId: ID of the email message to retrieve
         """
         msg = self.require("messages", messageId, "message")
-        thread = [m for m in self.table("messages").values() if m["threadId"] == msg["threadId"]]
+        thread = self.store.lookup("messages", "threadId", msg["threadId"])  # indexed, in table order
         thread.sort(key=lambda m: (m["date"], m["id"]))
         return {"messageId": messageId, "threadId": msg["threadId"], "messages": [_full(m) for m in thread]}
 

@@ -163,7 +163,7 @@ class FilesService(Service):
 
     def _entry(self, path: str, field: str = "path") -> dict[str, Any]:
         if path.startswith("id:"):
-            found = [e for e in self.entries.all() if e["id"] == path]
+            found = self.store.lookup("entries", "id", path)  # indexed, in table order
             if not found:
                 raise NotFound(f"'{field}': no file or folder with id {path}", type="path_not_found")
             return found[0]

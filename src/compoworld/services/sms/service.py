@@ -53,7 +53,7 @@ class SmsService(Service):
         if from_number is None:
             return sorted(self.numbers.all(), key=lambda n: n["phone_number"])[0]["phone_number"]
         num = _number(from_number, "from_number")
-        if not any(n["phone_number"] == num for n in self.numbers.all()):
+        if not self.store.lookup("phone_numbers", "phone_number", num):
             raise RuleViolation(
                 f"{num} is not a number of this account; see list_phone_numbers", type="from_not_owned"
             )

@@ -55,7 +55,7 @@ class WikiService(Service):
         seed_wiki(self, ctx)
 
     def _space(self, ref: str) -> dict[str, Any]:
-        s = self.spaces.get(ref) or next((s for s in self.spaces.all() if s["key"] == str(ref).upper()), None)
+        s = self.spaces.get(ref) or next(iter(self.store.lookup("spaces", "key", str(ref).upper())), None)
         if s is None:
             raise NotFound(f"space '{ref}' not found (give its id or key)", type="space_not_found")
         return s
@@ -231,7 +231,7 @@ class WikiService(Service):
         key = (key or re.sub(r"[^A-Z0-9]", "", name.upper())[:10]).upper()
         if not _KEY.match(key):
             raise InvalidArguments(f"'key' {key!r} must be 1-10 letters or digits")
-        if any(s["key"] == key for s in self.spaces.all()):
+        if self.store.lookup("spaces", "key", key):
             raise Conflict(f"a space with key {key} already exists", type="space_key_exists")
         now = self.clock.iso()
         space = self.spaces.create(

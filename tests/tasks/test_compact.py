@@ -1,0 +1,104 @@
+"""Compact task files: s0 as a patch on the seeded base world, rebuilt byte-identically and checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from compoworld.cli.main import app
+from compoworld.core.state import HASH_VERSION
+from compoworld.tasks.gates import run_gates
+from compoworld.tasks.generator import Settings
+from compoworld.tasks.model import TASK_FORMAT, Task, apply_patch, load_tasks, save_tasks, state_patch
+from compoworld.tasks.pipeline import generate
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[Task]:
+    out, _ = generate(8, seed=11, settings=Settings())
+    return out
+
+
+def test_compact_files_rebuild_every_task_byte_identically(tasks: list[Task], tmp_path: Path) -> None:
+    compact, full = tmp_path / "c.jsonl", tmp_path / "f.jsonl"
+    save_tasks(tasks, compact)
+    save_tasks(tasks, full, full=True)
+    assert full.stat().st_size > 5 * compact.stat().st_size
+    line = orjson.loads(compact.read_bytes().splitlines()[0])
+    assert "initial_state" not in line and line["world"]["seed"] >= 0
+    assert line["hash_version"] == HASH_VERSION and line["format_version"] == TASK_FORMAT
+    a, b = load_tasks(compact), load_tasks(full)
+    assert [t.to_json() for t in a] == [t.to_json() for t in b] == [t.to_json() for t in tasks]
+    for x, y in zip(a, b, strict=True):  # the same table order as a full file gives: same tool results
+        sx, sy = x.initial_state["services"], y.initial_state["services"]
+        assert [(s, list(t), [list(v) for v in t.values()]) for s, t in sx.items()] == [
+            (s, list(t), [list(v) for v in t.values()]) for s, t in sy.items()
+        ]
+    gates = run_gates(a[0], regenerate=True)
+    assert all(v is None for v in gates.values()), gates
+
+
+def test_export_full_and_compact_round_trip(tasks: list[Task], tmp_path: Path) -> None:
+    compact, full, back = tmp_path / "c.jsonl", tmp_path / "f.jsonl", tmp_path / "b.jsonl"
+    save_tasks(tasks[:3], compact)
+    r = runner.invoke(app, ["tasks", "export", str(compact), str(full), "--full"])
+    assert r.exit_code == 0, r.output
+    assert "full" in r.output and all("initial_state" in json.loads(x) for x in full.read_text().splitlines())
+    r = runner.invoke(app, ["tasks", "export", str(full), str(back)])
+    assert r.exit_code == 0, r.output
+    assert back.read_bytes() == compact.read_bytes()
+    assert runner.invoke(app, ["tasks", "export", str(tmp_path / "nope.jsonl"), str(back)]).exit_code == 2
+
+
+def test_a_rebuild_that_does_not_match_its_digest_is_refused(tasks: list[Task], tmp_path: Path) -> None:
+    f = tmp_path / "c.jsonl"
+    save_tasks(tasks[:1], f)
+    line = orjson.loads(f.read_bytes())
+    line["initial_state_patch"]["digest"] = "0" * 32
+    f.write_bytes(orjson.dumps(line) + b"\n")
+    with pytest.raises(ValueError, match=r"c.jsonl:1: the initial state rebuilt .* export --full"):
+        load_tasks(f)
+    svc = tasks[0].services[0]
+    line["initial_state_patch"]["services"] = {svc: {"tables": {"_meta": {"edit": {"nope": {}}}}}}
+    f.write_bytes(orjson.dumps(line) + b"\n")
+    with pytest.raises(ValueError, match=r"c.jsonl:1: invalid task: field initial_state_patch"):
+        load_tasks(f)
+    old = {**line, "format_version": 2}
+    f.write_bytes(orjson.dumps(old) + b"\n")
+    with pytest.raises(ValueError, match=r"task format 2 is not supported"):
+        load_tasks(f)
+
+
+RECORD = st.one_of(
+    st.fixed_dictionaries(
+        {"id": st.sampled_from("abcdef"), "n": st.integers(0, 3)}, optional={"x": st.none()}
+    ),
+    st.integers(0, 3),
+)
+TABLE = st.dictionaries(st.sampled_from("abcdef"), RECORD, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    base=st.dictionaries(st.sampled_from(["t", "u"]), TABLE),
+    s0=st.dictionaries(st.sampled_from(["t", "u", "v"]), TABLE),
+)
+def test_a_patch_rebuilds_any_state_from_any_base(base: dict, s0: dict) -> None:
+    b = {"services": {"svc": base}}
+    s = {"services": {"svc": s0}}
+    patch = orjson.loads(orjson.dumps(state_patch(b, s), option=orjson.OPT_SORT_KEYS))
+    sorted_base = orjson.loads(orjson.dumps(b, option=orjson.OPT_SORT_KEYS))
+    got = apply_patch(sorted_base, ["svc"], patch)
+    assert orjson.dumps(got, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
+        s["services"], option=orjson.OPT_SORT_KEYS
+    )
+    want = orjson.loads(orjson.dumps(s["services"], option=orjson.OPT_SORT_KEYS))
+    assert [(t, list(v)) for t, v in got["svc"].items()] == [(t, list(v)) for t, v in want["svc"].items()]
