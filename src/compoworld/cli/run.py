@@ -71,10 +71,9 @@ def eval_command(
         str | None,
         typer.Option(
             "--ray",
-            is_flag=False,
-            flag_value="auto",
-            help="Fan episodes out over Ray actors: --ray joins this machine's cluster, --ray ADDRESS another, "
-            "--ray local starts one (the run directory is the same; needs compoworld[ray]).",
+            metavar="ADDRESS",
+            help="Fan episodes out over Ray actors: --ray auto joins this machine's cluster, --ray HOST:PORT "
+            "another, --ray local starts one (the run directory is the same; needs compoworld[ray]).",
         ),
     ] = None,
     actors: Annotated[

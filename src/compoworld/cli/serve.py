@@ -19,6 +19,18 @@ def _fail(msg: str) -> None:
     raise typer.Exit(2)
 
 
+def _check_services(tasks: list, source: Path) -> None:
+    """One clear line, not a traceback or a 500, when tasks need services the library lacks."""
+    from compoworld.services import registry
+
+    missing = sorted({s for t in tasks for s in t.all_services} - set(registry()))
+    if missing:
+        _fail(
+            f"tasks in {source} use services that are not loaded: {', '.join(missing)} "
+            "(compiled services need --manifests PATH before 'serve', or COMPOWORLD_MANIFESTS)"
+        )
+
+
 @app.command()
 def stdio(
     tasks: Annotated[Path, typer.Option(help="JSONL task file.")],
@@ -27,8 +39,18 @@ def stdio(
     result: Annotated[
         Path | None, typer.Option(help="Where to write the final state and verification on exit.")
     ] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            help="Keep the episode in a state file across processes, for clients that start one "
+            "server process per tool call (langchain-mcp-adapters does by default)."
+        ),
+    ] = None,
 ) -> None:
-    """One task's environment over stdio (for an agent harness's MCP configuration)."""
+    """One task's environment over stdio (for an agent harness's MCP configuration).
+
+    Every exit (stdin closed, SIGTERM, SIGHUP, SIGINT) writes the result; a run that served no
+    tool call never overwrites an existing one."""
     from compoworld.serve.stdio import default_results_dir, serve_stdio
     from compoworld.tasks.model import load_tasks
 
@@ -40,7 +62,14 @@ def stdio(
         _fail(str(e))
     if not found:
         _fail(f"no task {task_id!r} in {tasks}")
-    serve_stdio(found[0], mode, result or default_results_dir() / f"{task_id}.json")
+    _check_services(found, tasks)
+    if run_id is not None and not run_id.replace("-", "").replace("_", "").isalnum():
+        _fail("--run-id takes letters, digits, '-' and '_' only")
+    try:
+        code = serve_stdio(found[0], mode, result or default_results_dir() / f"{task_id}.json", run_id)
+    except ValueError as e:
+        _fail(str(e))
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -63,23 +92,84 @@ def http(
     results: Annotated[Path, typer.Option(help="Append-only file of verification results.")] = Path(
         "runs/serve/results.jsonl"
     ),
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another Host header MCP clients may use (name or name:port; repeatable; '*' for "
+            "any). Loopback and --host are always allowed."
+        ),
+    ] = None,
+    state_budget: Annotated[
+        int, typer.Option(help="Bytes of state one session may hold; writes past it get a 422.")
+    ] = 32 * 1024 * 1024,
 ) -> None:
-    """Many concurrent sessions: MCP at /mcp/{session}, control API at /sessions."""
+    """Many concurrent sessions: MCP at /mcp/{session}, control API at /sessions.
+
+    Sessions live in memory: a restart loses them (verification results are kept on disk)."""
+    import socket
+
     import uvicorn
 
-    from compoworld.serve.http import Store, build_app
+    from compoworld.serve.http import KEEP_ALIVE_S, Store, build_app
     from compoworld.tasks.model import load_tasks
 
+    if mode not in ("direct", "gateway"):
+        _fail("--mode must be direct or gateway")
+    if state_budget <= 0:
+        _fail("--state-budget must be a positive number of bytes")
     try:
-        task_map = {t.id: t for t in load_tasks(tasks)} if tasks else {}
+        loaded = load_tasks(tasks) if tasks else []
     except (OSError, ValueError) as e:
         _fail(str(e))
+    if tasks:
+        _check_services(loaded, tasks)
+    task_map = {t.id: t for t in loaded}
+    try:  # bind first: a port in use is one clear line, and "serving" is only said once it is true
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as e:
+        _fail(
+            f"cannot listen on {host}:{port}: {e.strerror or e} (is another server on that port? try --port)"
+        )
+    except (OverflowError, ValueError) as e:
+        _fail(f"cannot listen on {host}:{port}: {e}")
     token = control_token or secrets.token_urlsafe(24)
     if not control_token:
         sys.stderr.write(f"control token: {token}\n")
-    store = Store(task_map, mode, idle_timeout, results)
-    asgi, _ = build_app(store, token, f"http://{host}:{port}")
+    store = Store(task_map, mode, idle_timeout, results, state_budget)
+    shown = f"[{host}]" if ":" in host else host
+    asgi, _ = build_app(store, token, f"http://{shown}:{port}", host=host, allowed_hosts=allow_host or [])
+    config = uvicorn.Config(asgi, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)
     sys.stderr.write(
-        f"serving {len(task_map)} task(s) on http://{host}:{port} (control API /sessions, MCP /mcp/<session>)\n"
+        f"serving {len(task_map)} task(s) on http://{shown}:{port} (control API /sessions, MCP /mcp/<session>)\n"
     )
-    uvicorn.run(asgi, host=host, port=port, log_level="warning")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        store.close()
+
+
+@app.command()
+def router(
+    backend: Annotated[list[str], typer.Option("--backend", help="A `serve http` base URL (repeat for each).")],
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind.")] = 8700,
+    public_url: Annotated[
+        str | None, typer.Option(help="The URL clients reach the router at (default http://HOST:PORT).")
+    ] = None,
+) -> None:
+    """Put N `serve http` processes behind one URL: each new session goes to the least-loaded backend,
+    and every later request of that session to the same backend (see serve/router.py)."""
+    import uvicorn
+
+    from compoworld.serve.router import build_router
+
+    url = public_url or f"http://{host}:{port}"
+    try:
+        app_ = build_router(list(backend), url)
+    except ValueError as e:
+        _fail(str(e))
+    typer.echo(f"routing {len(backend)} backend(s) at {url}", err=True)
+    uvicorn.run(app_, host=host, port=port, log_level="warning", timeout_keep_alive=75)

@@ -43,6 +43,37 @@ def _interfaces(value: str | None, k: int) -> tuple[str, ...]:
     return got
 
 
+def _impossible(settings) -> str | None:
+    """Why no task can meet `settings`, said before any work starts (else a run would only reject)."""
+    from compoworld.services import registry
+    from compoworld.tasks.generator import uses_workflows
+
+    if settings.world or uses_workflows(settings):
+        return None  # workflow families that fit exist (a world's personas are checked per task)
+    from compoworld.tasks.moves import moves_by_service
+    from compoworld.tasks.workflow import families
+
+    k = settings.k or 5
+    lo, hi = (settings.walk_min or 7, settings.walk_max or 12)
+    have = sorted(s for s in moves_by_service() if not settings.pool or s in settings.pool)
+    sizes = sorted({len(f.services) for f in families().values()})
+    why = f"no workflow family has K={k} services (theirs have K in {sizes}), so tasks are relay chains: "
+    if k > len(have):
+        where = "--services" if settings.pool else "the library's services with moves"
+        return why + f"--k {k} is more than the {len(have)} services of {where}"
+    if k + settings.distractors > len(registry()):
+        return (
+            why
+            + f"--k {k} plus --distractors {settings.distractors} is more than the {len(registry())} services"
+        )
+    if hi < k + 1:
+        return (
+            why + f"a walk of at most {hi} steps cannot cover {k} services and revisit one "
+            f"(give --walk {max(lo, k + 1)}:{max(hi, k + 3)} or a smaller --k)"
+        )
+    return None
+
+
 @app.command()
 def generate(
     n: Annotated[int, typer.Option("--n", help="Number of verified tasks to keep.")] = 100,
@@ -82,10 +113,9 @@ def generate(
         str | None,
         typer.Option(
             "--ray",
-            is_flag=False,
-            flag_value="auto",
-            help="Run on Ray: --ray joins this machine's cluster, --ray ADDRESS another, --ray local starts one "
-            "(the output is byte-identical to a local run; needs compoworld[ray]).",
+            metavar="ADDRESS",
+            help="Run on Ray: --ray auto joins this machine's cluster, --ray HOST:PORT another, --ray local "
+            "starts one (the output is byte-identical to a local run; needs compoworld[ray]).",
         ),
     ] = None,
     out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
@@ -127,6 +157,8 @@ def generate(
             )
     if world is not None and not (world / "world.json").is_file():
         raise typer.BadParameter(f"--world {world}: no world.json (build one with `compoworld worlds build`)")
+    if (impossible := _impossible(settings)) is not None:
+        raise typer.BadParameter(impossible)
     with Progress(
         TextColumn("[bold]generating"),
         BarColumn(),
@@ -264,8 +296,10 @@ def export(
 def show(
     file: Annotated[Path, typer.Argument(help="A JSONL task file.")],
     id: Annotated[str | None, typer.Option("--id", help="Task id (default: the first).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole task as JSON.")] = False,
 ) -> None:
-    """Print one task readably: walk and graph, instruction, rubric, reference solution."""
+    """Print one task readably: walk and graph, instruction, rubric, reference solution (nothing cut:
+    long checks and arguments wrap); --json prints the task as data."""
     from compoworld.tasks.model import load_tasks
 
     try:
@@ -277,6 +311,9 @@ def show(
     if task is None:
         err.print(f"[red]error:[/red] no task {id!r} in {file}")
         raise typer.Exit(2)
+    if as_json:
+        sys.stdout.write(json.dumps(task.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+        return
     console.print(
         Panel(
             task.instruction, title=f"{task.id}  (K={task.meta['K']}, L={task.meta['L']}, D={task.meta['D']})"
@@ -293,22 +330,22 @@ def show(
         console.print(f"  step {e.source} -> {e.target}: {e.fact.type} = {e.fact.value}")
     rub = Table(title="rubric")
     for col in ("id", "kind", "weight", "description", "check"):
-        rub.add_column(col)
+        rub.add_column(col, overflow="fold")  # long ids and JSON wrap; nothing is cut
     for r in task.rubric:
-        rub.add_row(r.id, r.kind, str(r.weight), r.description, json.dumps(r.check)[:90])
+        rub.add_row(r.id, r.kind, str(r.weight), r.description, json.dumps(r.check, ensure_ascii=False))
     console.print(rub)
     if task.traps:
         console.print("[bold]traps[/bold] " + "; ".join(f"{t.kind}: {t.description}" for t in task.traps))
     ref = Table(title="reference solution")
     for col in ("turn", "step", "tool", "arguments", "sources"):
-        ref.add_column(col)
+        ref.add_column(col, overflow="fold")
     for c in task.reference_solution:
         ref.add_row(
             str(c.turn),
             str(c.step),
             c.tool,
-            json.dumps(c.arguments)[:100],
-            ", ".join(f"{k}<-{v}" for k, v in c.sources.items())[:60],
+            json.dumps(c.arguments, ensure_ascii=False),
+            ", ".join(f"{k}<-{v}" for k, v in c.sources.items()),
         )
     console.print(ref)
     if task.answer is not None:
