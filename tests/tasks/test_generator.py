@@ -29,12 +29,10 @@ def batch() -> list[Task]:
 
 
 def test_every_task_passes_every_gate_and_adversary(batch: list[Task]) -> None:
-    from compoworld.tasks.adversaries import ADVERSARIES
-    from compoworld.tasks.gates import GATES
 
     for t in batch[:25]:
         assert all(why is None for why in run_gates(t, regenerate=False).values()), t.id
-        assert t.meta["gates"] == dict.fromkeys([*GATES, *(f"adversary:{a}" for a in ADVERSARIES)], "pass")
+        assert t.meta["gates"] == "pass"
         assert t.meta["L"] == len(t.walk) and t.meta["K"] == len(t.services) and len(t.distractors) == 5
         assert set(t.walk) == set(t.services) and len(set(t.walk)) < len(t.walk)  # covers K, revisits one
         assert all(a != b for a, b in zip(t.walk, t.walk[1:], strict=False))

@@ -125,16 +125,26 @@ class Task(BaseModel):
 
     def to_json(self) -> bytes:
         """The whole task, s0 included, as canonical JSON (what regeneration compares)."""
-        d = self.model_dump(mode="json", exclude={"initial_state"})
+        d = self._dump()
         d["initial_state"] = self.initial_state  # plain JSON data already: orjson writes it as is
         return orjson.dumps(d, option=orjson.OPT_SORT_KEYS)
+
+    def _dump(self) -> dict[str, Any]:
+        """Everything but s0; rubric items and calls leave out their default fields (a task file
+        holds thousands of them)."""
+        d = self.model_dump(mode="json", exclude={"initial_state", "rubric", "reference_solution"})
+        d["rubric"] = [r.model_dump(mode="json", exclude_defaults=True) for r in self.rubric]
+        d["reference_solution"] = [
+            c.model_dump(mode="json", exclude_defaults=True) for c in self.reference_solution
+        ]
+        return d
 
     def to_line(self, full: bool = False) -> bytes:
         """The task as a line of a task file: s0 as a patch on its base world unless `full` (or
         the task has no base world); `load_tasks` rebuilds it byte-identically."""
         if full or self.world is None:
             return self.to_json()
-        d = self.model_dump(mode="json", exclude={"initial_state"})
+        d = self._dump()
         base = _base_world(self.world)
         d["initial_state_patch"] = {
             "clock": self.initial_state.get("clock"),
