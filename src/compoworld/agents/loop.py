@@ -28,7 +28,7 @@ from typing import Any
 
 from compoworld.agents.policies import Agent
 from compoworld.agents.prompt import FINISH, FINISH_TOOL, system_prompt, task_user
-from compoworld.core.envelope import failure
+from compoworld.core.envelope import envelope_text, failure
 from compoworld.llm.client import ContextOverflow, EndpointError, EndpointTimeout
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
@@ -276,7 +276,7 @@ async def run_episode(
                 {
                     "role": "tool",
                     "tool_call_id": tc.get("id") or "",
-                    "content": json.dumps(result, ensure_ascii=False),
+                    "content": envelope_text(result),
                 }
             )
             if done:
