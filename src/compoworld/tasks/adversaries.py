@@ -209,6 +209,8 @@ def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str
         out["noop"] = "doing nothing passes"
     writes = write_calls(env, task)
     answer = task.answer
+    env.restore(final)
+    h_final = env.state_hash()  # a write that changes nothing (refused by the service) is no attack
     for trap in task.traps:
         if not trap.swap:
             continue
@@ -220,7 +222,6 @@ def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str
         if out["decoy"] is None and verify(task, env.snapshot(), trap.answer or answer).passed:
             out["decoy"] = f"acting on the {trap.kind} candidate passes ({trap.description})"
         env.restore(final)
-        h_final = env.state_hash()
         _run(env, swapped)
         if env.state_hash() == h_final:
             continue  # the decoy refuses the write (a closed ticket): nothing to spray
@@ -231,7 +232,7 @@ def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str
         for variant in _spam_variants(c, others):
             env.restore(final)
             env.call(variant["tool"], variant["arguments"])
-            if env.state_hash() != _hash(env, final) and verify(task, env.snapshot(), answer).passed:
+            if env.state_hash() != h_final and verify(task, env.snapshot(), answer).passed:
                 out["spam"] = f"{variant['tool']} to someone else as well passes"
                 break
         if out["spam"]:
@@ -245,14 +246,6 @@ def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str
         out["answer_dump"] = "a reply listing every candidate passes"
     env.restore(s0)
     return out
-
-
-def _hash(env: Environment, snap: dict[str, Any]) -> str:
-    cur = env.snapshot()
-    env.restore(snap)
-    h = env.state_hash()
-    env.restore(cur)
-    return h
 
 
 # ---- lazy solvers (tasks audit) ---------------------------------------------------------------
