@@ -357,7 +357,6 @@ def solve_lazily(task: Task) -> dict[str, float]:
             hits = _records_with(obs[int(src[4:])].get("data"), value)
             if hits and len(hits[0][2]) > 1 and all(hits[0][0] is not p[0] for p in points):
                 points.append(hits[0])
-    out = {s: 0.0 for s in SOLVERS}
     if not points:
         # no choice was shown: a solver that skips the reads can only succeed if the writes need
         # nothing the observations revealed
@@ -367,9 +366,9 @@ def solve_lazily(task: Task) -> dict[str, float]:
         env.restore(s0)
         return {s: passed for s in SOLVERS}
     base = [{"tool": c.tool, "arguments": c.arguments} for _, c in writes]
-    out = _solve_at(task, env, s0, base, points)
+    rates = _solve_at(task, env, s0, base, points)
     env.restore(s0)
-    return out
+    return rates
 
 
 def _swap_to(rec: dict[str, Any], other: dict[str, Any]) -> dict[str, str]:
