@@ -29,6 +29,17 @@ def _walk(value: str) -> tuple[int, int]:
     return a, b
 
 
+def _load(file: Path) -> list:
+    """The tasks of a file, or one clear line and exit 2 (a missing file, a bad line, an old format)."""
+    from compoworld.tasks.model import load_tasks
+
+    try:
+        return load_tasks(file)
+    except (OSError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+
+
 def _interfaces(value: str | None, k: int) -> tuple[str, ...]:
     if not value:
         return ()
@@ -201,13 +212,8 @@ def check(
 ) -> None:
     """Re-run every gate on every task; exit 1 if any task fails."""
     from compoworld.tasks.gates import GATES, run_gates
-    from compoworld.tasks.model import load_tasks
 
-    try:
-        tasks = load_tasks(file)
-    except (OSError, ValueError) as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+    tasks = _load(file)
     from compoworld.services import registry
 
     missing = sorted({s for t in tasks for s in t.services + t.distractors} - set(registry()))
@@ -277,13 +283,9 @@ def export(
     ] = False,
 ) -> None:
     """Rewrite a task file, with self-contained initial states (--full) or compact ones."""
-    from compoworld.tasks.model import load_tasks, save_tasks
+    from compoworld.tasks.model import save_tasks
 
-    try:
-        tasks = load_tasks(file)
-    except (OSError, ValueError) as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+    tasks = _load(file)
     save_tasks(tasks, out, full=full)
     size = out.stat().st_size
     console.print(
@@ -300,13 +302,8 @@ def show(
 ) -> None:
     """Print one task readably: walk and graph, instruction, rubric, reference solution (nothing cut:
     long checks and arguments wrap); --json prints the task as data."""
-    from compoworld.tasks.model import load_tasks
 
-    try:
-        tasks = load_tasks(file)
-    except (OSError, ValueError) as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+    tasks = _load(file)
     task = next((t for t in tasks if t.id == id), None) if id else (tasks[0] if tasks else None)
     if task is None:
         err.print(f"[red]error:[/red] no task {id!r} in {file}")
@@ -361,13 +358,8 @@ def audit(
     """Run lazy solvers that never follow the chain (act on every candidate, on the most recent,
     on the best keyword match) and report how often each passes; exit 1 if any passes 5% or more."""
     from compoworld.tasks.adversaries import SOLVERS, solve_lazily
-    from compoworld.tasks.model import load_tasks
 
-    try:
-        tasks = load_tasks(file)
-    except (OSError, ValueError) as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+    tasks = _load(file)
     if not tasks:
         err.print(f"[red]error:[/red] {file} holds no tasks")
         raise typer.Exit(2)
