@@ -151,13 +151,14 @@ def test_compact_replaces_old_results_by_one_line_per_call() -> None:
 
 
 def test_a_slow_server_times_out_once_then_answers(task: Task) -> None:
-    with ScriptedServer(reference_script(task), profile="llamacpp", slow=1.0, slow_requests=1) as server:
-        agent = agent_for(server, timeout=0.4, max_backoff=0.05)
+    # margins wide enough for a loaded 2-core machine: a normal answer takes milliseconds
+    with ScriptedServer(reference_script(task), profile="llamacpp", slow=6.0, slow_requests=1) as server:
+        agent = agent_for(server, timeout=2.0, max_backoff=0.05)
         ep = asyncio.run(run_episode(task, agent))
     assert ep.error_class == "ok" and ep.V == 1
     assert ep.abandoned["attempts"] == 1 and ep.requests[0]["retries"] == 1
-    with ScriptedServer(reference_script(task), profile="llamacpp", slow=1.0) as server:
-        agent = agent_for(server, timeout=0.3, max_backoff=0.05, timeout_retries=1)
+    with ScriptedServer(reference_script(task), profile="llamacpp", slow=4.0) as server:
+        agent = agent_for(server, timeout=1.0, max_backoff=0.05, timeout_retries=1)
         ep = asyncio.run(run_episode(task, agent))
     assert ep.error_class == "timeout" and len(server.requests) == 2  # one retry after a timeout, no more
     assert ep.abandoned["attempts"] == 2

@@ -52,7 +52,9 @@ def _local_and_ray(tmp_path, cluster, kill_after: int | None = None):
         if kill_after is not None and seen[0] == kill_after:
             cluster.kill(victim)  # the actor dies with episodes in flight
 
-    asyncio.run(run_eval(tasks, OracleAgent(), cfg, tmp_path / "ray", concurrency=8, on_progress=progress, execute=ex))
+    asyncio.run(
+        run_eval(tasks, OracleAgent(), cfg, tmp_path / "ray", concurrency=8, on_progress=progress, execute=ex)
+    )
     ex.close()
     return load_run(tmp_path / "local")[1], load_run(tmp_path / "ray")[1], ex
 

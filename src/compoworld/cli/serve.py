@@ -153,7 +153,9 @@ def http(
 
 @app.command()
 def router(
-    backend: Annotated[list[str], typer.Option("--backend", help="A `serve http` base URL (repeat for each).")],
+    backend: Annotated[
+        list[str], typer.Option("--backend", help="A `serve http` base URL (repeat for each).")
+    ],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to bind.")] = 8700,
     public_url: Annotated[

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 MAX_OUTPUT = 256 * 1024  # bytes of stdout a call returns
 MAX_FILE = 1024 * 1024  # bytes in one file
 MAX_FILES = 5000
+MAX_TREE_BYTES = 16 * 1024 * 1024  # default byte budget of a whole tree (paths + file contents)
 MAX_STAGES = 64  # commands in one command line
 
 
@@ -28,6 +29,17 @@ class ShellError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
+
+
+class QuotaExceeded(ShellError):
+    """A write would take the tree past its byte budget. Unlike other errors it is not a failed
+    command inside the line: it aborts the whole command line, so the caller can refuse the call
+    and undo every write it made (a failed call changes nothing)."""
+
+
+def entry_bytes(path: str, text: str | None) -> int:
+    """What one entry costs against the tree's budget: its path and its UTF-8 content."""
+    return len(path.encode()) + (len(text.encode()) if text else 0)
 
 
 class FileTree:
@@ -38,10 +50,28 @@ class FileTree:
         entries: dict[str, str | None],
         write: Callable[[str, str | None], None],
         delete: Callable[[str], None],
+        used: int | None = None,
+        quota: int | None = MAX_TREE_BYTES,
     ) -> None:
         self.entries = entries
         self._write = write
         self._delete = delete
+        # bytes the tree holds now (see `entry_bytes`); counted here unless the caller knows it
+        self.used = sum(entry_bytes(k, v) for k, v in entries.items()) if used is None else used
+        self.quota = quota
+
+    def _grow(self, p: str, text: str | None, new_bytes: int | None = None) -> None:
+        """Charge writing `text` at `p` against the quota, or raise `QuotaExceeded` (nothing written)."""
+        old = self.entries.get(p, _ABSENT)
+        before = 0 if old is _ABSENT else entry_bytes(p, old)
+        after = len(p.encode()) + (new_bytes if new_bytes is not None else len((text or "").encode()))
+        if self.quota is not None and after > before and self.used + after - before > self.quota:
+            raise QuotaExceeded(
+                f"{p}: workspace quota exceeded: this write would bring the workspace to "
+                f"{self.used + after - before} bytes, over its budget of {self.quota} bytes "
+                "(remove files first)"
+            )
+        self.used += after - before
 
     def is_dir(self, p: str) -> bool:
         return p == "/" or (p in self.entries and self.entries[p] is None)
@@ -68,7 +98,8 @@ class FileTree:
         return self.entries[p] or ""
 
     def write(self, p: str, text: str) -> None:
-        if len(text.encode()) > MAX_FILE:
+        size = len(text.encode())
+        if size > MAX_FILE:
             raise ShellError(f"{p}: File too large (limit {MAX_FILE} bytes)")
         parent = posixpath.dirname(p)
         if not self.is_dir(parent):
@@ -77,6 +108,7 @@ class FileTree:
             raise ShellError(f"{p}: Is a directory")
         if p not in self.entries and len(self.entries) >= MAX_FILES:
             raise ShellError(f"{p}: No space left on device (limit {MAX_FILES} entries)")
+        self._grow(p, text, size)
         self.entries[p] = text
         self._write(p, text)
 
@@ -85,12 +117,19 @@ class FileTree:
             raise ShellError(f"{p}: File exists")
         if not self.is_dir(posixpath.dirname(p)):
             raise ShellError(f"{p}: No such file or directory")
+        if p not in self.entries and len(self.entries) >= MAX_FILES:
+            raise ShellError(f"{p}: No space left on device (limit {MAX_FILES} entries)")
+        self._grow(p, None)
         self.entries[p] = None
         self._write(p, None)
 
     def remove(self, p: str) -> None:
+        self.used -= entry_bytes(p, self.entries[p])
         del self.entries[p]
         self._delete(p)
+
+
+_ABSENT: object = object()
 
 
 @dataclass
@@ -117,7 +156,9 @@ class _Ctx:
 
 
 def run(tree: FileTree, command: str, cwd: str = "/") -> Result:
-    """Run one command line; returns stdout, stderr, the last exit code and the final cwd."""
+    """Run one command line; returns stdout, stderr, the last exit code and the final cwd.
+
+    Raises `QuotaExceeded` when a write would take the tree past its byte budget."""
     ctx = _Ctx(tree, cwd)
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars="|;&<>")
@@ -143,6 +184,8 @@ def run(tree: FileTree, command: str, cwd: str = "/") -> Result:
             break
         try:
             text, code = _pipeline(ctx, pipeline)
+        except QuotaExceeded:
+            raise
         except ShellError as e:
             ctx.stderr.append(f"{e}\n")
             text, code = "", e.code
@@ -213,6 +256,8 @@ def _pipeline(ctx: _Ctx, pipeline: list[list[str]]) -> tuple[str, int]:
             continue
         try:
             data, code = fn(ctx, argv[1:], data)
+        except QuotaExceeded:
+            raise
         except ShellError as e:
             ctx.stderr.append(f"{argv[0]}: {e}\n")
             data, code = "", e.code

@@ -7,6 +7,7 @@ the text browser share one code path and act through the same tools.
 
 from __future__ import annotations
 
+import html
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -34,7 +35,9 @@ def web_app(env: Any, prefix: str = "") -> Starlette:
         if request.method == "GET":
             p = render(env, url, facts())
             if p is None:
-                return HTMLResponse(f"<h1>Not found</h1><p>no page at {url}</p>", status_code=404)
+                return HTMLResponse(
+                    f"<h1>Not found</h1><p>no page at {html.escape(url)}</p>", status_code=404
+                )
             env.call("browser__open", {"url": url})
             return HTMLResponse(_prefixed(p.html(), prefix))
         raw = await request.body()
@@ -43,14 +46,14 @@ def web_app(env: Any, prefix: str = "") -> Starlette:
         form = {k: v[-1] for k, v in parse_qs(raw.decode(errors="replace")).items()}
         opened = env.call("browser__open", {"url": url})
         if not opened["success"]:
-            return HTMLResponse(f"<h1>Not found</h1><p>no page at {url}</p>", status_code=404)
+            return HTMLResponse(f"<h1>Not found</h1><p>no page at {html.escape(url)}</p>", status_code=404)
         for k, v in form.items():
             if k != "click" and v:
                 env.call("browser__type", {"element_id": k, "text": v})
         r = env.call("browser__click", {"element_id": form.get("click", "")})
         if not r["success"]:
             p = render(env, url, facts())
-            msg = r["error"]["message"]
+            msg = html.escape(r["error"]["message"])  # it can quote what the form sent
             body = _prefixed(p.html() if p else "", prefix).replace(
                 "<form", f"<p role='alert'>{msg}</p><form", 1
             )

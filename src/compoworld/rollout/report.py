@@ -1,4 +1,5 @@
-"""A run's report: Markdown with PNG plots (score by walk length, pass rate by domain, turns)."""
+"""A run's report: Markdown with PNG plots (score by walk length and by K, pass rate by domain,
+outcome classes, turns), each bar labelled with its value and episode count."""
 
 from __future__ import annotations
 
@@ -20,20 +21,64 @@ def write_report(
     summary = summarize(episodes, config["k"])
     by = {key: breakdown(episodes, key) for key in ("domains", "services", "K", "L")}
     plots = {}
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ls = sorted(by["L"], key=lambda x: float(x) if x not in ("None",) else -1)
-    ax.bar(ls, [by["L"][x]["mean_score"] for x in ls], color="#4a7bb7")
-    ax.set(xlabel="walk length L", ylabel="mean score", ylim=(0, 1), title="Score by walk length")
-    plots["score_by_walk_length"] = _save(fig, d / "score_by_walk_length.png")
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ls = sorted(by["L"], key=_num)
+    plots["score_by_walk_length"] = _bar_chart(
+        plt,
+        d / "score_by_walk_length.png",
+        "Score by walk length",
+        "walk length L",
+        "mean score",
+        ls,
+        [by["L"][x]["mean_score"] for x in ls],
+        [by["L"][x]["episodes"] for x in ls],
+        "#4a7bb7",
+    )
+    ks = sorted(by["K"], key=_num)
+    plots["score_by_k"] = _bar_chart(
+        plt,
+        d / "score_by_k.png",
+        "Score by K (services per task)",
+        "K",
+        "mean score",
+        ks,
+        [by["K"][x]["mean_score"] for x in ks],
+        [by["K"][x]["episodes"] for x in ks],
+        "#7a5ab7",
+    )
     doms = list(by["domains"])
-    ax.barh(doms, [by["domains"][x]["pass_rate"] for x in doms], color="#5a9e6f")
-    ax.set(xlabel="pass rate (V = 1)", xlim=(0, 1), title="Pass rate by domain")
-    plots["pass_rate_by_domain"] = _save(fig, d / "pass_rate_by_domain.png")
+    plots["pass_rate_by_domain"] = _bar_chart(
+        plt,
+        d / "pass_rate_by_domain.png",
+        "Pass rate by domain",
+        "domain",
+        "pass rate (V = 1)",
+        doms,
+        [by["domains"][x]["pass_rate"] for x in doms],
+        [by["domains"][x]["episodes"] for x in doms],
+        "#5a9e6f",
+        horizontal=True,
+    )
+    classes = summary["error_classes"]
+    plots["error_classes"] = _bar_chart(
+        plt,
+        d / "error_classes.png",
+        "Episodes by outcome class",
+        "class",
+        "episodes",
+        list(classes),
+        list(classes.values()),
+        None,
+        "#b74a5a",
+        horizontal=True,
+        share=False,
+    )
     fig, ax = plt.subplots(figsize=(6, 3.5))
     turns = [e["turns"] for e in episodes]
-    ax.hist(turns, bins=range(0, max(turns + [1]) + 2), color="#b76e4a")
+    counts, _, bars = ax.hist(turns, bins=range(0, max(turns + [1]) + 2), color="#b76e4a", align="left")
+    ax.bar_label(bars, labels=[str(int(c)) if c else "" for c in counts], fontsize=8)
     ax.set(xlabel="turns per episode", ylabel="episodes", title="Distribution of turns")
+    if not turns:
+        ax.text(0.5, 0.5, "no episodes", transform=ax.transAxes, ha="center", va="center")
     plots["turns"] = _save(fig, d / "turns.png")
     lines = [
         f"# Run report: {d.name}",
@@ -73,6 +118,54 @@ def write_report(
     out = d / "report.md"
     out.write_text("\n".join(lines) + "\n")
     return {**summary, "by": by}, out
+
+
+def _num(x: str) -> float:
+    try:
+        return float(x)
+    except ValueError:
+        return -1.0
+
+
+def _bar_chart(
+    plt: Any,
+    path: Path,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    labels: list[str],
+    values: list[float],
+    counts: list[int] | None,
+    color: str,
+    horizontal: bool = False,
+    share: bool = True,
+) -> Path:
+    """Bars with their value (and episode count) written on them. A share (0..1) keeps its 0..1
+    axis, and a zero is drawn as a visible stub labelled 0.00, so an all-zero run reads as zeros,
+    never as an empty chart."""
+    fig, ax = plt.subplots(
+        figsize=(7 if horizontal else 6, max(2.5, 0.45 * len(labels) + 1.5) if horizontal else 3.5)
+    )
+    labels = [str(x) for x in labels]
+    if not labels:
+        ax.text(0.5, 0.5, "no episodes", transform=ax.transAxes, ha="center", va="center")
+        ax.set(title=title)
+        return _save(fig, path)
+    top = 1.0 if share else max([*values, 1])
+    stub = [v if v > 0 else top * 0.004 for v in values]
+    draw = ax.barh if horizontal else ax.bar
+    bars = draw(labels, stub, color=color, edgecolor="#333333", linewidth=0.6)
+    text = [
+        (f"{v:.2f}" if share else f"{int(v)}") + (f"  (n={n})" if counts is not None else "")
+        for v, n in zip(values, counts or [0] * len(values), strict=True)
+    ]
+    ax.bar_label(bars, labels=text, padding=3, fontsize=8)
+    if horizontal:
+        ax.set(xlabel=ylabel, ylabel=xlabel, title=title, xlim=(0, top * 1.25))
+        ax.invert_yaxis()
+    else:
+        ax.set(xlabel=xlabel, ylabel=ylabel, title=title, ylim=(0, top * 1.2))
+    return _save(fig, path)
 
 
 def _save(fig, path: Path) -> Path:

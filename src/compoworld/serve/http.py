@@ -2,13 +2,19 @@
 
 - Control API (JSON, `Authorization: Bearer <control token>`): `POST /sessions` with a task id, or
   services and a seed -> session id, MCP URL and agent token; `GET /sessions/{id}/state`;
-  `POST /sessions/{id}/verify` with an answer; `DELETE /sessions/{id}`.
+  `GET /sessions/{id}/calls` (the calls as the server saw them); `POST /sessions/{id}/verify` with
+  an answer; `DELETE /sessions/{id}`.
 - MCP: `/mcp/{session id}`, streamable HTTP, accepting only that session's agent token.
 
 An agent token never opens the control API (403), a session's token never opens another session
-(403), unknown sessions are 404, bad JSON or fields are 400, oversized bodies 413. Idle sessions
-expire. Verification results are appended to `results.jsonl` and fsynced before they are returned,
-so stopping the server loses none that were reported.
+(403), unknown sessions are 404, bad JSON or fields are 400, oversized bodies 413, hostile headers
+(non-ASCII tokens, undecodable bytes) 400 or 401, never 500. A 401 says `WWW-Authenticate: Bearer`.
+Idle sessions expire; sessions live in memory, so a restart loses them (verification results do
+not: they are appended to `results.jsonl` and fsynced before they are returned).
+
+One session cannot slow the others down: state reads, verification and session set-up run in a
+worker thread under the session's lock, and every session has a state budget in bytes (422 when
+a write would pass it; see `EnvSession`).
 """
 
 from __future__ import annotations
@@ -17,21 +23,35 @@ import hmac
 import json
 import os
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
+import orjson
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from compoworld.core.environment import Environment
-from compoworld.serve.mcp_server import EnvSession, build_server
+from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, EnvSession, build_server
+from compoworld.serve.work import render_state, verify_snapshot
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
 MAX_BODY = 1 << 20
+MAX_SEED = 2**63
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# Uvicorn's default keep-alive (5 s) closes idle connections that a client under load is about to
+# reuse, and the client's next request then fails with ReadError: keep them open longer.
+KEEP_ALIVE_S = 75
+# A session that wrote more than this is verified in a worker process, not a thread: the
+# predicates scan what was written, and in a thread that work would hold the GIL against the
+# event loop (and so against every other session) for as long as it runs.
+OFFLOAD_BYTES = 1 << 20
 
 
 @dataclass
@@ -46,10 +66,20 @@ class Session:
 
 
 class Store:
-    def __init__(self, tasks: dict[str, Task], mode: str, idle_timeout: float, results: Path) -> None:
+    def __init__(
+        self,
+        tasks: dict[str, Task],
+        mode: str,
+        idle_timeout: float,
+        results: Path,
+        state_budget: int | None = DEFAULT_STATE_BUDGET,
+    ) -> None:
         self.tasks = tasks
         self.mode = mode
         self.idle_timeout = idle_timeout
+        self.state_budget = state_budget
+        self._write_lock = threading.Lock()
+        self._pool: Any = None
         self.sessions: dict[str, Session] = {}
         # input schemas by tool name, across sessions (a namespaced name has one schema everywhere)
         self.schemas: dict[str, dict[str, Any]] = {}
@@ -66,30 +96,109 @@ class Store:
         self.expire()
         return self.sessions.get(sid)
 
+    async def in_process(self, fn: Any, *args: Any, retry: bool = True) -> Any:
+        """Run `fn(*args)` (plain data in and out) in the server's worker process, started lazily."""
+        import asyncio
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        if self._pool is None:
+            from compoworld.serve.work import init_worker
+
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=init_worker,
+                initargs=(os.getpid(),),
+            )
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        except BrokenProcessPool:  # the worker died (killed, out of memory): start a fresh one, once
+            self._pool = None
+            if not retry:
+                raise
+            return await self.in_process(fn, *args, retry=False)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
     def record(self, rec: dict[str, Any]) -> None:
-        self._log.write(json.dumps(rec, ensure_ascii=False).encode() + b"\n")
-        self._log.flush()
-        os.fsync(self._log.fileno())
+        """Append and fsync one result (blocking: call it from a worker thread)."""
+        line = orjson.dumps(rec) + b"\n"
+        with self._write_lock:
+            self._log.write(line)
+            self._log.flush()
+            os.fsync(self._log.fileno())
+
+
+def _same(a: str, b: str) -> bool:
+    """Constant-time comparison that never raises (hmac refuses non-ASCII str)."""
+    return hmac.compare_digest(a.encode("utf-8", "surrogateescape"), b.encode("utf-8", "surrogateescape"))
 
 
 def _bearer(headers: Any) -> str | None:
     value = headers.get("authorization") or ""
-    return value[7:].strip() if value.lower().startswith("bearer ") else None
+    return value[7:].strip() if value[:7].lower() == "bearer " else None
+
+
+def _headers(scope: dict[str, Any]) -> dict[str, str]:
+    """Header names and values as text. HTTP headers are bytes: latin-1 decodes any of them."""
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def _content_length(headers: dict[str, str]) -> int | None:
+    """The declared body length, 0 if absent, None if it is not a number."""
+    raw = headers.get("content-length") or "0"
+    return int(raw) if raw.isascii() and raw.strip().isdigit() else None
+
+
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="compoworld"'}
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": status, "message": message}}, status_code=status)
+    return JSONResponse(
+        {"error": {"code": status, "message": message}},
+        status_code=status,
+        headers=_CHALLENGE if status == 401 else None,
+    )
 
 
-def build_app(store: Store, control_token: str, public_url: str):
+def _parse(raw: bytes) -> Any:
+    """JSON from a request body, or ValueError naming what is wrong with it."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"body is not UTF-8: invalid byte at position {e.start}") from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("body is nested too deeply") from None
+    except ValueError as e:  # JSONDecodeError, and integers over Python's digit limit
+        raise ValueError(f"body is not valid JSON: {e}") from None
+
+
+def build_app(
+    store: Store,
+    control_token: str,
+    public_url: str,
+    host: str = "127.0.0.1",
+    allowed_hosts: list[str] | None = None,
+):
+    """The ASGI app and the MCP server. MCP's DNS-rebinding check accepts the loopback names, `host`
+    (the bind address, unless it is a wildcard) and `allowed_hosts` (`name` or `name:port`); an
+    allowed host of `*` turns the check off (the bearer tokens still guard every request)."""
     server = build_server(lambda ctx: _session_of(store, ctx), store.schemas.get)
 
     def control_ok(request: Request) -> JSONResponse | None:
         token = _bearer(request.headers)
         if token is None:
             return _error(401, "missing bearer token: the control API needs the control token")
-        if not hmac.compare_digest(token, control_token):
-            if any(hmac.compare_digest(token, s.agent_token) for s in store.sessions.values()):
+        if not _same(token, control_token):
+            if any(_same(token, s.agent_token) for s in store.sessions.values()):
                 return _error(403, "an agent token cannot use the control API")
             return _error(401, "wrong control token")
         return None
@@ -101,9 +210,9 @@ def build_app(store: Store, control_token: str, public_url: str):
         if not raw.strip():
             return {}
         try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as e:
-            return _error(400, f"body is not valid JSON: {e}")
+            data = _parse(raw)
+        except ValueError as e:
+            return _error(400, str(e))
         return data if isinstance(data, dict) else _error(400, "body must be a JSON object")
 
     async def create(request: Request) -> JSONResponse:
@@ -117,20 +226,36 @@ def build_app(store: Store, control_token: str, public_url: str):
         if mode not in ("direct", "gateway"):
             return _error(400, "'mode' must be direct or gateway")
         if "task_id" in data:
+            if not isinstance(data["task_id"], str | int) or isinstance(data["task_id"], bool):
+                return _error(400, "'task_id' must be a string")
             task = store.tasks.get(str(data["task_id"]))
             if task is None:
-                return _error(404, f"no task {data['task_id']!r} on this server")
-            env = task.environment()
+                return _error(404, f"no task {str(data['task_id'])[:200]!r} on this server")
+            try:
+                env = await anyio.to_thread.run_sync(task.environment)
+            except KeyError as e:  # a compiled service the server was not given
+                return _error(
+                    422,
+                    f"task {task.id!r} needs {e.args[0] if e.args else e} (start the server with --manifests)",
+                )
         elif "services" in data:
-            services, seed = data["services"], data.get("seed", 0)
+            services, seed, size = data["services"], data.get("seed", 0), data.get("size", "default")
             if (
                 not isinstance(services, list)
                 or not all(isinstance(s, str) for s in services)
                 or not isinstance(seed, int)
+                or isinstance(seed, bool)
+                or not 0 <= seed < MAX_SEED
+                or not isinstance(size, str)
             ):
-                return _error(400, "'services' must be a list of names and 'seed' an integer")
+                return _error(
+                    400,
+                    "'services' must be a list of names, 'seed' an integer in [0, 2**63) and 'size' a name",
+                )
             try:
-                env = Environment(services=services, seed=seed, size=data.get("size", "default"))
+                env = await anyio.to_thread.run_sync(
+                    lambda: Environment(services=services, seed=seed, size=size)
+                )
             except (KeyError, ValueError) as e:
                 return _error(400, str(e.args[0] if e.args else e))
         else:
@@ -138,7 +263,7 @@ def build_app(store: Store, control_token: str, public_url: str):
         sid = secrets.token_hex(8)
         now = time.monotonic()
         store.expire()
-        served = EnvSession(env, mode)
+        served = EnvSession(env, mode, store.state_budget)
         store.schemas.update(served.schemas)
         store.sessions[sid] = Session(sid, secrets.token_urlsafe(24), served, task, now, now)
         return JSONResponse(
@@ -162,18 +287,41 @@ def build_app(store: Store, control_token: str, public_url: str):
             else _error(404, f"no session {request.path_params['sid']!r} (closed, expired or never made)")
         )
 
-    async def state(request: Request) -> JSONResponse:
+    async def state(request: Request) -> Response:
         s = session_or_error(request)
         if isinstance(s, JSONResponse):
             return s
-        return JSONResponse(
-            {
-                "session_id": s.id,
-                "state_hash": s.env.env.state_hash(),
-                "state": s.env.env.snapshot(),
-                "calls": s.env.calls,
-            }
+        env = s.env.env
+        if s.env.written > OFFLOAD_BYTES:  # big: hash and serialise in the worker process
+            async with s.env.lock:
+                snap = env.snapshot()  # copy-on-write: costs what changed, not what it holds
+            data = await store.in_process(render_state, s.id, list(env.services), snap, s.env.calls)
+            return Response(data, media_type="application/json")
+
+        def render() -> bytes:
+            return orjson.dumps(
+                {
+                    "session_id": s.id,
+                    "state_hash": env.state_hash(),
+                    "state": env.snapshot(),
+                    "calls": s.env.calls,
+                }
+            )
+
+        async with s.env.lock:  # off the loop, with the session held still
+            data = await anyio.to_thread.run_sync(render)
+        return Response(data, media_type="application/json")
+
+    async def calls(request: Request) -> Response:
+        s = session_or_error(request)
+        if isinstance(s, JSONResponse):
+            return s
+        async with s.env.lock:
+            log = list(s.env.log)
+        data = await anyio.to_thread.run_sync(
+            lambda: orjson.dumps({"session_id": s.id, "count": len(log), "calls": log})
         )
+        return Response(data, media_type="application/json")
 
     async def verify_route(request: Request) -> JSONResponse:
         s = session_or_error(request)
@@ -184,20 +332,30 @@ def build_app(store: Store, control_token: str, public_url: str):
             return data
         if s.task is None:
             return _error(409, "this session was made from services, not a task: there is nothing to verify")
-        answer = data.get("answer", s.env.answer)
+        answer = data.get("answer")
         if answer is not None and not isinstance(answer, str):
             return _error(400, "'answer' must be a string")
-        r = verify(s.task, s.env.env.snapshot(), answer)
+        task, env = s.task, s.env.env
+        final = answer if answer is not None else s.env.answer  # null: the agent's own answer
+
+        if s.env.written > OFFLOAD_BYTES:  # big: the checks and the hash run in the worker process
+            async with s.env.lock:
+                snap = env.snapshot()  # the state as it is now; the checks run on this copy
+            r, state_hash = await store.in_process(verify_snapshot, task, snap, final)
+        else:
+            async with s.env.lock:
+                snap, state_hash = await anyio.to_thread.run_sync(lambda: (env.snapshot(), env.state_hash()))
+            r = await anyio.to_thread.run_sync(verify, task, snap, final)
         rec = {
             "session_id": s.id,
-            "task_id": s.task.id,
-            "answer": answer,
+            "task_id": task.id,
+            "answer": final,
             "V": int(r.passed),
             "score": r.score,
             "checks": [c.model_dump() for c in r.checks],
-            "state_hash": s.env.env.state_hash(),
+            "state_hash": state_hash,
         }
-        store.record(rec)
+        await anyio.to_thread.run_sync(store.record, rec)  # fsynced before it is returned
         return JSONResponse(rec)
 
     async def delete(request: Request) -> JSONResponse:
@@ -210,6 +368,7 @@ def build_app(store: Store, control_token: str, public_url: str):
     routes = [
         Route("/sessions", create, methods=["POST"]),
         Route("/sessions/{sid}/state", state, methods=["GET"]),
+        Route("/sessions/{sid}/calls", calls, methods=["GET"]),
         Route("/sessions/{sid}/verify", verify_route, methods=["POST"]),
         Route("/sessions/{sid}", delete, methods=["DELETE"]),
     ]
@@ -219,8 +378,29 @@ def build_app(store: Store, control_token: str, public_url: str):
         json_response=True,
         max_request_body_size=MAX_BODY,
         session_idle_timeout=store.idle_timeout,
+        transport_security=security(host, allowed_hosts or []),
+        host=host,
     )
     return Gate(inner, store), server
+
+
+def security(host: str, extra: list[str]) -> TransportSecuritySettings:
+    """MCP's DNS-rebinding protection, allowing loopback, the bind host and any `extra` hosts."""
+    if "*" in extra:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = [*LOOPBACK]
+    if host not in ("0.0.0.0", "::", ""):
+        names.append(host)
+    hosts: list[str] = []
+    for n in [*names, *extra]:
+        bracketed = f"[{n}]" if ":" in n and not n.startswith("[") and n.count(":") > 1 else n
+        has_port = bracketed.rsplit("]", 1)[-1].count(":") == 1 if bracketed.startswith("[") else ":" in n
+        hosts += [bracketed] if has_port else [bracketed, f"{bracketed}:*"]
+    hosts = list(dict.fromkeys(hosts))
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
 
 
 def _session_of(store: Store, ctx: Any) -> EnvSession | None:
@@ -233,84 +413,92 @@ def _session_of(store: Store, ctx: Any) -> EnvSession | None:
 
 
 class Gate:
-    """ASGI front door: `/mcp/{sid}` needs that session's agent token and is routed to the MCP app."""
+    """ASGI front door: `/mcp/{sid}` needs that session's agent token and is routed to the MCP app.
+
+    Its refusals on MCP paths are JSON-RPC errors as well as HTTP statuses, so an MCP client shows
+    their message (an expired session reads as expired, not as "Method not found")."""
 
     def __init__(self, app: Any, store: Store) -> None:
         self.app = app
         self.store = store
 
-    async def _admit(self, sid: str, headers: dict[str, str], send: Any, missing: str) -> Session | None:
+    async def _admit(
+        self, sid: str, headers: dict[str, str], send: Any, missing: str, rpc: bool
+    ) -> Session | None:
         """The session if `headers` carry its agent token; otherwise answer 404 / 401 / 403 and None."""
         session = self.store.get(sid) if sid else None
         token = _bearer(headers)
         if session is None:
-            await _send_json(send, 404, missing)
+            await _send_json(send, 404, missing, rpc)
         elif token is None:
-            await _send_json(send, 401, "missing bearer token: use the session's agent token")
-        elif not hmac.compare_digest(token, session.agent_token):
-            await _send_json(send, 403, "this token does not belong to this session")
+            await _send_json(send, 401, "missing bearer token: use the session's agent token", rpc)
+        elif not _same(token, session.agent_token):
+            await _send_json(send, 403, "this token does not belong to this session", rpc)
         else:
             return session
         return None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            path = scope["path"]
-            if path == "/mcp" or path.startswith("/mcp/"):
-                sid = path[5:].strip("/") if path.startswith("/mcp/") else ""
-                headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
-                session = await self._admit(sid, headers, send, f"no MCP session at {path}")
-                if session is None:
-                    return None
-                length = int(headers.get("content-length") or 0)
-                if length > MAX_BODY:
-                    return await _send_json(send, 413, f"request body over {MAX_BODY} bytes")
-                session.last_used = time.monotonic()
-                scope = {
-                    **scope,
-                    "path": "/mcp",
-                    "raw_path": b"/mcp",
-                    "state": {**(scope.get("state") or {}), "cw_session": sid},
-                }
-            elif path.startswith("/web/"):
-                # the session's web pages (GUI interface), behind the same agent token
-                sid, _, rest = path[5:].partition("/")
-                headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
-                session = await self._admit(sid, headers, send, f"no session at {path}")
-                if session is None:
-                    return None
-                if "browser" not in session.env.env.services:
-                    return await _send_json(
-                        send, 404, "this session has no web pages (add the 'browser' service)"
-                    )
-                session.last_used = time.monotonic()
-                if session.web is None:
-                    from compoworld.interfaces.webapp import web_app
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope["path"]
+        headers = _headers(scope)
+        length = _content_length(headers)
+        mcp = path == "/mcp" or path.startswith("/mcp/")
+        if length is None:
+            return await _send_json(send, 400, "Content-Length is not a number", mcp)
+        if path.startswith(("/mcp", "/web/", "/sessions")) and length > MAX_BODY:
+            return await _send_json(send, 413, f"request body over {MAX_BODY} bytes", mcp)
+        if mcp:
+            sid = path[5:].strip("/") if path.startswith("/mcp/") else ""
+            missing = (
+                f"no MCP session at {path[:200]}: it expired, was closed, or never existed "
+                "(ask the harness for a new session)"
+            )
+            session = await self._admit(sid, headers, send, missing, rpc=True)
+            if session is None:
+                return None
+            session.last_used = time.monotonic()
+            scope = {
+                **scope,
+                "path": "/mcp",
+                "raw_path": b"/mcp",
+                "state": {**(scope.get("state") or {}), "cw_session": sid},
+            }
+        elif path.startswith("/web/"):
+            # the session's web pages (GUI interface), behind the same agent token
+            sid, _, rest = path[5:].partition("/")
+            session = await self._admit(sid, headers, send, f"no session at {path[:200]}", rpc=False)
+            if session is None:
+                return None
+            if "browser" not in session.env.env.services:
+                return await _send_json(
+                    send, 404, "this session has no web pages (add the 'browser' service)"
+                )
+            session.last_used = time.monotonic()
+            if session.web is None:
+                from compoworld.interfaces.webapp import web_app
 
-                    session.web = web_app(session.env.env, prefix=f"/web/{sid}")
-                sub = "/" + rest
+                session.web = web_app(session.env.env, prefix=f"/web/{sid}")
+            sub = "/" + rest
+            async with session.env.lock:  # pages read and act on the session's state
                 return await session.web(
                     {**scope, "path": sub, "raw_path": sub.encode(), "root_path": ""}, receive, send
                 )
-            elif path.startswith("/sessions"):
-                length = int(
-                    dict((k.decode().lower(), v.decode()) for k, v in scope.get("headers", [])).get(
-                        "content-length"
-                    )
-                    or 0
-                )
-                if length > MAX_BODY:
-                    return await _send_json(send, 413, f"request body over {MAX_BODY} bytes")
         await self.app(scope, receive, send)
 
 
-async def _send_json(send: Any, status: int, message: str) -> None:
-    data = json.dumps({"error": {"code": status, "message": message}}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
+async def _send_json(send: Any, status: int, message: str, rpc: bool = False) -> None:
+    body: dict[str, Any] = {"error": {"code": status, "message": message}}
+    if rpc:  # also a JSON-RPC error, which MCP clients surface as is
+        body = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": message, "data": body["error"]},
         }
-    )
+    data = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="compoworld"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})

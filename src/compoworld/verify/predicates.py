@@ -438,9 +438,7 @@ _HEDGE = re.compile(r"^\s*(or|/|to|-|–|~|,|and|vs\.?|between)\s*$", re.I)
 def _hedged(answer: str, want: float, tol: float) -> bool:
     """The value is offered beside another number as an alternative: "5 or 7", "5870 / 5880", "5-7"."""
     text = re.sub(r"\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?", " ", answer)
-    spans = [
-        (m.start(), m.end(), _num(m.group().rstrip(".,"))) for m in re.finditer(r"\d[\d,]*\.?\d*", text)
-    ]
+    spans = [(m.start(), m.end(), _num(m.group().rstrip(".,"))) for m in re.finditer(r"\d[\d,]*\.?\d*", text)]
     spans = [s for s in spans if s[2] is not None]
     for (_a0, a1, x), (b0, _b1, y) in zip(spans, spans[1:], strict=False):
         if (abs(x - want) <= tol) != (abs(y - want) <= tol) and _HEDGE.match(text[a1:b0].replace("$", "")):
@@ -475,7 +473,8 @@ class NotWrittenArgs(_Args):
 @predicate("value_not_written", NotWrittenArgs)
 def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
     """No record created or changed in the service carries the (decoy) value."""
-    want = re.compile(r"(?<![\w.-])" + re.escape(_text(a.value)) + r"(?![\w@-])")
+    plain = _text(a.value)
+    want = re.compile(r"(?<![\w.-])" + re.escape(plain) + r"(?![\w@-])")
     for table in a.tables or ctx.final.tables(a.service):
         if table == META:
             continue
@@ -483,10 +482,11 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
         for k, r in ctx.final.table(a.service, table).items():
             if before.get(k) == r:
                 continue
+            text = _text(orjson_text(r))
+            if plain not in text:  # the cheap test first; the regex decides only where it is there
+                continue
             old = before.get(k)
-            if want.search(_text(orjson_text(r))) and not (
-                old is not None and want.search(_text(orjson_text(old)))
-            ):
+            if want.search(text) and not (old is not None and want.search(_text(orjson_text(old)))):
                 return False, f"a write in {a.service}.{table} carries {a.value!r}"
     return True, f"no write carries {a.value!r}"
 

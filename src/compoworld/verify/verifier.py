@@ -69,6 +69,30 @@ def verify_checks(
     )
 
 
-def verify(task: Task, final_state: dict[str, Any], answer: str | None = None) -> VerifyResult:
-    """Per-check results, `passed` (V = 1 only if every check passes) and the weighted score."""
+def verify(
+    task: Task | dict[str, Any], final_state: dict[str, Any], answer: str | None = None
+) -> VerifyResult:
+    """Per-check results, `passed` (V = 1 only if every check passes) and the weighted score.
+
+    `task` is a `Task` or the same task as plain data (a line of a JSONL task file, parsed)."""
+    if isinstance(task, dict):
+        task = _task_of(task)
     return verify_checks(task.rubric, task.initial_state, final_state, answer)
+
+
+def _task_of(data: dict[str, Any]) -> Task:
+    """A task dict as `json.loads` gives it from a JSONL line: its s0 is stored as a patch against a
+    shared base world, so it is rebuilt (and the dict validated) the way `load_tasks` does."""
+    from pydantic import ValidationError
+
+    from compoworld.tasks.model import Task, _Rebuilder  # lazy: tasks sits above verify
+
+    data = dict(data)
+    if "initial_state" not in data and "initial_state_patch" in data:
+        data["initial_state"] = _Rebuilder()(data, f"task {data.get('id')!r}")
+    try:
+        return Task.model_validate(data)
+    except ValidationError as e:
+        raise ValueError(
+            f"verify: not a valid task dict: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}"
+        ) from None

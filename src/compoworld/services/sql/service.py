@@ -113,6 +113,11 @@ class SqlService(Service):
     spec = "mcp-official-archived_sqlite.json"
     state_model = SqlState
 
+    # Byte budget of the database. `INSERT ... SELECT` doubles a table with a few bytes of SQL, so
+    # SQLite itself enforces it (max_page_count): a write past it fails with a 422, changing nothing.
+    # A server lowers it to what is left of a session's state budget.
+    quota_bytes: int | None = 64 * 1024 * 1024
+
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
@@ -222,6 +227,25 @@ class SqlService(Service):
         finally:
             self.db.set_authorizer(_authorizer)
 
+    def size_bytes(self) -> int:
+        """Bytes the database holds (its pages)."""
+        self.db.set_authorizer(None)
+        try:
+            pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+            return pages * self.db.execute("PRAGMA page_size").fetchone()[0]
+        finally:
+            self.db.set_authorizer(_authorizer)
+
+    def _cap(self) -> None:
+        """Let SQLite refuse any write that would take the database past `quota_bytes`."""
+        self.db.set_authorizer(None)
+        try:
+            size = self.db.execute("PRAGMA page_size").fetchone()[0]
+            cap = (self.quota_bytes // size) if self.quota_bytes is not None else 1073741823
+            self.db.execute(f"PRAGMA max_page_count = {max(1, int(cap))}")
+        finally:
+            self.db.set_authorizer(_authorizer)
+
     def rows(self, table: str) -> list[dict[str, Any]]:
         """All rows of a table as dicts (for verifiers and task generation, not an agent tool)."""
         self.db.set_authorizer(None)
@@ -244,6 +268,7 @@ class SqlService(Service):
                     "rows": [dict(zip(cols, map(_plain, r), strict=True)) for r in rows[:MAX_ROWS]],
                     "truncated": len(rows) > MAX_ROWS,
                 }
+            self._cap()
             self.db.execute("SAVEPOINT tool_call")
             try:
                 cur = self.db.execute(sql)
@@ -252,8 +277,9 @@ class SqlService(Service):
                     cur.fetchall()
                 self.db.execute("RELEASE tool_call")
             except BaseException:
-                self.db.execute("ROLLBACK TO tool_call")
-                self.db.execute("RELEASE tool_call")
+                if self.db.in_transaction:  # SQLITE_FULL has already rolled the transaction back
+                    self.db.execute("ROLLBACK TO tool_call")
+                    self.db.execute("RELEASE tool_call")
                 raise
             self._dirty, self._hash = True, None
             return {"affected_rows": affected}
@@ -265,6 +291,12 @@ class SqlService(Service):
                 raise RuleViolation(
                     f"not allowed here: {msg} (ATTACH, PRAGMA, random() and extensions are disabled)",
                     type="not_authorized",
+                ) from None
+            if "database or disk is full" in msg:
+                raise RuleViolation(
+                    f"database quota exceeded: this write would take the database past its budget of "
+                    f"{self.quota_bytes} bytes (it holds {self.size_bytes()}); delete rows first",
+                    type="quota_exceeded",
                 ) from None
             if "no such table" in msg:
                 raise NotFound(f"{msg}; see list_tables", type="table_not_found") from None

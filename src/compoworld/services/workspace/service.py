@@ -10,12 +10,13 @@ import csv
 import io
 import json
 import posixpath
+from typing import Any
 
-from compoworld.core.envelope import InvalidArguments
+from compoworld.core.envelope import InvalidArguments, RuleViolation
 from compoworld.core.resource import Resource
 from compoworld.core.service import SeedContext, Service
 from compoworld.core.tool import tool
-from compoworld.interfaces.shell import FileTree, run
+from compoworld.interfaces.shell import MAX_TREE_BYTES, FileTree, QuotaExceeded, entry_bytes, run
 from compoworld.services.workspace.state import Entry
 
 HOME = "/home/user"
@@ -29,6 +30,28 @@ class WorkspaceService(Service):
     domain = "files"
 
     entries = Resource("entries", Entry, label="path")
+
+    # Byte budget of the whole tree (paths + contents). A call that would pass it fails with a 422
+    # and changes nothing. A server lowers it to its per-session state budget.
+    quota_bytes: int | None = MAX_TREE_BYTES
+
+    def tree_bytes(self) -> int:
+        """Bytes the tree holds now. Records are values (replaced, never edited), so each one's size
+        is cached by identity: a call costs what changed since the last one, not what the tree holds."""
+        cache: dict[str, tuple[Any, int]] = self.__dict__.setdefault("_sizes", {})
+        table = self.table("entries")
+        if len(cache) > 2 * len(table) + 64:
+            for k in [k for k in cache if k not in table]:
+                del cache[k]
+        total = 0
+        for k, r in table.items():
+            hit = cache.get(k)
+            if hit is None or hit[0] is not r:
+                hit = cache[k] = (r, entry_bytes(k, r["content"] if r["kind"] == "file" else None))
+            total += hit[1]
+        return total
+
+    size_bytes = tree_bytes  # what a server's state budget reads from services that can amplify
 
     # ---- helpers used by seeds, skills and moves ------------------------------------------
     def write_file(self, path: str, text: str) -> None:
@@ -91,8 +114,11 @@ class WorkspaceService(Service):
         def delete(p: str) -> None:
             self.store.delete("entries", p)
 
-        tree = FileTree(entries, write, delete)
-        r = run(tree, _expand_globs(tree, command, start), start)
+        tree = FileTree(entries, write, delete, used=self.tree_bytes(), quota=self.quota_bytes)
+        try:
+            r = run(tree, _expand_globs(tree, command, start), start)
+        except QuotaExceeded as e:
+            raise RuleViolation(str(e), type="quota_exceeded") from None
         return {
             "stdout": r.stdout,
             "stderr": r.stderr,
