@@ -64,7 +64,11 @@ def test_inference_of_operations_and_resources() -> None:
     m = compile_manifest(load_spec(tasker()))
     ops = {n: t["op"] for n, t in by_name(m).items()}
     assert ops["tasker_create_task"]["kind"] == "create" and ops["tasker_create_task"]["resource"] == "task"
-    assert ops["tasker_create_task"]["parent"] == {"resource": "project", "param": "project_id"}
+    assert ops["tasker_create_task"]["parent"] == {
+        "resource": "project",
+        "param": "project_id",
+        "field": "project_id",
+    }
     assert ops["tasker_get_task"] == {**ops["tasker_get_task"], "kind": "get", "id_param": "task_id"}
     assert (
         ops["tasker_search_tasks"]["kind"] == "list" and ops["tasker_list_projects"]["resource"] == "project"

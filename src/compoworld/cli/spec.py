@@ -41,7 +41,15 @@ def compile_command(
         err.print(f"[red]error:[/red] no spec file at {spec}")
         raise typer.Exit(2)
     m = compile_spec(spec, name, seed)
-    width = max(len(t["name"]) for t in m["tools"]) if m["tools"] else 4
+    bad = [d["detail"] for d in m["defects"] if d.get("kind") == "bad_spec"]
+    if bad or not m["tools"]:  # not a spec (a README, a config): say so, and write no manifest
+        why = bad[0] if bad else "it lists no tools"
+        err.print(
+            f"[red]error:[/red] {spec} is not an MCP tool spec: {why} "
+            '(expected a tools/list result: {"tools": [...]} or a JSON list of tools)'
+        )
+        raise typer.Exit(2)
+    width = max(len(t["name"]) for t in m["tools"])
     lines = [f"{m['service']}: {len(m['tools'])} tools from {spec.name}"]
     for t in m["tools"]:  # one plain line per tool: greppable, never truncated
         op = t["op"]
@@ -63,29 +71,56 @@ def report_command(
     folder: Annotated[Path, typer.Argument(help="A folder of spec files (*.json).")],
     out: Annotated[Path | None, typer.Option(help="Also write each manifest into this folder.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable totals.")] = False,
+    recursive: Annotated[
+        bool, typer.Option("--recursive", "-r", help="Also the specs in subfolders.")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the adversarial tests.")] = 0,
 ) -> None:
     """Compile every spec in FOLDER and give the totals, with the causes of what did not compile."""
-    from compoworld.spec import compile_spec
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    files = sorted(p for p in folder.glob("*.json")) if folder.is_dir() else []
+    from compoworld.core.environment import NAME_RE
+    from compoworld.spec import compile_spec
+    from compoworld.spec.compiler import unique_service_names
+
+    files = sorted(folder.rglob("*.json") if recursive else folder.glob("*.json")) if folder.is_dir() else []
     if not files:
-        err.print(f"[red]error:[/red] no *.json specs in {folder}")
+        err.print(
+            f"[red]error:[/red] no *.json specs in {folder}" + ("" if recursive else " (try --recursive)")
+        )
         raise typer.Exit(2)
     rows, causes, defects = [], Counter(), Counter()
-    names: Counter[str] = Counter()
-    for f in files:
-        try:
-            m = compile_spec(f)
-        except Exception as e:  # a spec never stops the report
-            rows.append({"spec": f.name, "error": f"{type(e).__name__}: {e}"})
-            continue
-        names[m["service"]] += 1
-        if names[m["service"]] > 1:
-            m["service"] = f"{m['service']}_{names[m['service']]}"
+    bad_names: list[str] = []
+    from compoworld.services import registry
+    from compoworld.spec.runtime import CompiledService
+
+    hand_built = {n for n, c in registry().items() if not issubclass(c, CompiledService)}
+    service_names = unique_service_names(files, hand_built)
+    with Progress(
+        TextColumn("[bold]compile"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+    ) as bar:
+        job = bar.add_task("compile", total=len(files))
+        manifests = []
+        for f in files:
+            bar.update(job, advance=1)
+            try:
+                manifests.append((f, compile_spec(f, service_names[f], seed)))
+            except Exception as e:  # a spec never stops the report
+                rows.append({"spec": str(f.relative_to(folder)), "error": f"{type(e).__name__}: {e}"})
+    for f, m in manifests:
+        for t in m["tools"]:
+            full = f"{m['service']}__{t['name']}"
+            if not NAME_RE.match(full) or "__" in t["name"]:
+                bad_names.append(full)
         c = Counter(t["status"] for t in m["tools"])
         rows.append(
             {
-                "spec": f.name,
+                "spec": str(f.relative_to(folder)),
                 "service": m["service"],
                 "tools": len(m["tools"]),
                 **{k: c[k] for k in ("compiled", "quarantined", "simulated")},
@@ -99,8 +134,12 @@ def report_command(
             _write_json(out / f"{m['service']}.json", m)
     total = sum(r.get("tools", 0) for r in rows)
     compiled = sum(r.get("compiled", 0) for r in rows)
+    crashes = [r for r in rows if "error" in r]
     summary = {
         "specs": len(files),
+        "services": len(files) - len(crashes),
+        "crashes": len(crashes),
+        "invalid_names": len(bad_names),
         "tools": total,
         "compiled": compiled,
         "quarantined": sum(r.get("quarantined", 0) for r in rows),
@@ -127,7 +166,8 @@ def report_command(
             )
     console.print(table)
     console.print(
-        f"compiled and passing the adversarial tests: {compiled}/{total} ({100 * summary['compiled_share']:.1f}%)"
+        f"compiled and passing the adversarial tests: {compiled}/{total} ({100 * summary['compiled_share']:.1f}%); "
+        f"{len(crashes)} crashes; {len(bad_names)} tool names invalid for OpenAI or MCP"
     )
     for cause, n in causes.most_common():
         console.print(f"  {n:4d}  {cause}")

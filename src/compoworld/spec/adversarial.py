@@ -14,7 +14,16 @@ from typing import Any
 from compoworld.core.environment import Environment
 from compoworld.spec.compiler import LIMIT_PARAMS, OFFSET_PARAMS, QUERY_PARAMS, norm
 from compoworld.spec.runtime import service_from_manifest
-from compoworld.spec.values import UNKNOWN_ID, NoValue, sample, valid_args, wrong_type
+from compoworld.spec.values import (
+    UNKNOWN_ID,
+    NoValue,
+    flat_args,
+    param_schema,
+    put_arg,
+    sample,
+    valid_args,
+    wrong_type,
+)
 
 
 class Failed(Exception):
@@ -100,10 +109,14 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         if p and p in props and props[p].get("type") in (None, "string", "integer"):
             probe = 987654321 if props[p].get("type") == "integer" else UNKNOWN_ID
             _expect_error(env, svc, t["name"], {**args, p: probe}, f"unknown id in '{p}'", 404)
+    if op["kind"] == "compute":
+        _run_compute(env, svc, t, args)
+        return
     table = svc.manifest["resources"][op["resource"]]["table"]
     r = _call(env, svc, t["name"], args)
     if not r["success"]:
         raise Failed("valid_call_failed", f"a valid call failed: {r['error']['message']}")
+    _valid_state(env, t["name"])
     kind = op["kind"]
     get = _companion(by_name, op["resource"], "get")
     if kind == "create":
@@ -115,7 +128,7 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
                 env,
                 svc,
                 get["name"],
-                {**valid_args(svc, get, rng), get["op"]["id_param"]: _as(get, rec["id"])},
+                put_arg(get, valid_args(svc, get, rng), get["op"]["id_param"], _as(get, rec["id"])),
             )
             if not g["success"] or g["data"] != rec:
                 raise Failed(
@@ -124,11 +137,13 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         lst = _companion(by_name, op["resource"], "list")
         if lst is not None:
             largs = {**valid_args(svc, lst, rng)}
+            lparent = lst["op"].get("parent") or {}
             for k in list(largs):
-                if k in rec:
+                if k == lparent.get("param"):
+                    if rec.get(lparent.get("field")) is not None:
+                        largs[k] = _typed_like(lst, k, rec[lparent["field"]])
+                elif k in rec:
                     largs[k] = rec[k]
-                elif k in (lst["op"].get("parent") or {}).values():
-                    pass
                 elif isinstance(largs[k], str):
                     largs[k] = rec["id"]  # a query: the id is part of the record's text
             got = _call(env, svc, lst["name"], largs)
@@ -136,8 +151,9 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
                 raise Failed(
                     "create_then_list_misses_it", f"create then {lst['name']} did not list the record"
                 )
+            _semantic_list_checks(env, svc, t, lst, rec, largs)
     elif kind == "update":
-        key = str(args[op["id_param"]])
+        key = str(flat_args(op, args)[op["id_param"]])
         skip = {op["id_param"], (op.get("parent") or {}).get("param")}
         extra = {}
         for k in props:  # change one optional field too, so an update always changes something
@@ -150,37 +166,109 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
                 raise Failed(
                     "update_failed", f"update with '{next(iter(extra))}' failed: {r['error']['message']}"
                 )
-        changed = {k: v for k, v in {**args, **extra}.items() if k not in skip and not _control(k)}
+        skip |= set((op.get("wrapped") or {}).values())
+        changed: dict[str, Any] = {}
+        for k, v in {**args, **extra}.items():
+            if k in skip or _control(k):
+                continue
+            if k in op.get("nested", ()) and isinstance(v, dict):  # `body: {...}`: its fields are stored
+                changed.update(
+                    {q: w for q, w in v.items() if q in svc.manifest["resources"][op["resource"]]["fields"]}
+                )
+            else:
+                changed[k] = v
         rec = svc.table(table).get(key)
         if rec is None or any(rec.get(k) != v for k, v in changed.items()):
             raise Failed("update_not_visible", "update then read did not show the change")
         if get is not None:
             g = _call(
-                env, svc, get["name"], {**valid_args(svc, get, rng), get["op"]["id_param"]: _as(get, key)}
+                env,
+                svc,
+                get["name"],
+                put_arg(get, valid_args(svc, get, rng), get["op"]["id_param"], _as(get, key)),
             )
             if not g["success"] or any(g["data"].get(k) != v for k, v in changed.items()):
                 raise Failed("update_not_visible", f"update then {get['name']} did not show the change")
     elif kind == "delete":
-        key = str(args[op["id_param"]])
+        key = str(flat_args(op, args)[op["id_param"]])
         if key in svc.table(table):
             raise Failed("delete_not_applied", "delete left the record in place")
         if get is not None:
             g = _call(
-                env, svc, get["name"], {**valid_args(svc, get, rng), get["op"]["id_param"]: _as(get, key)}
+                env,
+                svc,
+                get["name"],
+                put_arg(get, valid_args(svc, get, rng), get["op"]["id_param"], _as(get, key)),
             )
             if g["success"] or g["error"]["code"] != 404:
                 raise Failed("delete_then_get_not_404", f"delete then {get['name']} did not give 404")
     elif kind == "transition":
-        rec = svc.table(table)[str(args[op["id_param"]])]
+        rec = svc.table(table)[str(flat_args(op, args)[op["id_param"]])]
         want = args.get(op["from_param"]) if "from_param" in op else op["value"]
         if rec.get(op["field"]) != want:
             raise Failed("transition_not_applied", f"transition did not set {op['field']}")
     elif kind in ("relate", "unrelate"):
-        rec = svc.table(table)[str(args[op["id_param"]])]
+        rec = svc.table(table)[str(flat_args(op, args)[op["id_param"]])]
         v = args[op["member_param"]]
         linked = all(x in (rec.get(f"{op['member']}_ids") or []) for x in (v if isinstance(v, list) else [v]))
         if linked != (kind == "relate"):
             raise Failed("relation_not_applied", f"{kind} did not change the link")
+
+
+def _run_compute(env: Environment, svc: Any, t: dict[str, Any], args: dict[str, Any]) -> None:
+    """A computed tool answers (or names a domain error, 422); a pure one answers the same twice and
+    changes nothing; a seeded draw replays from the same state."""
+    before = env.state_hash()
+    snap = env.snapshot()
+    r = _call(env, svc, t["name"], args)
+    if not r["success"] and r["error"]["code"] != 422:
+        raise Failed("valid_call_failed", f"a valid call failed: {r['error']['message']}")
+    if t["op"].get("random"):
+        env.restore(snap)
+        if _call(env, svc, t["name"], args) != r:
+            raise Failed("not_deterministic", "the same seeded draw gave another value")
+    else:
+        if env.state_hash() != before:
+            raise Failed("pure_call_changed_state", "a computation changed the state")
+        if _call(env, svc, t["name"], args) != r:
+            raise Failed("not_deterministic", "the same computation gave another answer")
+    _valid_state(env, t["name"])
+
+
+def _valid_state(env: Environment, tool: str) -> None:
+    """A successful call leaves state that validates against the service's own model."""
+    bad = [v for v in env.validate().values() if v is not None]
+    if bad:
+        raise Failed("invalid_state", f"{tool} succeeded but left invalid state: {str(bad[0])[:200]}")
+
+
+def _semantic_list_checks(
+    env: Environment, svc: Any, create: dict[str, Any], lst: dict[str, Any], rec: dict[str, Any], largs: dict
+) -> None:
+    """Derived from the spec: a child is listed under its parent and not under another; a record
+    created with a name is found by that name."""
+    parent = lst["op"].get("parent") or {}
+    field, param = parent.get("field"), parent.get("param")
+    if field and param in largs and rec.get(field) is not None:
+        ptable = svc.manifest["resources"][parent["resource"]]["table"]
+        others = [k for k in sorted(svc.table(ptable)) if k != str(rec[field])]
+        if others:
+            got = _call(env, svc, lst["name"], {**largs, param: _typed_like(lst, param, others[0])})
+            if got["success"] and rec["id"] in {i["id"] for i in got["data"]["items"]}:
+                raise Failed(
+                    "child_listed_under_other_parent",
+                    f"{lst['name']} lists the new {create['op']['resource']} under another {parent['resource']}",
+                )
+    qparam = next((p for p in lst["input_schema"].get("properties", {}) if norm(p) in QUERY_PARAMS), None)
+    label = next(
+        (rec[f] for f in ("name", "title", "subject") if isinstance(rec.get(f), str) and rec[f]), None
+    )
+    if qparam and label and lst["input_schema"]["properties"][qparam].get("type") in (None, "string"):
+        got = _call(env, svc, lst["name"], {**largs, qparam: label})
+        if not got["success"] or rec["id"] not in {i["id"] for i in got["data"]["items"]}:
+            raise Failed(
+                "not_found_by_name", f"{lst['name']} does not find the new record by its name {label!r}"
+            )
 
 
 def _control(param: str) -> bool:
@@ -189,6 +277,12 @@ def _control(param: str) -> bool:
     return n in LIMIT_PARAMS or n in OFFSET_PARAMS or n in QUERY_PARAMS
 
 
+def _typed_like(tool: dict[str, Any], param: str, key: Any) -> Any:
+    t = tool["input_schema"]["properties"].get(param, {}).get("type")
+    key = str(key)
+    return int(key) if t == "integer" and key.isdigit() else [key] if t == "array" else key
+
+
 def _as(tool: dict[str, Any], key: str) -> Any:
-    t = tool["input_schema"]["properties"].get(tool["op"]["id_param"], {}).get("type")
+    t = param_schema(tool, tool["op"]["id_param"]).get("type")
     return int(key) if t == "integer" and key.isdigit() else [key] if t == "array" else key

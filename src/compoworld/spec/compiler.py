@@ -10,10 +10,12 @@ The manifest is data: the engine's generic runtime (`spec.runtime`) executes it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from typing import Any
 
+from compoworld.spec.compute import match_compute, match_info
 from compoworld.spec.ingest import Spec, SpecTool
 
 MANIFEST_VERSION = 1
@@ -39,7 +41,19 @@ CREATE = {
 }
 GET = {"get", "read", "retrieve", "fetch", "describe", "show", "view", "download", "lookup", "info"}
 LIST = {"list", "search", "find", "query", "filter", "browse"}
-UPDATE = {"update", "edit", "modify", "set", "patch", "rename", "move", "change", "reprioritize", "upsert"}
+UPDATE = {
+    "update",
+    "edit",
+    "modify",
+    "set",
+    "patch",
+    "put",
+    "rename",
+    "move",
+    "change",
+    "reprioritize",
+    "upsert",
+}
 DELETE = {"delete", "remove", "trash", "destroy", "erase", "purge"}
 SEND = {"send", "post", "reply", "forward", "comment", "publish", "message", "reply_to"}
 # state transitions: verb -> (field, value)
@@ -179,9 +193,32 @@ def norm(param: str) -> str:
     return re.sub(r"[^a-z0-9]", "", param.lower())
 
 
+IRREGULAR = {
+    "people": "person",
+    "persons": "person",
+    "children": "child",
+    "men": "man",
+    "women": "woman",
+    "indices": "index",
+    "aliases": "alias",
+    "analyses": "analysis",
+    "statuses": "status",
+    "addresses": "address",
+    "data": "data",
+    "media": "media",
+    "series": "series",
+    "news": "news",
+}
+
+
 def singular(word: str) -> str:
+    """`people` -> `person`, `companies` -> `company`, `statuses` -> `status`: one name per resource."""
+    if word in IRREGULAR:
+        return IRREGULAR[word]
     if len(word) <= 3 or word.endswith(("ss", "us", "is")):
         return word
+    if word.endswith("uses"):
+        return word[:-2]
     if word.endswith("ies"):
         return word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes", "zes")):
@@ -191,21 +228,72 @@ def singular(word: str) -> str:
     return word
 
 
-def service_name(spec: Spec) -> str:
-    """An engine-safe service name from the spec file (or the server name)."""
-    base = spec.source if spec.source not in ("", "<memory>") else spec.server
+SOURCE_WORDS = {"klavis", "official", "mcp", "archived", "community", "server", "openmcp", "docker"}
+TLD_WORDS = {"com", "io", "net", "org", "co", "dev", "app"}
+SERVICE_MAX = 24
+
+
+def service_name(spec: Spec | str) -> str:
+    """An engine-safe service name from the spec file (or the server name), cut at a word boundary."""
+    if isinstance(spec, str):
+        base = spec
+    else:
+        base = spec.source if spec.source not in ("", "<memory>") else spec.server
     base = re.sub(r"\(.*?\)", "", base.rsplit("/", 1)[-1].removesuffix(".json"))
-    toks = [
-        t for t in tokens(base) if t not in {"klavis", "official", "mcp", "archived", "community", "server"}
-    ]
-    name = "_".join(toks) or "server"
+    toks = [t for t in tokens(base) if t not in SOURCE_WORDS]
+    toks = [t for t in toks if t not in TLD_WORDS] or toks
+    name = ""
+    for t in toks or ["server"]:
+        if name and len(name) + 1 + len(t) > SERVICE_MAX:
+            break
+        name = f"{name}_{t}" if name else t
     if not name[0].isalpha():
         name = "s_" + name
-    return name[:24].strip("_")
+    return name[:SERVICE_MAX].strip("_")
+
+
+def unique_service_names(
+    files: list[Any], reserved: set[str] | frozenset[str] = frozenset()
+) -> dict[Any, str]:
+    """One service name per spec file, unique across `files` and apart from `reserved` (the hand-built
+    services): `_2`, `_3`, ... on a clash, in file order."""
+    out: dict[Any, str] = {}
+    taken: set[str] = set(reserved)
+    for f in files:
+        base = name = service_name(str(f))
+        k = 2
+        while name in taken:
+            name = f"{base[: SERVICE_MAX - len(str(k)) - 1].rstrip('_')}_{k}"
+            k += 1
+        taken.add(name)
+        out[f] = name
+    return out
+
+
+def fit_names(tools: list[dict[str, Any]], service: str) -> None:
+    """Shorten tool names so that `service__tool` fits 64 characters; each stays unique and keeps its
+    `original_name`. A shortened name keeps its readable start and ends in a hash of the original."""
+    budget = 64 - len(service) - 2
+    taken = {t["name"] for t in tools if len(t["name"]) <= budget}
+    for t in tools:
+        if len(t["name"]) <= budget:
+            continue
+        digest = hashlib.sha1(t["original_name"].encode()).hexdigest()
+        for width in (6, 8, 12, 40):
+            short = f"{t['name'][: budget - width - 1].rstrip('_')}_{digest[:width]}"
+            if short not in taken:
+                break
+        t["shortened_from"] = t["name"]
+        t["name"] = short
+        taken.add(short)
 
 
 def _prefix(tools: list[SpecTool]) -> list[str]:
-    """Leading tokens most tools share that are not verbs (`jira_`, `google_calendar_`, `outlook_mail_`)."""
+    """Leading tokens most tools share (`jira_`, `google_calendar_`, `outlook_mail_`).
+
+    A shared token that is also a verb (`close_` of Close, `get_` of nothing) is a prefix only when the
+    tools that carry it name another verb after it (`close_get_lead`, `close_delete_lead`): otherwise
+    it is the operation (`close_ticket`, `close_issue`)."""
     if len(tools) < 2:
         return []
     out: list[str] = []
@@ -215,10 +303,114 @@ def _prefix(tools: list[SpecTool]) -> list[str]:
         if not c:
             break
         word, n = c.most_common(1)[0]
-        if word in VERBS or n < 0.5 * len(tools):
+        if n < (0.5 if i == 0 else 0.8) * len(tools):  # a second word most share is often a resource
             break
+        if word in VERBS:
+            carriers = [tk for tk in toks if len(tk) > i + 1 and tk[: i + 1] == [*out, word]]
+            verb_after = sum(1 for tk in carriers if any(t in VERBS for t in tk[i + 1 :]))
+            if verb_after < 0.8 * len(carriers):
+                break
         out.append(word)
     return out
+
+
+VERSION_SEGMENT = re.compile(r"^(v\d+(\.\d+)*|api|rest|beta|alpha|latest)$", re.I)
+
+
+def infer_http(tool: SpecTool) -> dict[str, Any] | None:
+    """`_infer_http`, with the wrapper object of each path parameter it reads (`{"id": "path"}`)."""
+    used: dict[str, str] = {}
+    op = _infer_http(tool, used)
+    if op is not None and used:
+        op["wrapped"] = used
+    return op
+
+
+def _infer_http(tool: SpecTool, used: dict[str, str]) -> dict[str, Any] | None:
+    """The operation of a tool that names its REST method and path (open-mcp): `GET /pets/{petId}` is a
+    get of `pet` by `petId`, `POST /accounts/{accountId}/users` a create of `user` under `account`,
+    `POST /tickets/{id}/close` a transition. None when the path says nothing usable."""
+    method, path = tool.http_method, tool.http_path
+    if not method or not path:
+        return None
+    segs = [x for x in path.strip("/").split("/") if x and not VERSION_SEGMENT.match(x)]
+    if not segs:
+        return None
+    props = tool.input_schema.get("properties", {})
+    by_norm = {norm(p): p for p in props}
+    inner_of: dict[str, str] = {}  # path parameters inside a `path: {...}` object (apideck, ...)
+    for w in ("path", "pathparams", "pathparameters", "params"):
+        box = next((p for p in props if norm(p) == w), None)
+        inner = (props.get(box) or {}).get("properties") if box else None
+        if isinstance(inner, dict):
+            for q in inner:
+                if norm(q) not in by_norm:
+                    by_norm[norm(q)] = q
+                    inner_of[q] = box
+
+    def param(seg: str) -> str | None:
+        m = re.fullmatch(r"\{([^}]+)\}", seg) or re.fullmatch(r":(\w+)", seg)
+        found = by_norm.get(norm(m.group(1))) if m else None
+        if found in inner_of:
+            used[found] = inner_of[found]
+        return found
+
+    def is_param(seg: str) -> bool:
+        return bool(re.fullmatch(r"\{[^}]+\}|:\w+", seg))
+
+    last_param = is_param(segs[-1])
+    literals = [(i, x) for i, x in enumerate(segs) if not is_param(x)]
+    if not literals:
+        return None
+    li, lit = literals[-1]
+    words = tokens(lit)
+    action = words[0] if words else ""
+    # a trailing action segment: POST /tickets/{id}/close, POST /pet/findByStatus
+    if not last_param and li > 0 and is_param(segs[li - 1]) and action in TRANSITIONS and len(words) == 1:
+        idp = param(segs[li - 1])
+        prev = [x for x in segs[: li - 1] if not is_param(x)]
+        if idp and prev:
+            field, value = TRANSITIONS[action]
+            resource, _ = _resource_of(tokens(prev[-1]))
+            if resource and value is not None:
+                return {
+                    "resource": resource,
+                    "verb": action,
+                    "kind": "transition",
+                    "id_param": idp,
+                    "field": field,
+                    "value": value,
+                }
+        return None
+    if action in LIST or action in GET and len(words) > 1:  # /pet/findByStatus: a search of `pet`
+        prev = [x for x in segs[:li] if not is_param(x)]
+        resource = _resource_of(tokens(prev[-1]))[0] if prev else None
+        return (
+            {"resource": resource, "verb": "list", "kind": "list"} if resource and method == "get" else None
+        )
+    resource, _ = _resource_of(words)
+    if resource is None:
+        return None
+    op: dict[str, Any] = {"resource": resource, "verb": method}
+    if li > 0 and is_param(segs[li - 1]):  # /accounts/{accountId}/users: under an account
+        pp = param(segs[li - 1])
+        parents = [x for x in segs[: li - 1] if not is_param(x)]
+        parent = _resource_of(tokens(parents[-1]))[0] if parents else None
+        if pp and parent and parent != resource:
+            op["parent"] = {"resource": parent, "param": pp}
+    idp = param(segs[-1]) if last_param else None
+    if last_param and idp is None:
+        return None
+    if method == "get":
+        return {**op, "kind": "get", "id_param": idp} if idp else {**op, "kind": "list"}
+    if method == "post":
+        return {**op, "kind": "update", "id_param": idp} if idp else {**op, "kind": "create"}
+    if method in ("put", "patch"):
+        idp = idp or id_param(resource, props, list(tool.input_schema.get("required", [])))
+        return {**op, "kind": "update", "id_param": idp} if idp else None
+    if method == "delete":
+        return {**op, "kind": "delete", "id_param": idp} if idp else None
+    return None
 
 
 def _type_of(schema: dict[str, Any]) -> str:
@@ -279,15 +471,59 @@ def id_param(
     return None
 
 
-def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
-    """The operation of one tool, or `{"kind": "simulated", "reason": ...}`."""
+NOT_VERB_WORDS = {"settings", "setup", "address", "addon", "addons", "getaway", "listener", "listeners"}
+
+
+def _split_verb(toks: list[str]) -> list[str]:
+    """`deleteclient` -> `delete client`, `retrieveapplications` -> `retrieve applications`: names
+    generated from operation ids run the verb into the noun."""
+    out = list(toks)
+    for i, t in enumerate(out):
+        if t in NOT_VERB_WORDS:
+            continue
+        verb = next(
+            (v for v in sorted(VERBS, key=len, reverse=True) if t.startswith(v) and len(t) - len(v) >= 3),
+            None,
+        )
+        if verb:
+            return [*out[:i], verb, t[len(verb) :], *out[i + 1 :]]
+    return out
+
+
+def _compute_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any] | None:
     toks = tokens(tool.name)
     if toks[: len(prefix)] == prefix and len(toks) > len(prefix):
         toks = toks[len(prefix) :]
+    if tool.http_kind and tool.http_method is None:  # not an operation: nothing to compute
+        return None
+    return match_compute(toks, tool.input_schema) or match_info(_split_verb(toks), tool.input_schema)
+
+
+def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
+    """The operation of one tool, or `{"kind": "simulated", "reason": ...}`."""
+    http = infer_http(tool)
+    if http is not None:
+        return http
+    if tool.http_kind and tool.http_method is None:  # open-mcp's `parameters` / `servers` entries
+        return {
+            "kind": "simulated",
+            "cause": "not_an_operation",
+            "reason": f"x-http-method {tool.http_kind!r} is an OpenAPI path field, not an HTTP operation",
+        }
+    toks = tokens(tool.name)
+    if toks[: len(prefix)] == prefix and len(toks) > len(prefix):
+        toks = toks[len(prefix) :]
+    if not any(t in VERBS for t in toks):
+        toks = _split_verb(toks)
     vi = next((i for i, t in enumerate(toks) if t in VERBS), None)
     if vi is None:
         return {"kind": "simulated", "cause": "no_verb", "reason": "no operation verb in the name"}
     verb, rest = toks[vi], toks[vi + 1 :]
+    before = [w for w in toks[:vi] if w not in STOP]
+    if before and not [w for w in rest if w not in STOP and w not in PREPS and w != "by"]:
+        rest = before + rest  # noun before verb: `products_get`, `woo_orders_list`
+    elif before and rest and rest[0] == "by":
+        rest = before + rest  # `products_get_by_sku`
     if verb == "reply" and rest[:1] == ["to"]:
         rest = rest[1:]
     extra = None
@@ -302,6 +538,8 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     head, parent_words = (rest[:pi], rest[pi + 1 :]) if pi is not None else (rest, [])
     resource, plural = _resource_of(head)
     parent, _ = _resource_of(parent_words)
+    content = [w for w in head if w not in STOP and not w.isdigit()]
+    qualifier = singular(content[-2]) if len(content) > 1 and resource == singular(content[-1]) else None
     if resource is None and parent is not None:
         resource, parent = parent, None
     if resource is None:
@@ -315,6 +553,8 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     idp = id_param(resource, props, required)
     parent_param = id_param(parent, props, required, any_param=True) if parent else None
     op: dict[str, Any] = {"resource": resource, "verb": verb}
+    if qualifier:
+        op["qualifier"] = qualifier  # `contact` of `list_contact_notes`: resolved against the others
     if parent and parent_param:
         op["parent"] = {"resource": parent, "param": parent_param}
 
@@ -389,6 +629,29 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     }
 
 
+RANGE = re.compile(r"^(min|max|from|to|since|until|before|after|start|end)_?(.+)$", re.I)
+LOWER_BOUND = {"min", "from", "since", "after", "start"}
+GENERIC_IDS = {"id", "key", "gid", "identifier", "uuid"}
+ENVELOPE_PARAMS = {
+    "body",
+    "data",
+    "payload",
+    "input",
+    "attributes",
+    "fields",
+    "properties",
+    "record",
+    "params",
+    "request",
+}
+
+
+def _is_envelope_param(name: str) -> bool:
+    """A parameter that wraps the record's fields (`body`, `productData`, `contact_input`)."""
+    toks = tokens(name)
+    return bool(toks) and (norm(name) in ENVELOPE_PARAMS or toks[-1] in ENVELOPE_PARAMS)
+
+
 def _skip_field(name: str) -> bool:
     n = norm(name)
     return n in LIMIT_PARAMS or n in OFFSET_PARAMS or n in QUERY_PARAMS
@@ -397,10 +660,34 @@ def _skip_field(name: str) -> bool:
 def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     """The manifest of `spec` before adversarial testing (every inferred tool `compiled`)."""
     prefix = _prefix(spec.tools)
-    ops = {t.name: infer_op(t, prefix) for t in spec.tools}
+    ops = {t.name: _compute_op(t, prefix) or infer_op(t, prefix) for t in spec.tools}
     resources: dict[str, dict[str, Any]] = {}
     # a create / list / update that takes `<other resource>_id` belongs under that resource
-    named = {norm(op["resource"]): op["resource"] for op in ops.values() if op["kind"] != "simulated"}
+    named = {norm(op["resource"]): op["resource"] for op in ops.values() if op.get("resource")}
+    for t in spec.tools:  # `create_contact_note(id)`, `remove_contact_tag(id, tag)`: the id is the contact's
+        op = ops[t.name]
+        q = op.pop("qualifier", None)
+        if q is None or q not in named.values() or op.get("parent") or op["kind"] == "simulated":
+            continue
+        props = t.input_schema.get("properties", {})
+        generic = next((p for p in props if norm(p) in GENERIC_IDS), None)
+        if generic is None:
+            continue
+        if op["kind"] in ("create", "list"):
+            op["parent"] = {"resource": q, "param": generic}
+        elif op["kind"] == "delete" and op["verb"] in RELATION and op["id_param"] == generic:
+            member = next(
+                (p for p in props if p != generic and norm(p).startswith(norm(op["resource"]))), None
+            )
+            if member:
+                ops[t.name] = {
+                    **op,
+                    "kind": "unrelate",
+                    "resource": q,
+                    "member": op["resource"],
+                    "member_param": member,
+                    "id_param": generic,
+                }
     for t in spec.tools:
         op = ops[t.name]
         if op["kind"] not in ("create", "list", "update") or op.get("parent"):
@@ -419,21 +706,39 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
 
     for t in spec.tools:
         op = ops[t.name]
-        if op["kind"] == "simulated":
+        if op["kind"] in ("simulated", "compute"):
             continue
         r = res(op["resource"])
         props = t.input_schema.get("properties", {})
         if op.get("id_param"):
             r["id_params"][op["id_param"]] += 1
-            if _type_of(props.get(op["id_param"], {})) == "integer":
+            box = (op.get("wrapped") or {}).get(op["id_param"])
+            id_schema = (props.get(box, {}).get("properties") or {}) if box else props
+            if _type_of(id_schema.get(op["id_param"], {})) == "integer":
                 r["id_type"] = "integer"
+        parent_param = (op.get("parent") or {}).get("param")
         if op["kind"] in ("create", "update"):
             for p, s in props.items():
-                if p != op.get("id_param") and not _skip_field(p):
-                    r["fields"].setdefault(p, _type_of(s))
+                if (
+                    p in (op.get("id_param"), parent_param)
+                    or _skip_field(p)
+                    or p in (op.get("wrapped") or {}).values()
+                ):
+                    continue
+                inner = s.get("properties") if _type_of(s) == "object" else None
+                if isinstance(inner, dict) and inner and _is_envelope_param(p):
+                    op.setdefault("nested", []).append(
+                        p
+                    )  # `body`, `productData`: its fields are the record's
+                    for q2, s2 in inner.items():
+                        if not _skip_field(q2) and q2 not in ("id", op.get("id_param")):
+                            r["fields"].setdefault(q2, _type_of(s2) if isinstance(s2, dict) else "any")
+                    continue
+                r["fields"].setdefault(p, _type_of(s))
         if op.get("parent"):
             res(op["parent"]["resource"])
-            r["fields"].setdefault(op["parent"]["param"], "any")
+            op["parent"]["field"] = f"{op['parent']['resource']}_id"
+            r["fields"][op["parent"]["field"]] = "any"  # holds a parent's key, whatever the param's type
         if op["kind"] == "transition":
             r["fields"][op["field"]] = (
                 "any" if "from_param" in op else _type_of({"type": _json_type(op["value"])})
@@ -445,7 +750,30 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     for r in resources.values():
         ids = r.pop("id_params")
         r["id_param"] = ids.most_common(1)[0][0] if ids else None
-        r["fields"].pop("id", None)
+        r["fields"].pop("id", None)  # the engine's own: the record's key and when it was made
+        r["fields"].pop("created_at", None)
+    for t in spec.tools:  # what each list does with each of its filters: match, range, or unsupported
+        op = ops[t.name]
+        if op["kind"] != "list":
+            continue
+        fields = resources[op["resource"]]["fields"]
+        ranges, unsupported = {}, []
+        for p in t.input_schema.get("properties", {}):
+            if _skip_field(p) or p in fields or p == (op.get("parent") or {}).get("param"):
+                continue
+            m = RANGE.match(p)
+            target = None
+            if m:
+                stem = norm(m.group(2))
+                target = next((f for f in fields if norm(f) == stem or norm(f) == stem + "at"), None)
+            if target:
+                ranges[p] = {"field": target, "op": ">=" if m.group(1).lower() in LOWER_BOUND else "<="}
+            else:
+                unsupported.append(p)
+        if ranges:
+            op["ranges"] = ranges
+        if unsupported:
+            op["unsupported_filters"] = unsupported
     tools = []
     for t in spec.tools:
         op = ops[t.name]
@@ -454,26 +782,43 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             "original_name": t.original_name,
             "description": t.description,
             "input_schema": t.input_schema,
-            "read_only": op.get("kind") in ("get", "list") if t.read_only is None else t.read_only,
+            "read_only": (
+                (op["kind"] in ("get", "list") or (op["kind"] == "compute" and not op.get("random")))
+                if t.read_only is None
+                else t.read_only and not op.get("random")  # a seeded draw advances its counter
+            ),
         }
         if op["kind"] == "simulated":
             entry.update(status="simulated", cause=op["cause"], reason=op["reason"], op={"kind": "simulated"})
         else:
             if op["kind"] == "create":
                 natural = resources[op["resource"]]["id_param"]
-                if natural and natural in t.input_schema.get("properties", {}):
+                parent_param = (op.get("parent") or {}).get("param")
+                if natural and natural != parent_param and natural in t.input_schema.get("properties", {}):
                     op["natural_key"] = natural
             entry.update(status="compiled", cause="", reason="", op=op)
         tools.append(entry)
+    service = name or service_name(spec)
+    fit_names(tools, service)
+    defects = [{"tool": d.tool, "kind": d.kind, "detail": d.detail} for d in spec.defects]
+    for t in tools:
+        if "shortened_from" in t:
+            defects.append(
+                {
+                    "tool": t["original_name"],
+                    "kind": "long_name",
+                    "detail": f"served as {t['name']!r} so that {service}__tool fits 64 characters",
+                }
+            )
     return {
         "manifest_version": MANIFEST_VERSION,
-        "service": name or service_name(spec),
+        "service": service,
         "server": spec.server,
         "domain": spec.domain or "compiled",
         "source": spec.source,
         "resources": dict(sorted(resources.items())),
         "tools": tools,
-        "defects": [{"tool": d.tool, "kind": d.kind, "detail": d.detail} for d in spec.defects],
+        "defects": defects,
     }
 
 

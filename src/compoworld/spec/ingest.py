@@ -8,6 +8,7 @@ Accepted inputs: a `tools/list` result (`{"tools": [...]}`), a JSON-RPC response
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -17,7 +18,23 @@ from typing import Any
 import jsonschema
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-ENGINE_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,50}$")  # leaves room for the `service__` prefix
+ENGINE_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")  # the length is fitted by the compiler
+# one metaschema validator for every schema: `check_schema` builds a new one per call, 20x slower
+_META = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+_META7 = jsonschema.Draft7Validator(jsonschema.Draft7Validator.META_SCHEMA)
+DRAFT_2020_ONLY = (
+    "prefixItems",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "dependentSchemas",
+    "dependentRequired",
+    "minContains",
+    "maxContains",
+    "$vocabulary",
+)
+HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object", "null"}
 TYPE_ALIASES = {
     "str": "string",
@@ -45,6 +62,9 @@ class SpecTool:
     description: str
     input_schema: dict[str, Any]
     read_only: bool | None = None
+    http_method: str | None = None  # open-mcp tools: the REST operation behind the tool
+    http_path: str | None = None
+    http_kind: str | None = None  # the spec's own x-http-method, also when it is no HTTP method
 
 
 @dataclass
@@ -80,13 +100,27 @@ def load_spec(source: str | Path | dict | list) -> Spec:
         )
         return spec
     seen: set[str] = set()
+    originals: set[str] = set()
     for i, raw in enumerate(tools):
         tool = _normalise_tool(raw, i, spec.defects)
         if tool is None:
             continue
-        if tool.name in seen:
+        if tool.original_name in originals:  # the same name twice: a server serves only the first
             spec.defects.append(Defect(tool.name, "bad_tool", "duplicate tool name: later entry dropped"))
             continue
+        originals.add(tool.original_name)
+        if tool.name in seen:  # two names that sanitise alike (`a.b`, `a-b`): both kept, told apart
+            base, k = tool.name, 2
+            while f"{base}_{k}" in seen:
+                k += 1
+            tool.name = f"{base}_{k}"
+            spec.defects.append(
+                Defect(
+                    tool.original_name,
+                    "invalid_name",
+                    f"renamed to {tool.name!r} (another tool sanitises to {base!r})",
+                )
+            )
         seen.add(tool.name)
         spec.tools.append(tool)
     return spec
@@ -103,7 +137,6 @@ def _normalise_tool(raw: Any, index: int, defects: list[Defect]) -> SpecTool | N
         name = re.sub(r"_{2,}", "_", name)
         if not name or not name[0].isalpha():
             name = "t_" + name
-        name = name[:50]
         defects.append(Defect(original, "invalid_name", f"renamed to {name!r} (OpenAI and MCP-safe)"))
     desc = raw.get("description")
     if not isinstance(desc, str) or not desc.strip():
@@ -113,7 +146,17 @@ def _normalise_tool(raw: Any, index: int, defects: list[Defect]) -> SpecTool | N
     schema = normalise_schema(schema, original, defects)
     ann = raw.get("annotations") if isinstance(raw.get("annotations"), dict) else {}
     ro = ann.get("readOnlyHint")
-    return SpecTool(name, original, desc.strip(), schema, ro if isinstance(ro, bool) else None)
+    method, path = raw.get("x-http-method"), raw.get("x-http-path")
+    return SpecTool(
+        name,
+        original,
+        desc.strip(),
+        schema,
+        ro if isinstance(ro, bool) else None,
+        method.lower() if isinstance(method, str) and method.lower() in HTTP_METHODS else None,
+        path if isinstance(path, str) and path.startswith("/") else None,
+        method.lower() if isinstance(method, str) else None,
+    )
 
 
 def normalise_schema(schema: Any, tool: str, defects: list[Defect]) -> dict[str, Any]:
@@ -168,12 +211,22 @@ def normalise_schema(schema: Any, tool: str, defects: list[Defect]) -> dict[str,
         schema["required"] = req
     else:
         schema.pop("required", None)
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as e:
-        defects.append(Defect(tool, "invalid_schema", f"{e.message}: parameters accepted unchecked"))
+    problem = _schema_problem(json.dumps(schema, sort_keys=True, default=str))
+    if problem is not None:
+        defects.append(Defect(tool, "invalid_schema", f"{problem}: parameters accepted unchecked"))
         return {"type": "object", "properties": {k: {} for k in clean}, **({"required": req} if req else {})}
     return schema
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_problem(canonical: str) -> str | None:
+    """Why a schema is not valid under draft 2020-12, or None. Generated specs repeat their schemas
+    (open-mcp's keycloak: 453 tools, 109 distinct), so each distinct one is checked once."""
+    schema = json.loads(canonical)
+    # draft 7's metaschema checks the same structure 5x faster; 2020-12 only where its keywords appear
+    meta = _META if any(f'"{k}"' in canonical for k in DRAFT_2020_ONLY) else _META7
+    e = jsonschema.exceptions.best_match(meta.iter_errors(schema))
+    return None if e is None else e.message
 
 
 def _inline(node: Any, defs: dict[str, Any], tool: str, defects: list[Defect], depth: int) -> Any:

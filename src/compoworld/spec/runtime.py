@@ -9,6 +9,7 @@ was simulated.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,11 @@ from pydantic import BaseModel, ConfigDict, create_model
 from compoworld.core.envelope import NotFound, ToolError, failure
 from compoworld.core.schema import schema_violations
 from compoworld.core.service import SeedContext, Service, decode_arguments
+from compoworld.core.state import META
 from compoworld.core.tool import ToolSpec
 from compoworld.spec.compiler import LIMIT_PARAMS, MANIFEST_VERSION, OFFSET_PARAMS, QUERY_PARAMS, norm
+from compoworld.spec.compute import run_compute, run_info
+from compoworld.spec.values import flat_args
 
 PY_TYPES: dict[str, Any] = {
     "string": str,
@@ -113,6 +117,10 @@ class CompiledService(Service):
         if rejected is not None:
             return self._mark(rejected, op)
         bad = schema_violations(self._validator(spec), arguments, spec.name)
+        if not bad:
+            bad = _non_finite(arguments, spec.name)
+        if not bad:
+            arguments, bad = _integers(arguments, spec.input_schema, spec.name)
         if bad:
             return self._mark(failure(400, "invalid_arguments", bad), op)
         if op["kind"] == "simulated" or op.get("quarantined"):
@@ -127,6 +135,23 @@ class CompiledService(Service):
                     op,
                 )
             return self._mark(self.world_model.simulate(self, spec, arguments), op)
+        if op.get("wrapped"):
+            arguments = flat_args(op, arguments)
+        idp = op.get("id_param")
+        if (
+            idp
+            and idp not in arguments
+            and op["kind"] in ("get", "update", "delete", "transition", "relate", "unrelate")
+        ):
+            where = op.get("wrapped", {}).get(idp)
+            return self._mark(
+                failure(
+                    400,
+                    "invalid_arguments",
+                    f"{spec.name}: '{f'{where}.{idp}' if where else idp}' is required",
+                ),
+                op,
+            )
         try:
             data = getattr(self, f"_op_{op['kind']}")(op, arguments)
         except ToolError as e:
@@ -168,12 +193,38 @@ class CompiledService(Service):
 
     def _fields(self, op: dict[str, Any], args: dict[str, Any], skip: set[str]) -> dict[str, Any]:
         fields = self._res(op)["fields"]
-        return {k: v for k, v in args.items() if k in fields and k not in skip}
+        parent = op.get("parent")
+        skip = skip | ({parent["param"]} if parent else set())
+        out = {k: v for k, v in args.items() if k in fields and k not in skip}
+        for wrapper in op.get("nested", ()):  # `body: {...}`: its fields are the record's own
+            inner = args.get(wrapper)
+            if isinstance(inner, dict):
+                out.update({k: v for k, v in inner.items() if k in fields and k not in skip})
+        if parent and parent["param"] in args and "field" in parent:
+            out[parent["field"]] = str(args[parent["param"]])
+        return out
+
+    def _own(self, op: dict[str, Any], args: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+        """`rec`, if it belongs to the parent the arguments name (a child of another parent is a 404)."""
+        parent = op.get("parent")
+        if parent and "field" in parent and args.get(parent["param"]) is not None:
+            self._check_parent(op, args)
+            if str(rec.get(parent["field"])) != str(args[parent["param"]]):
+                label = op["resource"].replace("_", " ")
+                raise NotFound(
+                    f"{label} '{rec['id']}' is not under {parent['resource'].replace('_', ' ')} "
+                    f"'{args[parent['param']]}'",
+                    type=f"{op['resource']}_not_found",
+                )
+        return rec
 
     def _check_parent(self, op: dict[str, Any], args: dict[str, Any]) -> None:
+        """A record named as parent must exist (404), for every operation that names one."""
         parent = op.get("parent")
         if parent and parent["param"] in args:
-            self._find(op, args[parent["param"]], parent["resource"])
+            value = args[parent["param"]]
+            for v in value if isinstance(value, list) else [value]:
+                self._find(op, v, parent["resource"])
 
     def _op_create(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         r = self._res(op)
@@ -183,7 +234,7 @@ class CompiledService(Service):
         key = key or self.new_key(op["resource"])
         rec: dict[str, Any] = {"id": key, "created_at": self.clock.iso()}
         rec.update(self._fields(op, args, {natural} if natural else set()))
-        if "status" in r["fields"] and "status" not in rec:
+        if r["fields"].get("status") in ("string", "any") and "status" not in rec:
             rec["status"] = "open"
         self.insert(r["table"], rec)
         return rec
@@ -198,7 +249,7 @@ class CompiledService(Service):
                 f"no {op['resource'].replace('_', ' ')} with {op['lookup']} '{args[op['lookup']]}'",
                 type=f"{op['resource']}_not_found",
             )
-        return self._find(op, args[op["id_param"]])
+        return self._own(op, args, self._find(op, args[op["id_param"]]))
 
     def _op_list(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         r = self._res(op)
@@ -215,24 +266,46 @@ class CompiledService(Service):
             elif k in r["fields"] and isinstance(v, str | int | float | bool):
                 filters[k] = v
         self._check_parent(op, args)
-        items = [rec for rec in self.table(r["table"]).values() if _matches(rec, filters, query)]
+        parent = op.get("parent")
+        if parent and "field" in parent and args.get(parent["param"]) is not None:
+            filters.pop(parent["param"], None)
+            filters[parent["field"]] = str(args[parent["param"]])  # only the children of this parent
+        ranges = [(rg["field"], rg["op"], args[p]) for p, rg in op.get("ranges", {}).items() if p in args]
+        items = [
+            rec
+            for rec in self.table(r["table"]).values()
+            if _matches(rec, filters, query) and all(_in_range(rec.get(f), o, v) for f, o, v in ranges)
+        ]
         page = items[offset : offset + limit]
-        return {"items": page, "total": len(items), "has_more": offset + len(page) < len(items)}
+        out: dict[str, Any] = {
+            "items": page,
+            "total": len(items),
+            "has_more": offset + len(page) < len(items),
+        }
+        ignored = [p for p in op.get("unsupported_filters", ()) if args.get(p) not in (None, "", [], {})]
+        if ignored:  # said, never silently dropped: no stored field can answer these
+            out["unsupported_filters"] = ignored
+        return out
 
     def _op_update(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
-        rec = self._find(op, args[op["id_param"]])
+        rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         self._check_parent(op, args)
         return self.update(self._res(op)["table"], rec["id"], **self._fields(op, args, {op["id_param"]}))
 
     def _op_delete(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
-        rec = self._find(op, args[op["id_param"]])
+        rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         self.remove(self._res(op)["table"], rec["id"])
         return {"id": rec["id"], "deleted": True}
 
     def _op_transition(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
-        rec = self._find(op, args[op["id_param"]])
+        rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         value = args.get(op["from_param"]) if "from_param" in op else op["value"]
         return self.update(self._res(op)["table"], rec["id"], **{op["field"]: value})
+
+    def _op_compute(self, op: dict[str, Any], args: dict[str, Any]) -> Any:
+        if op.get("info"):
+            return run_info(op, args, self.store.tables[META].get("seed", self.seed), self.clock.iso())
+        return run_compute(op, args, lambda: self.rng(op["fn"]))
 
     def _op_relate(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         rec = self._find(op, args[op["id_param"]])
@@ -257,6 +330,61 @@ class CompiledService(Service):
         return self.update(
             self._res(op)["table"], rec["id"], **{field: [m for m in members if m not in gone]}
         )
+
+
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+
+def _integers(args: dict[str, Any], schema: dict[str, Any], tool: str) -> tuple[dict[str, Any], str]:
+    """Integer parameters as Python ints: an integral float (`5.0`) becomes `5`; one outside the 64-bit
+    range (`1e308`) is rejected, as JSON Schema alone would accept it."""
+    props = schema.get("properties", {})
+    out = dict(args)
+    for k, v in args.items():
+        s = props.get(k)
+        if not isinstance(s, dict) or isinstance(v, bool):
+            continue
+        t = s.get("type")
+        if (t == "integer" or (isinstance(t, list) and "integer" in t)) and isinstance(v, int | float):
+            if not INT_MIN <= v <= INT_MAX:
+                return args, f"{tool}: '{k}' must be an integer between {INT_MIN} and {INT_MAX}, got {v!r}"
+            out[k] = int(v)
+        elif isinstance(v, dict) and isinstance(s.get("properties"), dict):
+            inner, bad = _integers(v, s, tool)
+            if bad:
+                return args, bad
+            out[k] = inner
+    return out, ""
+
+
+def _non_finite(value: Any, tool: str, where: str = "") -> str:
+    """JSON has no infinity or NaN: a call that carries one (from Python) is rejected, not half-run."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{tool}: '{where or 'arguments'}' must be a finite number, got {value!r}"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            bad = _non_finite(v, tool, f"{where}.{k}" if where else str(k))
+            if bad:
+                return bad
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            bad = _non_finite(v, tool, f"{where}[{i}]")
+            if bad:
+                return bad
+    return ""
+
+
+def _in_range(have: Any, op: str, want: Any) -> bool:
+    if have is None:
+        return False
+    try:
+        if isinstance(want, str) or isinstance(have, str):
+            a, b = str(have), str(want)
+        else:
+            a, b = float(have), float(want)
+    except (TypeError, ValueError):
+        return False
+    return a >= b if op == ">=" else a <= b
 
 
 def _matches(rec: dict[str, Any], filters: dict[str, Any], query: str | None) -> bool:
@@ -324,10 +452,11 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
         op = dict(t["op"])
         if t.get("status") == "quarantined":
             op["quarantined"] = True
-        if op["kind"] != "simulated" and op.get("resource") not in resources:
+        if op["kind"] not in ("simulated", "compute") and op.get("resource") not in resources:
             raise ManifestError(f"tool {t['name']!r} names unknown resource {op.get('resource')!r}")
         if op.get("parent"):
-            refs.setdefault(op["resource"], {})[op["parent"]["param"]] = op["parent"]["resource"]
+            field = op["parent"].get("field", op["parent"]["param"])
+            refs.setdefault(op["resource"], {})[field] = op["parent"]["resource"]
         ops[t["name"]] = op
         schema = t["input_schema"]
         specs[t["name"]] = ToolSpec(

@@ -93,10 +93,64 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
             args[p] = vals[0]
         else:
             args[p] = sample(props[p], p, rng)
+    for inner, wrapper in (op.get("wrapped") or {}).items():  # ids inside `path: {...}` name records too
+        ref = op["resource"] if inner == op.get("id_param") else (op.get("parent") or {}).get("resource")
+        if wrapper not in args and wrapper in props:
+            args[wrapper] = sample(props[wrapper], wrapper, rng)
+        if ref in res:
+            keys = sorted(svc.table(res[ref]["table"]))
+            if not keys:
+                raise NoValue(f"no {ref} record to name in '{wrapper}.{inner}'")
+            args = put_arg(
+                tool, args, inner, _typed(keys[rng.randrange(len(keys))], param_schema(tool, inner))
+            )
+    parent = op.get("parent") or {}
+    idp, pp = op.get("id_param"), parent.get("param")
+    flat = flat_args(op, args)
+    if idp in flat and pp in flat and parent.get("field") and op.get("resource") in res:
+        # the record named must be a child of the parent named: take the parent from the record
+        keys = sorted(k for k, r in svc.table(res[op["resource"]]["table"]).items() if r.get(parent["field"]))
+        if not keys:
+            raise NoValue(f"no {op['resource']} record under a {parent['resource']}")
+        key = keys[rng.randrange(len(keys))]
+        args = put_arg(tool, args, idp, _typed(key, param_schema(tool, idp)))
+        pkey = svc.table(res[op["resource"]]["table"])[key][parent["field"]]
+        args = put_arg(tool, args, pp, _typed(pkey, param_schema(tool, pp)))
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(args))
     if errors:
         raise NoValue(f"generated arguments do not fit the schema: {errors[0].message}")
     return args
+
+
+def param_schema(tool: dict[str, Any], param: str) -> dict[str, Any]:
+    """The schema of `param`, top-level or inside its wrapper object (`path: {id}`)."""
+    props = tool["input_schema"].get("properties", {})
+    wrapper = (tool["op"].get("wrapped") or {}).get(param)
+    if wrapper:
+        return (props.get(wrapper, {}).get("properties") or {}).get(param, {})
+    return props.get(param, {})
+
+
+def flat_args(op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with the parameters an op reads out of wrapper objects (`path.id`) lifted up."""
+    wrapped = op.get("wrapped")
+    if not wrapped:
+        return args
+    flat = dict(args)
+    for inner, wrapper in wrapped.items():
+        box = args.get(wrapper)
+        if isinstance(box, dict) and inner in box and inner not in args:
+            flat[inner] = box[inner]
+    return flat
+
+
+def put_arg(tool: dict[str, Any], args: dict[str, Any], param: str, value: Any) -> dict[str, Any]:
+    """`args` with `param` set where the schema has it: top level, or inside its wrapper."""
+    wrapper = (tool["op"].get("wrapped") or {}).get(param)
+    if wrapper:
+        box = args.get(wrapper)
+        return {**args, wrapper: {**(box if isinstance(box, dict) else {}), param: value}}
+    return {**args, param: value}
 
 
 def _typed(key: str, schema: dict[str, Any]) -> Any:
