@@ -517,7 +517,7 @@ def collateral_check(s0: dict[str, Any], s1: dict[str, Any]) -> tuple[dict[str, 
     inside each only the fields it changed (an appended text must keep its old text, a list gains
     exactly as many items); per table as many records may be created as it created. Also returns
     the services it wrote."""
-    from compoworld.verify.predicates import changed_paths, changed_records
+    from compoworld.verify.predicates import at_path, changed_paths, changed_records
     from compoworld.verify.state_view import StateView
 
     v0, v1 = StateView(s0), StateView(s1)
@@ -536,7 +536,7 @@ def collateral_check(s0: dict[str, Any], s1: dict[str, Any]) -> tuple[dict[str, 
             entry["fields"] = paths
             grow, append = [], {}
             for path in paths:
-                x, y = _dig(before, path), _dig(after, path)
+                x, y = at_path(before, path), at_path(after, path)
                 if isinstance(x, str) and isinstance(y, str) and x.strip() and x in y and len(y) > len(x):
                     grow.append(path)
                 if isinstance(x, list) and isinstance(y, list) and len(y) > len(x) and y[: len(x)] == x:
@@ -557,14 +557,6 @@ def collateral_check(s0: dict[str, Any], s1: dict[str, Any]) -> tuple[dict[str, 
         },
     }
     return check, writes_in
-
-
-def _dig(rec: Any, path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(rec, dict):
-            return None
-        rec = rec.get(part)
-    return rec
 
 
 def trap_guards(
@@ -609,12 +601,6 @@ def _value_at(args: dict[str, Any], path: str) -> str:
         if p == base:
             return str(v)
     return ""
-
-
-def hash_value_of(snapshot: dict[str, Any]) -> str:
-    from compoworld.tasks.model import state_hash_of
-
-    return state_hash_of(snapshot)
 
 
 def settings_dict(settings: Settings) -> dict[str, Any]:

@@ -63,7 +63,7 @@ def frame(
         t = rng.choice(_Q)
         out = t.format(ask=ask, ctx=ctx, ctx_q=(ctx + " ") if ctx else "")
     elif style == "context":
-        lead = rng.choice(("FYI: ", "Context: ", "", "So, ", "Background: "))
+        lead = rng.choice(("FYI: ", "Context: ", "", "Note: ", "Background: "))
         out = f"{lead}{ctx} {_period(_cap(ask))}" if ctx else f"{_period(_cap(ask))} {rng.choice(_SIGN)}"
     elif style == "forward":
         out = rng.choice(_FWD).format(who=who, ask=ask) + (f" {ctx}" if ctx else "")

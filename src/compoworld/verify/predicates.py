@@ -574,11 +574,11 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
             ):
                 return False, f"unexpected change: {service}:{table}/{key} field {path}"
         for path in rule.grow:
-            old, new = _at(before, path), _at(after, path)
+            old, new = at_path(before, path), at_path(after, path)
             if isinstance(old, str) and old.strip() and old.strip() not in str(new or ""):
                 return False, f"{service}:{table}/{key} {path} lost its earlier text (append, do not rewrite)"
         for path, n in rule.append.items():
-            old, new = _at(before, path), _at(after, path)
+            old, new = at_path(before, path), at_path(after, path)
             if isinstance(old, list) and isinstance(new, list):
                 if len(new) != len(old) + n:
                     return (
@@ -611,7 +611,8 @@ def changed_paths(a: Any, b: Any, prefix: str = "") -> list[str]:
 _GONE = object()
 
 
-def _at(rec: Any, path: str) -> Any:
+def at_path(rec: Any, path: str) -> Any:
+    """The value at a dotted path of a record (list items by index), or None."""
     for part in path.split("."):
         if isinstance(rec, list) and part.isdigit() and int(part) < len(rec):
             rec = rec[int(part)]

@@ -208,3 +208,17 @@ def crm_contact(b: Builder, email: str) -> dict[str, Any]:
         if (r["properties"].get("email") or "").lower() == email.lower():
             return r
     raise PlantError(f"no CRM contact {email}")
+
+
+def bases_table(
+    b: Builder, base: str | dict[str, Any], table: str, desc: str, fields: list[dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A new Airtable table in `base` (its name, or the base record), and its field ids by name."""
+    svc = b.svc("bases")
+    if isinstance(base, str):
+        found = next((x for x in svc.bases.all() if x["name"] == base), None)
+        if found is None:
+            raise PlantError(f"no Airtable base {base}")
+        base = found
+    t = svc._create_table(base["id"], table, desc, fields)
+    return t, {f["name"]: f["id"] for f in svc.fields.find(table_id=t["id"])}

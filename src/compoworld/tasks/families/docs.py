@@ -7,6 +7,7 @@ from typing import Any
 
 from compoworld.core.clock import format_time
 from compoworld.tasks.families._common import bases_row as _bases_row
+from compoworld.tasks.families._common import bases_table as _bases_table
 from compoworld.tasks.families._common import rows
 from compoworld.tasks.families._common import team_space as _team_space
 from compoworld.tasks.families._common import wiki_page as _wiki_page
@@ -198,14 +199,6 @@ def _base(b: Builder, name: str) -> dict[str, Any]:
     svc = b.svc("bases")
     hit = next((x for x in svc.bases.all() if x["name"] == name), None)
     return hit or svc.bases.create({"name": name}, id="app" + svc.next_id("", 14))
-
-
-def _bases_table(
-    b: Builder, base: dict[str, Any], table: str, desc: str, fields: list[dict[str, Any]]
-) -> tuple[dict[str, Any], dict[str, str]]:
-    svc = b.svc("bases")
-    t = svc._create_table(base["id"], table, desc, fields)
-    return t, {f["name"]: f["id"] for f in svc.fields.find(table_id=t["id"])}
 
 
 def _text_fields(*names: str) -> list[dict[str, Any]]:
@@ -709,7 +702,7 @@ def fix_moved_file_link(b: Builder) -> None:
     )
     b.fact(cur["path_display"])
     ask = b.say(
-        f"the {title} link on our {page_title} wiki page broke when the file moved in Dropbox: point it at the current approved version with a shared link",
+        f"point the broken {title} link on our {page_title} wiki page (the file moved in Dropbox) at the current approved version, with a shared link",
         f"fix the dead {title} link on the {page_title} page; the document was moved in Dropbox, so link the version the page refers to via a shared link",
         f"repair the {page_title} page's link to the {title}, which moved in Dropbox, to the current version as our wiki conventions say",
     )

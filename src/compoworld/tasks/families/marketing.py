@@ -8,6 +8,7 @@ from typing import Any
 from compoworld.core.clock import format_time
 from compoworld.tasks.families._common import ago, rows
 from compoworld.tasks.families._common import bases_row as _bases_row
+from compoworld.tasks.families._common import bases_table as _bases_table
 from compoworld.tasks.families._common import crm_contact as _crm_contact
 from compoworld.tasks.families._common import sheet as _sheet
 from compoworld.tasks.families._common import sheet_rows as _sheet_rows
@@ -219,17 +220,6 @@ def webinar_followup_audience(b: Builder) -> None:
             "Add the remaining joiners with the 'webinar' tag",
         ],
     )
-
-
-def _bases_table(
-    b: Builder, base_name: str, table: str, desc: str, fields: list[dict[str, Any]]
-) -> tuple[dict[str, Any], dict[str, str]]:
-    svc = b.svc("bases")
-    base = next((x for x in svc.bases.all() if x["name"] == base_name), None)
-    if base is None:
-        raise PlantError(f"no Airtable base {base_name}")
-    t = svc._create_table(base["id"], table, desc, fields)
-    return t, {f["name"]: f["id"] for f in svc.fields.find(table_id=t["id"])}
 
 
 _SHOWS = (

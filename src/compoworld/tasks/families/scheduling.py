@@ -8,6 +8,7 @@ from typing import Any
 from compoworld.core.clock import format_time
 from compoworld.core.company import Person
 from compoworld.tasks.families._common import bases_row as _bases_row
+from compoworld.tasks.families._common import bases_table as _bases_table
 from compoworld.tasks.families._common import next_business_day as _next_business_day
 from compoworld.tasks.families._common import rows
 from compoworld.tasks.families._common import team_space as _team_space
@@ -209,17 +210,6 @@ def allhands_conflict(b: Builder) -> None:
             "Log the move on the schedule-changes page",
         ],
     )
-
-
-def _bases_table(
-    b: Builder, base_name: str, table: str, desc: str, fields: list[dict[str, Any]]
-) -> tuple[dict[str, Any], dict[str, str]]:
-    svc = b.svc("bases")
-    base = next((x for x in svc.bases.all() if x["name"] == base_name), None)
-    if base is None:
-        raise PlantError(f"no Airtable base {base_name}")
-    t = svc._create_table(base["id"], table, desc, fields)
-    return t, {f["name"]: f["id"] for f in svc.fields.find(table_id=t["id"])}
 
 
 @family("scheduling.rebook_cancelled_demo", "scheduling", ("booking", "bases", "meet"))
