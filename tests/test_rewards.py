@@ -6,7 +6,15 @@ import math
 
 import pytest
 
-from compoworld.rewards import compoworld_rewards, group_advantages, wildawm_reward
+from compoworld.rewards import (
+    compoworld_group_rewards,
+    compoworld_rewards,
+    episode_wildawm_reward,
+    goal_outcomes,
+    group_advantages,
+    wildawm_advantages,
+    wildawm_reward,
+)
 
 
 def test_compoworld_reward_by_hand() -> None:
@@ -43,3 +51,38 @@ def test_group_advantages() -> None:
     assert group_advantages([0.5, 0.5, 0.5]) == [0.0, 0.0, 0.0]
     assert group_advantages([0.5, 0.5], zero_variance="drop") == [None, None]
     assert group_advantages([]) == []
+
+
+def _checks(goals: list[bool], guards: list[bool]) -> list[dict]:
+    return [{"passed": p, "kind": "goal"} for p in goals] + [{"passed": p, "kind": "guard"} for p in guards]
+
+
+def test_wildawm_subtasks_are_goal_checks_never_guards() -> None:
+    # 1 of 2 goals met, the collateral guard passes: N = 2 (not 3), bonus 0.1 / 2
+    assert episode_wildawm_reward(True, False, _checks([True, False], [True])) == pytest.approx(0.05)
+    # doing nothing passes every guard but earns no bonus
+    assert episode_wildawm_reward(True, False, _checks([False, False], [True, True])) == 0.0
+    assert goal_outcomes([{"passed": True}]) == [True]  # a check with no kind is a goal
+
+
+def test_wildawm_advantages_zero_variance_and_format_rule() -> None:
+    assert wildawm_advantages([0.0, 0.0, 0.0]) == [0.0, 0.0, 0.0]
+    assert wildawm_advantages([1.0, 1.0], [False, False]) == [0.0, 0.0]
+    # every rollout failed on format: -K^(-1/2) each
+    assert wildawm_advantages([-1.0] * 4, [True] * 4) == pytest.approx([-0.5] * 4)
+    # one format failure among passes is an ordinary group
+    a = wildawm_advantages([1.0, -1.0], [False, True], delta=0.0)
+    assert a == pytest.approx([1.0, -1.0])
+    with pytest.raises(ValueError):
+        wildawm_advantages([1.0], [True, False])
+
+
+def test_compoworld_reward_weighs_goals_and_zeroes_a_failed_guard() -> None:
+    # rollout 0 meets both goals but broke a guard; rollout 1 meets one goal cleanly
+    group = [_checks([True, True], [False]), _checks([True, False], [True]), _checks([False, False], [True])]
+    r = compoworld_group_rewards(group)
+    assert r[0] == 0.0
+    # goals only: p = [2/3, 1/3]; w = [0.01 + 1/3, 0.01 + 2/3]
+    w = [0.01 + 1 / 3, 0.01 + 2 / 3]
+    assert r[1] == pytest.approx(w[0] / sum(w))
+    assert r[2] == 0.0

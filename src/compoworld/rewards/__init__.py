@@ -1,5 +1,23 @@
 """Rewards: CompoWorld's rubric reward, WildAWM's format-aware reward, GRPO group advantages."""
 
-from compoworld.rewards.formulas import compoworld_rewards, group_advantages, wildawm_reward
+from compoworld.rewards.formulas import (
+    compoworld_group_rewards,
+    compoworld_rewards,
+    episode_wildawm_reward,
+    goal_outcomes,
+    group_advantages,
+    guards_passed,
+    wildawm_advantages,
+    wildawm_reward,
+)
 
-__all__ = ["compoworld_rewards", "group_advantages", "wildawm_reward"]
+__all__ = [
+    "compoworld_group_rewards",
+    "compoworld_rewards",
+    "episode_wildawm_reward",
+    "goal_outcomes",
+    "group_advantages",
+    "guards_passed",
+    "wildawm_advantages",
+    "wildawm_reward",
+]

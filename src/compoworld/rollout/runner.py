@@ -25,7 +25,12 @@ from typing import Any
 
 from compoworld.agents.loop import ENDPOINT_FAILURES, Limits, run_episode
 from compoworld.agents.policies import Agent
-from compoworld.rewards import compoworld_rewards, group_advantages, wildawm_reward
+from compoworld.rewards import (
+    compoworld_group_rewards,
+    episode_wildawm_reward,
+    group_advantages,
+    wildawm_advantages,
+)
 from compoworld.tasks.model import Task
 
 
@@ -128,8 +133,7 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]],
 
 def _group_record(task: Task, episodes: list[dict[str, Any]], lam: float) -> dict[str, Any]:
     episodes = sorted(episodes, key=lambda e: e["sample"])
-    passes = [[c["passed"] for c in e["checks"]] for e in episodes]
-    cw = compoworld_rewards(passes, lam)
+    cw = compoworld_group_rewards([e["checks"] for e in episodes], lam)
     wa = [e["reward_wildawm"] for e in episodes]
     return {
         "task_id": task.id,
@@ -137,7 +141,7 @@ def _group_record(task: Task, episodes: list[dict[str, Any]], lam: float) -> dic
         "reward_compoworld": cw,
         "reward_wildawm": wa,
         "advantage_compoworld": group_advantages(cw),
-        "advantage_wildawm": group_advantages(wa, zero_variance="drop"),
+        "advantage_wildawm": wildawm_advantages(wa, [e["error_class"] == "agent_format" for e in episodes]),
     }
 
 
@@ -157,7 +161,13 @@ async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) 
             "steps": [],
             "answer": None,
             "checks": [
-                {"id": r.id, "passed": False, "weight": r.weight, "detail": "episode timed out"}
+                {
+                    "id": r.id,
+                    "passed": False,
+                    "weight": r.weight,
+                    "detail": "episode timed out",
+                    "kind": r.kind,
+                }
                 for r in task.rubric
             ],
             "V": 0,
@@ -172,8 +182,8 @@ async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) 
             "abandoned": {"attempts": 0, "prompt_tokens_est": 0},
             "compacted": 0,
         }
-    rec["reward_wildawm"] = wildawm_reward(
-        rec["error_class"] != "agent_format", bool(rec["V"]), [c["passed"] for c in rec["checks"]]
+    rec["reward_wildawm"] = episode_wildawm_reward(
+        rec["error_class"] != "agent_format", bool(rec["V"]), rec["checks"]
     )
     rec["services"] = task.services
     rec["all_services"] = task.all_services
