@@ -5,7 +5,8 @@ BIN := .venv/bin
 
 $(BIN)/compoworld: pyproject.toml
 	$(PY) -m venv .venv
-	$(BIN)/pip install -q -e '.[dev,ray]'
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev,ray,train]'
 	touch $@
 
 demo: $(BIN)/compoworld
