@@ -18,6 +18,7 @@ from compoworld.spec.values import (
     UNKNOWN_ID,
     NoValue,
     flat_args,
+    from_pattern,
     param_schema,
     put_arg,
     sample,
@@ -106,9 +107,10 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         _expect_error(env, svc, t["name"], {**args, p: bad}, f"wrong type for '{p}'", 400)
         break
     for p in (op.get("id_param"), (op.get("parent") or {}).get("param"), op.get("lookup")):
-        if p and p in props and props[p].get("type") in (None, "string", "integer"):
-            probe = 987654321 if props[p].get("type") == "integer" else UNKNOWN_ID
-            _expect_error(env, svc, t["name"], {**args, p: probe}, f"unknown id in '{p}'", 404)
+        if p and p in props and props[p].get("type") in (None, "string", "integer", "number"):
+            probe = _unknown(props[p], rng)
+            if probe is not None:
+                _expect_error(env, svc, t["name"], {**args, p: probe}, f"unknown id in '{p}'", 404)
     if op["kind"] == "compute":
         _run_compute(env, svc, t, args)
         return
@@ -138,13 +140,33 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         if lst is not None:
             largs = {**valid_args(svc, lst, rng)}
             lparent = lst["op"].get("parent") or {}
+            fields = svc.manifest["resources"][op["resource"]]["fields"]
+            wanted = {  # filters the list requires: create a record that has them
+                k: v
+                for k, v in largs.items()
+                if k in fields
+                and k not in rec
+                and k in props
+                and k != lparent.get("param")
+                and not _control(k)
+            }
+            if wanted:
+                again = _call(env, svc, t["name"], {**args, **wanted})
+                if again["success"]:
+                    rec = again["data"]
+            ranges = lst["op"].get("ranges", {})
             for k in list(largs):
-                if k == lparent.get("param"):
+                n = norm(k)
+                if n in LIMIT_PARAMS or n in OFFSET_PARAMS:  # the whole list, from its start
+                    largs[k] = _widest(lst["input_schema"]["properties"][k], n in LIMIT_PARAMS, largs[k])
+                elif k == lparent.get("param"):
                     if rec.get(lparent.get("field")) is not None:
                         largs[k] = _typed_like(lst, k, rec[lparent["field"]])
                 elif k in rec:
                     largs[k] = rec[k]
-                elif isinstance(largs[k], str):
+                elif k in ranges and rec.get(ranges[k]["field"]) is not None:
+                    largs[k] = rec[ranges[k]["field"]]  # a bound the record sits on
+                elif isinstance(largs[k], str) and n in QUERY_PARAMS:
                     largs[k] = rec["id"]  # a query: the id is part of the record's text
             got = _call(env, svc, lst["name"], largs)
             if not got["success"] or rec["id"] not in {i["id"] for i in got["data"]["items"]}:
@@ -271,6 +293,31 @@ def _semantic_list_checks(
             )
 
 
+def _widest(schema: dict[str, Any], limit: bool, sampled: Any) -> Any:
+    """A page size as large as the schema allows, or the first page."""
+    if schema.get("type") not in ("integer", "number"):
+        return sampled
+    if limit:
+        return min(schema.get("maximum", 100), 100)
+    return max(schema.get("minimum", 0), 0) if "enum" not in schema else sampled
+
+
+def _unknown(schema: dict[str, Any], rng: random.Random) -> Any:
+    """A value the schema accepts that names no record (None where the schema allows only records)."""
+    if schema.get("type") in ("integer", "number"):
+        hi = schema.get("maximum")
+        return 987654321 if hi is None or hi >= 987654321 else None
+    if schema.get("enum"):
+        return None  # every value is a key the spec itself lists
+    if isinstance(schema.get("pattern"), str):
+        for _ in range(5):
+            v = from_pattern(schema["pattern"], rng)
+            if v is not None and v != UNKNOWN_ID:
+                return v
+        return None
+    return UNKNOWN_ID
+
+
 def _control(param: str) -> bool:
     """Pagination and query parameters steer a call; they are not fields to store."""
     n = norm(param)
@@ -280,9 +327,9 @@ def _control(param: str) -> bool:
 def _typed_like(tool: dict[str, Any], param: str, key: Any) -> Any:
     t = tool["input_schema"]["properties"].get(param, {}).get("type")
     key = str(key)
-    return int(key) if t == "integer" and key.isdigit() else [key] if t == "array" else key
+    return int(key) if t in ("integer", "number") and key.isdigit() else [key] if t == "array" else key
 
 
 def _as(tool: dict[str, Any], key: str) -> Any:
     t = param_schema(tool, tool["op"]["id_param"]).get("type")
-    return int(key) if t == "integer" and key.isdigit() else [key] if t == "array" else key
+    return int(key) if t in ("integer", "number") and key.isdigit() else [key] if t == "array" else key

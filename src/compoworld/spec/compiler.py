@@ -714,8 +714,12 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             r["id_params"][op["id_param"]] += 1
             box = (op.get("wrapped") or {}).get(op["id_param"])
             id_schema = (props.get(box, {}).get("properties") or {}) if box else props
-            if _type_of(id_schema.get(op["id_param"], {})) == "integer":
-                r["id_type"] = "integer"
+            _key_schema(r, id_schema.get(op["id_param"], {}))
+        if op.get("parent"):  # a parent's keys must also fit the parameter that names it
+            pp = op["parent"]["param"]
+            box = (op.get("wrapped") or {}).get(pp)
+            p_schema = (props.get(box, {}).get("properties") or {}) if box else props
+            _key_schema(res(op["parent"]["resource"]), p_schema.get(pp, {}))
         parent_param = (op.get("parent") or {}).get("param")
         if op["kind"] in ("create", "update"):
             for p, s in props.items():
@@ -791,6 +795,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         if op["kind"] == "simulated":
             entry.update(status="simulated", cause=op["cause"], reason=op["reason"], op={"kind": "simulated"})
         else:
+            _defaults(op, t.input_schema, resources.get(op.get("resource") or "", {}).get("fields", {}))
             if op["kind"] == "create":
                 natural = resources[op["resource"]]["id_param"]
                 parent_param = (op.get("parent") or {}).get("param")
@@ -820,6 +825,63 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         "tools": tools,
         "defects": defects,
     }
+
+
+def _defaults(op: dict[str, Any], schema: dict[str, Any], fields: dict[str, str]) -> None:
+    """The spec's `default`s: a create stores the default of each field it is not given, and a parent
+    named by its default (`calendar_id: "primary"`) is the one the spec means, never a 404."""
+    props = schema.get("properties", {})
+    parent = op.get("parent")
+    if parent and parent["param"] in props:
+        d = props[parent["param"]].get("default")
+        if isinstance(d, str | int) and not isinstance(d, bool) and _fits(props[parent["param"]], d):
+            parent["default"] = d
+    if op["kind"] != "create":
+        return
+    out = {
+        p: s["default"]
+        for p, s in props.items()
+        if isinstance(s, dict)
+        and s.get("default") is not None
+        and (p in fields or (parent and p == parent["param"]))
+        and p != op.get("id_param")
+        and not _skip_field(p)
+        and _fits(s, s["default"])
+    }
+    if out:
+        op["defaults"] = out
+
+
+def _fits(schema: dict[str, Any], value: Any) -> bool:
+    import jsonschema
+
+    try:
+        return jsonschema.Draft202012Validator(schema).is_valid(value)
+    except Exception:  # a schema the validator cannot read: take no default from it
+        return False
+
+
+KEY_CONSTRAINTS = ("pattern", "enum", "format", "minLength", "maxLength", "minimum", "maximum")
+
+
+def _key_schema(r: dict[str, Any], schema: dict[str, Any]) -> None:
+    """What a record key of `r` must look like for the parameters that name it: numeric where one is
+    an integer or number, and the first pattern / enum / format / length the spec states. Minted keys
+    follow it, so an agent can pass a created record's id back to the tools that take it."""
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
+        schema = schema["items"]
+    t = _type_of(schema)
+    if t in ("integer", "number"):
+        r["id_type"] = "integer"
+    if t not in ("string", "integer", "number") or r.get("key_schema"):
+        return
+    ks = {k: schema[k] for k in KEY_CONSTRAINTS if k in schema}
+    if isinstance(ks.get("enum"), list):
+        ks["enum"] = [str(v) for v in ks["enum"] if isinstance(v, str | int) and not isinstance(v, bool)]
+    if ks:
+        r["key_schema"] = ks
 
 
 def _json_type(v: Any) -> str:

@@ -11,20 +11,21 @@ from __future__ import annotations
 import json
 import math
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, create_model
 
-from compoworld.core.envelope import NotFound, ToolError, failure
+from compoworld.core.envelope import Conflict, NotFound, ToolError, failure
 from compoworld.core.schema import schema_violations
 from compoworld.core.service import SeedContext, Service, decode_arguments
 from compoworld.core.state import META
 from compoworld.core.tool import ToolSpec
 from compoworld.spec.compiler import LIMIT_PARAMS, MANIFEST_VERSION, OFFSET_PARAMS, QUERY_PARAMS, norm
 from compoworld.spec.compute import run_compute, run_info
-from compoworld.spec.values import flat_args
+from compoworld.spec.values import flat_args, from_pattern
 
 PY_TYPES: dict[str, Any] = {
     "string": str,
@@ -88,7 +89,11 @@ class CompiledService(Service):
         for rname, r in res.items():
             for i in range(n):
                 p = people[(i * 7 + len(rname)) % len(people)]
-                rec = {"id": self.new_key(rname), "created_at": ctx.clock.iso()}
+                try:
+                    key = self.new_key(rname)
+                except Conflict:  # an enum of keys smaller than the seed: seed what it allows
+                    break
+                rec = {"id": key, "created_at": ctx.clock.iso()}
                 for f, t in r["fields"].items():
                     if f in self.refs.get(rname, {}):
                         continue
@@ -105,10 +110,45 @@ class CompiledService(Service):
                 self.store.put(table, key, new)
 
     def new_key(self, resource: str) -> str:
-        """A fresh record id: numeric where the spec's id parameter is an integer, else an opaque code."""
-        if self.manifest["resources"][resource].get("id_type") == "integer":
-            return str(1000 + self.next_seq(f"id:{resource}"))
-        return self.next_id(resource[:3].upper() or "REC", 8)
+        """A fresh record id that fits the parameters naming it: numeric where one is an integer (within
+        its minimum and maximum), the next free value of an enum, a draw that matches a pattern, a UUID
+        where the format says so; else an opaque code. No fitting key left is a 409."""
+        r = self.manifest["resources"][resource]
+        ks = r.get("key_schema") or {}
+        taken = self.table(r["table"])
+        if ks.get("enum"):
+            free = [v for v in ks["enum"] if v not in taken]
+            if not free:
+                raise Conflict(f"every {resource.replace('_', ' ')} key the spec allows is taken")
+            return free[0]
+        if r.get("id_type") == "integer":
+            lo, hi = ks.get("minimum"), ks.get("maximum")
+            base = 1000 if (lo is None or lo <= 1000) and (hi is None or hi >= 10**6) else int(lo or 0)
+            for _ in range(1000):
+                key = str(base + self.next_seq(f"id:{resource}"))
+                if hi is not None and int(key) > hi:
+                    break
+                if key not in taken:
+                    return key
+            raise Conflict(f"no {resource.replace('_', ' ')} key left below the maximum {hi}")
+        if ks.get("format") == "uuid":
+            return str(uuid.UUID(int=self.rng("key", resource).getrandbits(128), version=4))
+        if isinstance(ks.get("pattern"), str):
+            rng = self.rng("key", resource)
+            for _ in range(20):
+                key = from_pattern(ks["pattern"], rng)
+                if key is None:
+                    break
+                if key in taken:  # a fixed prefix (`^ecfg_`): make it unique where the pattern allows
+                    key = key + self.next_id("K", 8)
+                if key not in taken and re.search(ks["pattern"], key):
+                    return key
+        key = self.next_id(resource[:3].upper() or "REC", 8)
+        if isinstance(ks.get("maxLength"), int) and len(key) > ks["maxLength"] >= 4:
+            key = key[:3] + key[-(ks["maxLength"] - 3) :]
+        if isinstance(ks.get("minLength"), int) and len(key) < ks["minLength"] <= 64:
+            key = key + "0" * (ks["minLength"] - len(key))
+        return key
 
     # ---- calls ----------------------------------------------------------------------------
     def invoke(self, spec: ToolSpec, arguments: Any) -> dict[str, Any]:
@@ -224,10 +264,14 @@ class CompiledService(Service):
         if parent and parent["param"] in args:
             value = args[parent["param"]]
             for v in value if isinstance(value, list) else [value]:
+                if "default" in parent and v == parent["default"]:
+                    continue  # the spec's own default parent (`primary`, `me`) always exists
                 self._find(op, v, parent["resource"])
 
     def _op_create(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         r = self._res(op)
+        if op.get("defaults"):  # a field the call leaves out takes the spec's default
+            args = {**op["defaults"], **args}
         self._check_parent(op, args)
         natural = op.get("natural_key")
         key = str(args[natural]) if natural and args.get(natural) not in (None, "") else None
@@ -253,20 +297,24 @@ class CompiledService(Service):
 
     def _op_list(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         r = self._res(op)
-        limit, offset, query = 50, 0, None
+        limit, offset, query, page = 50, 0, None, None
         filters: dict[str, Any] = {}
         for k, v in args.items():
             n = norm(k)
             if n in LIMIT_PARAMS and isinstance(v, int | float) and not isinstance(v, bool):
                 limit = max(0, int(v))
+            elif n in PAGE_PARAMS:
+                page = int(v) if isinstance(v, int | float) or (isinstance(v, str) and v.isdigit()) else 1
             elif n in OFFSET_PARAMS:
                 offset = int(v) if isinstance(v, int | float) or (isinstance(v, str) and v.isdigit()) else 0
             elif n in QUERY_PARAMS and isinstance(v, str) and v.strip():
                 query = v
             elif k in r["fields"] and isinstance(v, str | int | float | bool):
                 filters[k] = v
-        self._check_parent(op, args)
         parent = op.get("parent")
+        if parent and "default" in parent and args.get(parent["param"]) is None:
+            args = {**args, parent["param"]: parent["default"]}  # the spec's default parent
+        self._check_parent(op, args)
         if parent and "field" in parent and args.get(parent["param"]) is not None:
             filters.pop(parent["param"], None)
             filters[parent["field"]] = str(args[parent["param"]])  # only the children of this parent
@@ -276,11 +324,13 @@ class CompiledService(Service):
             for rec in self.table(r["table"]).values()
             if _matches(rec, filters, query) and all(_in_range(rec.get(f), o, v) for f, o, v in ranges)
         ]
-        page = items[offset : offset + limit]
+        if page is not None:  # a page number counts from 1 (0 reads as the first page too)
+            offset = max(0, page - 1) * limit
+        shown = items[offset : offset + limit]
         out: dict[str, Any] = {
-            "items": page,
+            "items": shown,
             "total": len(items),
-            "has_more": offset + len(page) < len(items),
+            "has_more": offset + len(shown) < len(items),
         }
         ignored = [p for p in op.get("unsupported_filters", ()) if args.get(p) not in (None, "", [], {})]
         if ignored:  # said, never silently dropped: no stored field can answer these
@@ -332,6 +382,7 @@ class CompiledService(Service):
         )
 
 
+PAGE_PARAMS = {"page", "pagenumber", "pageno", "pagenum"}  # numbered pages, not offsets
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import uuid
 from typing import Any
 
 import jsonschema
@@ -51,6 +52,22 @@ def sample(schema: dict[str, Any], name: str, rng: random.Random, depth: int = 0
         props = schema.get("properties", {})
         return {k: sample(props[k], k, rng, depth + 1) for k in schema.get("required", []) if k in props}
     fmt = schema.get("format", "")
+    if isinstance(schema.get("pattern"), str):
+        drawn = from_pattern(schema["pattern"], rng)
+        if drawn is not None:
+            return drawn
+    if fmt == "uuid" or n.endswith("uuid"):
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    text = _sample_text(schema, name, n, fmt, rng)
+    lo, hi = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(hi, int) and len(text) > hi:
+        text = text[: max(hi, 0)]
+    if isinstance(lo, int) and len(text) < lo:
+        text = text + "x" * min(lo - len(text), 10_000)
+    return text
+
+
+def _sample_text(schema: dict[str, Any], name: str, n: str, fmt: str, rng: random.Random) -> str:
     if fmt in ("date-time",) or n.endswith(("time", "datetime")) or n in ("start", "end"):
         return f"2026-0{rng.randrange(1, 9)}-1{rng.randrange(0, 9)}T10:00:00Z"
     if fmt == "date" or n.endswith("date"):
@@ -155,7 +172,7 @@ def put_arg(tool: dict[str, Any], args: dict[str, Any], param: str, value: Any) 
 
 def _typed(key: str, schema: dict[str, Any]) -> Any:
     t = schema.get("type")
-    if t == "integer" and str(key).isdigit():
+    if t in ("integer", "number") and str(key).isdigit():
         return int(key)
     if t == "array":
         return [key]
@@ -176,3 +193,83 @@ def wrong_type(schema: dict[str, Any]) -> Any:
     if t == "object":
         return 7
     raise NoValue("parameter accepts any type")
+
+
+# ---- strings that match a pattern ---------------------------------------------------------------
+_CATEGORY = {
+    "CATEGORY_DIGIT": "0123456789",
+    "CATEGORY_WORD": "abcdefghijklmnopqrstuvwxyz0123456789",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_DIGIT": "abcdefghij",
+    "CATEGORY_NOT_WORD": "-",
+    "CATEGORY_NOT_SPACE": "abcdefghij",
+}
+_ANY = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def from_pattern(pattern: str, rng: random.Random) -> str | None:
+    """A string that `re.search(pattern, s)` accepts, drawn with `rng`; None when the pattern uses
+    what this small generator cannot honour (back-references, conditionals) or the draw misses."""
+    import re
+    import re._parser as sre  # the stdlib's own regex parser: the same reading as `re`
+
+    try:
+        tree = sre.parse(pattern)
+    except (re.error, TypeError, RecursionError):
+        return None
+
+    def chars(items: Any) -> str:
+        out: list[str] = []
+        negate = False
+        for op, av in items:
+            name = str(op)
+            if name == "NEGATE":
+                negate = True
+            elif name == "LITERAL":
+                out.append(chr(av))
+            elif name == "RANGE":
+                lo, hi = av
+                out.extend(chr(c) for c in range(lo, min(hi, lo + 40) + 1))
+            elif name == "CATEGORY":
+                out.extend(_CATEGORY.get(str(av), "a"))
+        if negate:
+            return "".join(c for c in _ANY if c not in out) or "_"
+        return "".join(out) or "a"
+
+    def gen(seq: Any, depth: int) -> str:
+        if depth > 20:
+            raise ValueError("too deep")
+        s = []
+        for op, av in seq:
+            name = str(op)
+            if name == "LITERAL":
+                s.append(chr(av))
+            elif name == "NOT_LITERAL":
+                s.append("a" if chr(av) != "a" else "b")
+            elif name == "ANY":
+                s.append(rng.choice(_ANY))
+            elif name == "IN":
+                s.append(rng.choice(chars(av)))
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                lo, hi, sub = av
+                hi = lo + 8 if hi > lo + 8 else hi  # MAXREPEAT is unbounded
+                n = max(lo, min(hi, lo + rng.randrange(0, 6) if lo < 4 else lo))
+                s.extend(gen(sub, depth + 1) for _ in range(n))
+            elif name == "SUBPATTERN":
+                s.append(gen(av[-1], depth + 1))
+            elif name == "BRANCH":
+                s.append(gen(rng.choice(av[1]), depth + 1))
+            elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+                continue  # anchors and lookarounds: the result is checked below
+            else:
+                raise ValueError(name)
+        return "".join(s)
+
+    for _ in range(8):
+        try:
+            out = gen(tree, 0)
+        except (ValueError, IndexError, TypeError):
+            return None
+        if re.search(pattern, out):
+            return out
+    return None
