@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from compoworld.agents.policies import Agent
@@ -77,6 +77,8 @@ class Episode:
     requests: list[dict[str, Any]]  # per request: finish_reason, retries, usage, seconds
     abandoned: dict[str, int]  # attempts the endpoint failed or that timed out, and their prompt tokens
     compacted: int  # tool results replaced by a summary line
+    # the tool names the episode was offered, in order (SFT rows carry exactly these)
+    offered: list[str] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -313,4 +315,5 @@ async def run_episode(
         requests=requests,
         abandoned=abandoned,
         compacted=compacted,
+        offered=[t["function"]["name"] for t in tools],
     )

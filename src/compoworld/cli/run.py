@@ -289,19 +289,59 @@ def export_sft_command(
     out: Annotated[Path, typer.Option(help="Output JSONL.")],
     format: Annotated[str, typer.Option(help="openai or trl.")] = "openai",
     min_score: Annotated[float, typer.Option(help="Keep episodes scoring at least this.")] = 1.0,
+    tools: Annotated[
+        str,
+        typer.Option(
+            help="auto (the episode's tools when at most 128, else its gateway form), offered (exactly the "
+            "episode's tools; refuses OpenAI rows over 128) or gateway (direct episodes rewritten through the "
+            "4 meta-tools)."
+        ),
+    ] = "auto",
+    tokenizer: Annotated[
+        Path | None,
+        typer.Option(help="A tokenizer folder (from_pretrained) to count the rows' tokens exactly."),
+    ] = None,
 ) -> None:
-    """Conversations of good episodes, one a line: messages plus tools."""
-    from compoworld.export.sft import export_sft
+    """Conversations of good episodes, one a line: messages plus the tools the episode was offered.
+
+    The summary gives the rows' token lengths (whole row, and before the first assistant token):
+    SFTConfig(max_length=...) must cover them, or truncation drops the assistant turns."""
+    from compoworld.export.sft import TOOL_CHOICES, TooManyTools, length_summary, sft_rows, write_rows
     from compoworld.rollout.runner import load_run
 
     if format not in ("openai", "trl"):
         _fail("--format must be openai or trl")
+    if tools not in TOOL_CHOICES:
+        _fail(f"--tools must be one of {', '.join(TOOL_CHOICES)}")
     try:
         _, episodes, _ = load_run(runs)
     except FileNotFoundError as e:
         _fail(str(e))
-    n = export_sft(episodes, out, format, min_score)
-    console.print(f"wrote {n} conversation(s) ({format}) -> {out}")
+    tok = None
+    if tokenizer is not None:
+        try:
+            from transformers import AutoTokenizer
+
+            tok = AutoTokenizer.from_pretrained(str(tokenizer))
+        except ImportError:
+            _fail("--tokenizer needs transformers: pip install 'compoworld[train]'")
+        except (OSError, ValueError) as e:
+            _fail(f"--tokenizer {tokenizer}: {str(e).splitlines()[0]}")
+    try:
+        rows = sft_rows(episodes, format, min_score, tools)
+    except (TooManyTools, ValueError) as e:
+        _fail(str(e))
+    n = write_rows(rows, out)
+    console.print(f"wrote {n} conversation(s) ({format}, tools {tools}) -> {out}")
+    if n:
+        s = length_summary(rows, tok)
+        console.print(
+            f"tools per row: at most {s['tools_max']}; tokens per row ({s['counted']}): min {s['tokens_min']}, "
+            f"median {s['tokens_median']}, max {s['tokens_max']}; before the first assistant token: median "
+            f"{s['first_assistant_median']}, max {s['first_assistant_max']}. SFTConfig(max_length >= "
+            f"{s['tokens_max']}) keeps every assistant token.",
+            soft_wrap=True,
+        )
 
 
 @export_app.command("rl")

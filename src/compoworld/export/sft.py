@@ -3,23 +3,179 @@
 - openai: the fine-tuning chat format; assistant tool-call arguments are JSON strings.
 - trl: the conversational format of TRL's SFTTrainer; tool-call arguments are objects, tool
   messages carry the tool's `name`, and `content` is never null.
+
+**Which tools a row carries.** A row lists the tools its episode was offered (the episode records
+their names; older runs are rebuilt from their mode and services), never a superset:
+- `tools="offered"`: exactly the episode's list. A direct-mode episode offers every tool of the
+  task's services and its distractors (5 by default): 100 to 235 tools. A row over
+  `MAX_OPENAI_TOOLS` (128, the Chat Completions limit) is refused with `TooManyTools`, a one-line
+  message naming the task and the fix.
+- `tools="gateway"`: a direct-mode episode is rewritten in gateway form, exactly as the gateway
+  would have answered: `list_services` first, `list_tools` for a service and `describe_tool` for a
+  tool before their first use, then each call as `call_tool(tool, arguments)` with the result the
+  episode got (the same envelope: `call_tool` runs the same tool on the same state). The row carries
+  the 4 meta-tools plus `finish`. Gateway-mode episodes are written as they ran.
+- `tools="auto"` (the default): the offered list when it has at most 128 tools, else the gateway
+  form. Rows then always fit a Chat Completions request, and the short tool list keeps the first
+  assistant token near the start of the row (a few hundred tokens in, not 20k to 37k).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
-from compoworld.export.tools import episode_tools
+from compoworld.agents.prompt import FINISH, system_prompt
+from compoworld.core.envelope import envelope_text
+from compoworld.core.gateway import Gateway
+from compoworld.export.tools import MAX_OPENAI_TOOLS, Catalog, episode_tools, tools_named
+
+TOOL_CHOICES = ("auto", "offered", "gateway")
 
 
-def sft_record(episode: dict[str, Any], fmt: str) -> dict[str, Any]:
+class TooManyTools(ValueError):
+    """A row would list more tools than Chat Completions accepts."""
+
+
+def offered_tools(episode: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools the episode was offered: by the names it recorded, or rebuilt from its mode."""
+    mode = episode.get("mode", "direct")
+    if episode.get("offered"):
+        return tools_named(episode["offered"], mode)
+    return episode_tools(episode.get("all_services") or episode.get("services") or [], mode)
+
+
+def episode_services(episode: dict[str, Any]) -> list[str]:
+    """The services an episode's environment had: from the tools it was offered, else its record."""
+    names = [n for n in episode.get("offered") or [] if "__" in n]
+    services = list(dict.fromkeys(n.split("__", 1)[0] for n in names))
+    services = services or episode.get("all_services") or episode.get("services") or []
+    if not services:
+        raise ValueError(f"task {episode.get('task_id', '?')}: the episode records no services or tools")
+    return services
+
+
+def _how(mode: str) -> str:
+    """The sentence of the system prompt that says how tools are reached in `mode`."""
+    a, b = system_prompt("\0", "\1", "direct"), system_prompt("\0", "\1", "gateway")
+    i = 0
+    while a[i] == b[i]:
+        i += 1
+    j = 0
+    while a[-1 - j] == b[-1 - j]:
+        j += 1
+    return (a if mode == "direct" else b)[i : len(a if mode == "direct" else b) - j]
+
+
+def _args(raw: Any, task_id: str) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    try:
+        out = json.loads(raw)
+    except (TypeError, json.JSONDecodeError):
+        out = None
+    if not isinstance(out, dict):
+        raise ValueError(
+            f"task {task_id}: a tool call's arguments are not a JSON object, so it has no gateway form"
+        )
+    return out
+
+
+def gateway_messages(episode: dict[str, Any]) -> list[dict[str, Any]]:
+    """A direct-mode episode's conversation in gateway form (see the module's note)."""
+    task_id = episode.get("task_id", "?")
+    catalog = Catalog(episode_services(episode))
+    gw = Gateway(catalog)  # type: ignore[arg-type]  # discovery reads only what Catalog has
+    direct_how, gateway_how = _how("direct"), _how("gateway")
+    out: list[dict[str, Any]] = []
+    started, listed, described = False, set(), set()
+    n = 0
+
+    def discovery(calls: list[tuple[str, dict[str, Any]]]) -> None:
+        nonlocal n
+        msg = {"role": "assistant", "content": None, "tool_calls": []}
+        results = []
+        for name, args in calls:
+            cid = f"gw_{n}"
+            n += 1
+            msg["tool_calls"].append(
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            )
+            results.append(
+                {"role": "tool", "tool_call_id": cid, "content": envelope_text(gw.call(name, args))}
+            )
+        out.append(msg)
+        out.extend(results)
+
+    unknown: dict[str, str] = {}  # tool_call_id -> the gateway's answer to a call of no known tool
+    for m in episode["messages"]:
+        m = dict(m)
+        if m["role"] == "system":
+            if direct_how not in (m.get("content") or ""):
+                raise ValueError(f"task {task_id}: its system prompt is not the direct-mode prompt")
+            m["content"] = m["content"].replace(direct_how, gateway_how)
+        elif m["role"] == "tool" and m.get("tool_call_id") in unknown:
+            m["content"] = unknown[m["tool_call_id"]]
+        elif m["role"] == "assistant" and m.get("tool_calls"):
+            calls = [(tc, tc["function"]["name"]) for tc in m["tool_calls"]]
+            direct = [name for _, name in calls if name != FINISH]
+            if direct and not started:
+                discovery([("list_services", {})])
+                started = True
+            svcs = [
+                s for name in direct if (s := name.split("__", 1)[0]) in catalog.services and s not in listed
+            ]
+            if svcs:
+                discovery([("list_tools", {"service": s}) for s in dict.fromkeys(svcs)])
+                listed.update(svcs)
+            new = [name for name in direct if catalog.tool_spec(name) is not None and name not in described]
+            if new:
+                discovery([("describe_tool", {"tool": t}) for t in dict.fromkeys(new)])
+                described.update(new)
+            rewritten = []
+            for tc, name in calls:
+                if name == FINISH:
+                    rewritten.append(tc)
+                    continue
+                args = {"tool": name, "arguments": _args(tc["function"].get("arguments"), task_id)}
+                if catalog.tool_spec(name) is None:
+                    unknown[tc["id"]] = envelope_text(gw.call("call_tool", args))
+                rewritten.append(
+                    {
+                        "id": tc["id"],
+                        "type": "function",
+                        "function": {"name": "call_tool", "arguments": json.dumps(args)},
+                    }
+                )
+            m["tool_calls"] = rewritten
+        out.append(m)
+    return out
+
+
+def sft_record(episode: dict[str, Any], fmt: str, tools: str = "auto") -> dict[str, Any]:
     if fmt not in ("openai", "trl"):
         raise ValueError(f"unknown SFT format {fmt!r}: expected openai or trl")
+    if tools not in TOOL_CHOICES:
+        raise ValueError(f"unknown tools choice {tools!r}: expected {', '.join(TOOL_CHOICES)}")
+    offered = offered_tools(episode)
+    source = episode["messages"]
+    if episode.get("mode", "direct") == "direct" and (
+        tools == "gateway" or (tools == "auto" and len(offered) > MAX_OPENAI_TOOLS)
+    ):
+        source, offered = gateway_messages(episode), episode_tools([], "gateway")
+    elif fmt == "openai" and len(offered) > MAX_OPENAI_TOOLS:
+        raise TooManyTools(
+            f"task {episode.get('task_id', '?')}: its episode offered {len(offered)} tools, over the "
+            f"{MAX_OPENAI_TOOLS} Chat Completions accepts; export with --tools gateway (or auto), or run it "
+            "with --mode gateway or fewer --distractors"
+        )
     names: dict[str, str] = {}
     messages = []
-    for m in episode["messages"]:
+    for m in source:
         m = dict(m)
         if m["role"] == "assistant" and m.get("tool_calls"):
             calls = []
@@ -40,18 +196,102 @@ def sft_record(episode: dict[str, Any], fmt: str) -> dict[str, Any]:
         elif m["role"] == "tool" and fmt == "trl":
             m["name"] = names.get(m.get("tool_call_id", ""), "")
         messages.append(m)
-    services = episode.get("all_services") or episode.get("services") or []
-    return {"messages": messages, "tools": episode_tools(services, episode.get("mode", "direct"))}
+    return {"messages": messages, "tools": offered}
 
 
-def export_sft(episodes: list[dict[str, Any]], out: str | Path, fmt: str, min_score: float = 1.0) -> int:
+def sft_rows(
+    episodes: list[dict[str, Any]], fmt: str, min_score: float = 1.0, tools: str = "auto"
+) -> list[dict[str, Any]]:
+    """The rows of episodes that scored at least `min_score` without an error, by task and sample."""
+    return [
+        sft_record(e, fmt, tools)
+        for e in sorted(episodes, key=lambda e: (e["task_id"], e["sample"]))
+        if e["score"] >= min_score and e["error_class"] == "ok"
+    ]
+
+
+def export_sft(
+    episodes: list[dict[str, Any]], out: str | Path, fmt: str, min_score: float = 1.0, tools: str = "auto"
+) -> int:
     """Write conversations of episodes that scored at least `min_score` without an error; returns how many."""
+    return write_rows(sft_rows(episodes, fmt, min_score, tools), out)
+
+
+def write_rows(rows: list[dict[str, Any]], out: str | Path) -> int:
     p = Path(out)
     p.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
     with p.open("w") as f:
-        for e in sorted(episodes, key=lambda e: (e["task_id"], e["sample"])):
-            if e["score"] >= min_score and e["error_class"] == "ok":
-                f.write(json.dumps(sft_record(e, fmt), ensure_ascii=False) + "\n")
-                n += 1
-    return n
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return len(rows)
+
+
+def _first_assistant(messages: list[dict[str, Any]]) -> int:
+    return next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
+
+
+def row_lengths(rows: list[dict[str, Any]], tokenizer: Any = None) -> list[tuple[int, int]]:
+    """Per row: (tokens of the whole row, tokens before its first assistant turn).
+
+    With a tokenizer, the row rendered by its chat template with its tools, counted exactly (the
+    arguments are objects as templates take them). Without, an estimate from the JSON text
+    (`estimate_tokens`: one token per 3 characters, which overestimates)."""
+    from compoworld.llm.profiles import estimate_tokens
+
+    out = []
+    for r in rows:
+        msgs, tools = r["messages"], r["tools"]
+        k = _first_assistant(msgs)
+        if tokenizer is None:
+            head = estimate_tokens(json.dumps([tools, msgs[:k]], ensure_ascii=False))
+            out.append((head + estimate_tokens(json.dumps(msgs[k:], ensure_ascii=False)), head))
+            continue
+        msgs = [_template_ready(m) for m in msgs]
+        full = tokenizer.apply_chat_template(msgs, tools=tools, tokenize=True, return_dict=False)
+        head = tokenizer.apply_chat_template(
+            msgs[:k], tools=tools, tokenize=True, add_generation_prompt=True, return_dict=False
+        )
+        out.append((len(full), len(head)))
+    return out
+
+
+def _template_ready(m: dict[str, Any]) -> dict[str, Any]:
+    """A message as chat templates take it: arguments as objects, content never null."""
+    m = dict(m)
+    if m.get("content") is None:
+        m["content"] = ""
+    if m.get("tool_calls"):
+        m["tool_calls"] = [
+            {**tc, "function": {**tc["function"], "arguments": _loads(tc["function"]["arguments"])}}
+            for tc in m["tool_calls"]
+        ]
+    return m
+
+
+def _loads(a: Any) -> Any:
+    if isinstance(a, str):
+        try:
+            return json.loads(a) if a.strip() else {}
+        except json.JSONDecodeError:
+            return a
+    return a
+
+
+def length_summary(rows: list[dict[str, Any]], tokenizer: Any = None) -> dict[str, Any]:
+    """Tools per row and token lengths (whole row, and before the first assistant token)."""
+    if not rows:
+        return {"rows": 0}
+    lengths = row_lengths(rows, tokenizer)
+    total = sorted(a for a, _ in lengths)
+    head = sorted(b for _, b in lengths)
+    ntools = [len(r["tools"]) for r in rows]
+    return {
+        "rows": len(rows),
+        "tools_max": max(ntools),
+        "tokens_min": total[0],
+        "tokens_median": int(statistics.median(total)),
+        "tokens_max": total[-1],
+        "first_assistant_median": int(statistics.median(head)),
+        "first_assistant_max": head[-1],
+        "counted": "tokenizer" if tokenizer is not None else "estimate (chars/3)",
+    }
