@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from compoworld.spec.compute import match_compute, match_info
+from compoworld.spec.compute import described_default, match_compute, match_info
 from compoworld.spec.ingest import Spec, SpecTool
 
 MANIFEST_VERSION = 1
@@ -53,8 +53,9 @@ UPDATE = {
     "change",
     "reprioritize",
     "upsert",
+    "replace",
 }
-DELETE = {"delete", "remove", "trash", "destroy", "erase", "purge"}
+DELETE = {"delete", "remove", "trash", "destroy", "erase", "purge", "deregister", "uninstall", "drop"}
 SEND = {"send", "post", "reply", "forward", "comment", "publish", "message", "reply_to"}
 # state transitions: verb -> (field, value)
 TRANSITIONS: dict[str, tuple[str, Any]] = {
@@ -84,6 +85,29 @@ TRANSITIONS: dict[str, tuple[str, Any]] = {
     "assign": ("assignee", None),
     "unassign": ("assignee", ""),
     "mark": ("status", None),
+    "start": ("status", "running"),
+    "stop": ("status", "stopped"),
+    "pause": ("status", "paused"),
+    "resume": ("status", "running"),
+    "suspend": ("status", "suspended"),
+    "unsuspend": ("status", "active"),
+    "terminate": ("status", "terminated"),
+    "restart": ("status", "running"),
+    "unpublish": ("status", "unpublished"),
+    "revoke": ("status", "revoked"),
+    "void": ("status", "void"),
+    "follow": ("following", True),
+    "unfollow": ("following", False),
+    "watch": ("watching", True),
+    "unwatch": ("watching", False),
+    "subscribe": ("subscribed", True),
+    "unsubscribe": ("subscribed", False),
+    "mute": ("muted", True),
+    "unmute": ("muted", False),
+    "hide": ("hidden", True),
+    "unhide": ("hidden", False),
+    "block": ("blocked", True),
+    "unblock": ("blocked", False),
 }
 RELATION = {"add", "remove", "attach", "detach", "link", "unlink"}
 VERBS = CREATE | GET | LIST | UPDATE | DELETE | SEND | set(TRANSITIONS)
@@ -437,9 +461,16 @@ def _resource_of(words: list[str]) -> tuple[str | None, bool]:
 
 
 def id_param(
-    resource: str, props: dict[str, Any], required: list[str], any_param: bool = False
+    resource: str,
+    props: dict[str, Any],
+    required: list[str],
+    any_param: bool = False,
+    own: bool = False,
+    strings: bool = True,
 ) -> str | None:
-    """The parameter that names one `resource` record (`issue_id`, `issueKey`, `id`, `path`, ...)."""
+    """The parameter that names one `resource` record (`issue_id`, `issueKey`, `id`, `path`, ...).
+    `own`: only a parameter named for the resource itself (not the one id a call requires, which may
+    name another record); `strings`: also what is unique about it (`name`, `slug`, `full_name`)."""
     pool = list(props) if any_param else required
     by_norm = {norm(p): p for p in pool}
     r = resource.replace("_", "")
@@ -464,11 +495,59 @@ def id_param(
         for cand in ("path", "filepath", "folderpath", "fileid", "documentid"):
             if cand in by_norm:
                 return by_norm[cand]
-    if not any_param:
+    if not any_param and not own:
         ids = [p for p in required if re.search(r"(id|key|gid)$", norm(p))]
         if len(ids) == 1:
             return ids[0]
+    if not any_param and strings:
+        return _unique_string(resource, props, required)
     return None
+
+
+PEOPLE = {"user", "member", "contact", "person", "subscriber", "customer", "employee", "lead", "invitee"}
+NUMBER_SUFFIXES = ("number", "num", "no", "id", "key", "name", "slug")
+
+
+def _unique_string(resource: str, props: dict[str, Any], required: list[str]) -> str | None:
+    """A record named by what is unique about it rather than an id: `pullNumber` of a pull request,
+    `full_name` of a Unity Catalog volume, the `name` of a catalog, the `slug` of an object type, the
+    `uri` of an SAP object, the `email` of a user. Only a required string (or numbered) parameter."""
+    r = resource.replace("_", "")
+    last = resource.rsplit("_", 1)[-1]
+    rtoks = resource.split("_")
+
+    def ok(p: str) -> bool:
+        return _type_of(props.get(p, {})) in ("string", "integer", "any")
+
+    by_norm = {norm(p): p for p in required if ok(p)}
+    for p in required:  # `pull_number` / `pullNumber` of `pull_request`: a prefix of the resource's words
+        toks = tokens(p)
+        if ok(p) and len(toks) >= 2 and toks[-1] in NUMBER_SUFFIXES and toks[:-1] == rtoks[: len(toks) - 1]:
+            return p
+    cands = [f"{r}slug", f"{last}slug", "slug", f"{r}uri", f"{last}uri", "uri", "fullname", f"{last}name"]
+    cands += ["name", "handle"] + (["email", f"{last}email", "username"] if last in PEOPLE else [])
+    for cand in cands:
+        if cand in by_norm:
+            return by_norm[cand]
+    return None
+
+
+UPSERT = {"set", "put", "upsert", "save"}
+# verbs that also start something new (`start_conversation`, `follow` a feed, `drop` a table one
+# names): an operation on an existing record only with an id named for that record
+RUN_TRANSITIONS = {"start", "stop", "pause", "resume", "suspend", "unsuspend", "terminate", "restart"}
+RUN_TRANSITIONS |= {"unpublish", "revoke", "void", "follow", "unfollow", "watch", "unwatch", "subscribe"}
+RUN_TRANSITIONS |= {"unsubscribe", "mute", "unmute", "hide", "unhide", "block", "unblock"}
+RUN_TRANSITIONS |= {"deregister", "uninstall", "drop"}
+
+
+def _path_names_missing_param(tool: SpecTool) -> bool:
+    """The REST path names the record by a parameter that the tool's schema does not have."""
+    if not tool.http_path:
+        return False
+    props = {norm(p) for p in tool.input_schema.get("properties", {})}
+    holes = re.findall(r"\{([^}]+)\}", tool.http_path)
+    return any(norm(h) not in props for h in holes)
 
 
 NOT_VERB_WORDS = {"settings", "setup", "address", "addon", "addons", "getaway", "listener", "listeners"}
@@ -550,7 +629,12 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
         }
     props = tool.input_schema.get("properties", {})
     required = list(tool.input_schema.get("required", []))
-    idp = id_param(resource, props, required)
+    # a record is named by what is unique about it only where the call reads or changes one that
+    # exists (`set_cookie(name)` and `put` create what they name), and never where the path names it
+    by_string = verb not in UPSERT and not _path_names_missing_param(tool)
+    idp = id_param(resource, props, required, strings=by_string)
+    if verb in RUN_TRANSITIONS:  # `start_conversation(space_id)` starts a new one: not a transition
+        idp = id_param(resource, props, required, own=True, strings=by_string)
     parent_param = id_param(parent, props, required, any_param=True) if parent else None
     op: dict[str, Any] = {"resource": resource, "verb": verb}
     if qualifier:
@@ -688,6 +772,17 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                     "member_param": member,
                     "id_param": generic,
                 }
+    uses = Counter(op.get("resource") for op in ops.values() if op.get("resource"))
+    for t in spec.tools:  # `update_table_description(table_id)`, `set_start(clip_id)`: a field of the table
+        op = ops[t.name]
+        idp = op.get("id_param")
+        if op["kind"] not in ("update", "transition") or not idp or op.get("parent") or op.get("wrapped"):
+            continue
+        stem = re.sub(r"(id|key|gid)$", "", norm(idp))
+        other = named.get(stem)
+        if other and other != op["resource"] and stem != norm(idp) and uses[op["resource"]] == 1:
+            uses[op["resource"]] -= 1
+            op["resource"] = other
     for t in spec.tools:
         op = ops[t.name]
         if op["kind"] not in ("create", "list", "update") or op.get("parent"):
@@ -833,20 +928,21 @@ def _defaults(op: dict[str, Any], schema: dict[str, Any], fields: dict[str, str]
     props = schema.get("properties", {})
     parent = op.get("parent")
     if parent and parent["param"] in props:
-        d = props[parent["param"]].get("default")
+        d = described_default(props[parent["param"]])
         if isinstance(d, str | int) and not isinstance(d, bool) and _fits(props[parent["param"]], d):
             parent["default"] = d
     if op["kind"] != "create":
         return
     out = {
-        p: s["default"]
+        p: d
         for p, s in props.items()
         if isinstance(s, dict)
-        and s.get("default") is not None
+        and (d := described_default(s)) is not None
         and (p in fields or (parent and p == parent["param"]))
         and p != op.get("id_param")
         and not _skip_field(p)
-        and _fits(s, s["default"])
+        and _fits(s, d)
+        and fields.get(p, "any") in ("any", _json_type(d), "number" if _json_type(d) == "integer" else "")
     }
     if out:
         op["defaults"] = out

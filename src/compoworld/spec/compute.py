@@ -10,6 +10,7 @@ A domain error (a square root of -1, a division by zero, bad Base64) is a 422 wi
 from __future__ import annotations
 
 import base64
+import cmath
 import hashlib
 import html
 import ipaddress
@@ -297,6 +298,354 @@ def _params(schema: dict[str, Any], types: tuple[str, ...]) -> list[str]:
     return [p for p, s in props.items() if isinstance(s, dict) and s.get("type") in types]
 
 
+def _erfinv(y: float) -> float:
+    """The inverse of erf, by Newton's method from a good first guess (|error| < 1e-12)."""
+    if not -1 < y < 1:
+        raise _rule("erfinv is defined on (-1, 1)")
+    a = 0.147
+    ln = math.log(1 - y * y)
+    t = 2 / (math.pi * a) + ln / 2
+    x = math.copysign(math.sqrt(math.sqrt(t * t - ln / a) - t), y)
+    for _ in range(60):
+        err = math.erf(x) - y
+        x -= err / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+        if abs(err) < 1e-15:
+            break
+    return x
+
+
+def _logb(x: float) -> int:
+    if x == 0 or not math.isfinite(x):
+        raise _rule("logb is undefined for 0 and non-finite x")
+    return math.frexp(x)[1] - 1
+
+
+UNARY.update(
+    {
+        "logb": _logb,
+        "ilogb": _logb,
+        "erfinv": _erfinv,
+        "erfcinv": lambda y: _erfinv(1 - y),
+    }
+)
+# functions of one number with more than one result
+MULTI: dict[str, Callable[[float], dict[str, Any]]] = {
+    "sincos": lambda x: {"sin": math.sin(x), "cos": math.cos(x)},
+    "frexp": lambda x: dict(zip(("mantissa", "exponent"), math.frexp(x), strict=True)),
+    "modf": lambda x: dict(zip(("fractional", "integer"), math.modf(x), strict=True)),
+}
+TERNARY: dict[str, Callable[[float, float, float], Any]] = {"fma": lambda x, y, z: x * y + z}
+BINARY["ldexp"] = lambda m, e: math.ldexp(m, _int(e)) if abs(e) <= 2000 else _domain("ldexp")
+
+
+def _c(z: complex) -> dict[str, float]:
+    if not (math.isfinite(z.real) and math.isfinite(z.imag)):
+        raise _rule("the result is not a finite complex number")
+    return {"real": z.real, "imag": z.imag}
+
+
+def _cpow(a: complex, b: complex) -> dict[str, float]:
+    if a == 0 and (b.real < 0 or b.imag != 0):
+        raise _rule("0 to a negative or complex power is undefined")
+    return _c(a**b)
+
+
+def _clog(z: complex) -> dict[str, float]:
+    if z == 0:
+        raise _rule("the logarithm of 0 is undefined")
+    return _c(cmath.log(z))
+
+
+# complex numbers as (real, imag) pairs: one or two of them
+COMPLEX: dict[str, Callable[..., Any]] = {
+    "complex_abs": lambda z: {"result": abs(z)},
+    "complex_phase": lambda z: {"result": cmath.phase(z)},
+    "complex_conj": lambda z: _c(z.conjugate()),
+    "complex_exp": lambda z: _c(cmath.exp(z)) if z.real < 700 else _domain("complex_exp"),
+    "complex_log": _clog,
+    "complex_sqrt": lambda z: _c(cmath.sqrt(z)),
+    "complex_sin": lambda z: _c(cmath.sin(z)) if abs(z.imag) < 700 else _domain("complex_sin"),
+    "complex_cos": lambda z: _c(cmath.cos(z)) if abs(z.imag) < 700 else _domain("complex_cos"),
+    "complex_tan": lambda z: _c(cmath.tan(z)),
+    "complex_polar": lambda z: dict(zip(("r", "theta"), cmath.polar(z), strict=True)),
+    "complex_rect": lambda r, theta: _c(cmath.rect(r, theta)),
+    "complex_pow": _cpow,
+    "complex_add": lambda a, b: _c(a + b),
+    "complex_subtract": lambda a, b: _c(a - b),
+    "complex_multiply": lambda a, b: _c(a * b),
+    "complex_divide": lambda a, b: _c(a / b) if b != 0 else _domain("complex_divide"),
+}
+
+
+def _jwt(token: str) -> dict[str, Any]:
+    parts = token.strip().split(".")
+    if len(parts) != 3:
+        raise _rule(f"a JWT has 3 dot-separated parts, this one has {len(parts)}")
+    out: dict[str, Any] = {}
+    for name, part in zip(("header", "payload"), parts[:2], strict=True):
+        try:
+            raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+            out[name] = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise _rule(f"the JWT {name} is not Base64URL-encoded JSON: {e}") from None
+    out["signature"] = parts[2]
+    return out
+
+
+def _jwt_valid(token: str) -> dict[str, Any]:
+    try:
+        d = _jwt(token)
+    except DomainError as e:
+        return {"valid": False, "error": e.message}
+    ok = isinstance(d["header"], dict) and "alg" in d["header"]
+    return {"valid": ok, **({} if ok else {"error": "the header names no 'alg'"}), "header": d["header"]}
+
+
+def _words(s: str) -> list[str]:
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", s)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", s) if w]
+
+
+CASES: dict[str, Callable[[list[str]], str]] = {
+    "camel": lambda w: (w[0].lower() + "".join(x.capitalize() for x in w[1:])) if w else "",
+    "pascal": lambda w: "".join(x.capitalize() for x in w),
+    "snake": lambda w: "_".join(x.lower() for x in w),
+    "kebab": lambda w: "-".join(x.lower() for x in w),
+    "constant": lambda w: "_".join(x.upper() for x in w),
+    "upper": lambda w: " ".join(x.upper() for x in w),
+    "lower": lambda w: " ".join(x.lower() for x in w),
+    "title": lambda w: " ".join(x.capitalize() for x in w),
+    "dot": lambda w: ".".join(x.lower() for x in w),
+}
+
+
+def _case(s: str, to: str) -> dict[str, str]:
+    key = re.sub(r"[^a-z]", "", str(to).lower()).removesuffix("case")
+    key = {"screaming": "constant", "screamingsnake": "constant", "uppercase": "upper"}.get(key, key)
+    if key not in CASES:
+        raise _rule(f"unknown case {to!r}; one of {', '.join(CASES)}")
+    return {"result": CASES[key](_words(s)), "case": key}
+
+
+def _base(value: str, frm: int, to: int) -> dict[str, Any]:
+    if not (2 <= frm <= 36 and 2 <= to <= 36):
+        raise _rule("bases must be between 2 and 36")
+    v = str(value).strip().lower()
+    neg = v.startswith("-")
+    v = v.lstrip("-").removeprefix({16: "0x", 8: "0o", 2: "0b"}.get(frm, "\0"))
+    if len(v) > 256:
+        raise _rule("the value is limited to 256 digits")
+    try:
+        n = int(v, frm)
+    except ValueError:
+        raise _rule(f"{value!r} is not a base-{frm} number") from None
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, to)
+        out = digits[r] + out
+        if n == 0:
+            break
+    return {"result": ("-" if neg else "") + out, "from_base": frm, "to_base": to}
+
+
+def _timestamp(ts: float, tz: str | None = None) -> dict[str, Any]:
+    import datetime as dt
+    import zoneinfo
+
+    secs = ts / 1000 if abs(ts) > 1e11 else ts  # milliseconds where seconds would be past year 5000
+    if not -62135596800 + 86400 <= secs <= 253402300799 - 86400:
+        raise _rule("the timestamp is outside years 1..9999")
+    zone: Any = dt.UTC
+    if tz not in (None, "", "UTC"):
+        try:
+            zone = zoneinfo.ZoneInfo(str(tz))
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise _rule(f"unknown IANA timezone {tz!r}") from None
+    d = dt.datetime.fromtimestamp(secs, zone)
+    return {"iso": d.isoformat().replace("+00:00", "Z"), "seconds": secs, "timezone": str(tz or "UTC")}
+
+
+def _to_timestamp(s: str) -> dict[str, Any]:
+    import datetime as dt
+
+    try:
+        d = dt.datetime.fromisoformat(s.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise _rule(f"{s!r} is not an ISO 8601 date") from None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=dt.UTC)
+    t = d.timestamp()
+    return {"seconds": int(t) if t == int(t) else t, "milliseconds": int(t * 1000)}
+
+
+def _cidr(s: str) -> dict[str, Any]:
+    try:
+        net = ipaddress.ip_network(s.strip(), strict=False)
+    except ValueError as e:
+        raise _rule(f"not a CIDR block: {e}") from None
+    hosts = net.num_addresses - (2 if net.version == 4 and net.prefixlen < 31 else 0)
+    return {
+        "network": str(net.network_address),
+        "broadcast": str(net.broadcast_address),
+        "netmask": str(net.netmask),
+        "prefix_length": net.prefixlen,
+        "addresses": net.num_addresses,
+        "usable_hosts": hosts,
+        "version": net.version,
+    }
+
+
+def _diff(a: str, b: str) -> dict[str, Any]:
+    import difflib
+
+    if len(a) + len(b) > 200_000:
+        raise _rule("texts are limited to 200,000 characters")
+    lines = list(difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm="", n=0))[2:]
+    added = sum(1 for x in lines if x.startswith("+"))
+    removed = sum(1 for x in lines if x.startswith("-"))
+    return {"identical": a == b, "added": added, "removed": removed, "diff": "\n".join(lines)}
+
+
+def _expression(s: str) -> dict[str, Any]:
+    """Arithmetic on numbers only (+ - * / // % **, unary signs, parentheses, a few functions)."""
+    import ast
+
+    fns = {"sqrt": math.sqrt, "abs": abs, "round": round, "sin": math.sin, "cos": math.cos}
+    fns.update({"tan": math.tan, "log": math.log, "log10": math.log10, "exp": math.exp, "floor": math.floor})
+    fns.update({"ceil": math.ceil, "min": min, "max": max})
+    names = {"pi": math.pi, "e": math.e}
+    if len(s) > 1000:
+        raise _rule("expressions are limited to 1000 characters")
+    try:
+        tree = ast.parse(s.replace("^", "**"), mode="eval")
+    except SyntaxError:
+        raise _rule(f"{s!r} is not an arithmetic expression") from None
+
+    def ev(n: Any) -> Any:
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, int | float) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name) and n.id in names:
+            return names[n.id]
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.UAdd | ast.USub):
+            v = ev(n.operand)
+            return -v if isinstance(n.op, ast.USub) else v
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.Add):
+                return a + b
+            if isinstance(n.op, ast.Sub):
+                return a - b
+            if isinstance(n.op, ast.Mult):
+                return a * b
+            if isinstance(n.op, ast.Div):
+                return _div(a, b)
+            if isinstance(n.op, ast.FloorDiv):
+                return math.floor(_div(a, b))
+            if isinstance(n.op, ast.Mod):
+                return _mod(a, b)
+            if isinstance(n.op, ast.Pow):
+                if abs(b) > 1000 or (abs(a) > 1e6 and abs(b) > 10):
+                    raise _rule("the power is too large")
+                return a**b
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in fns and not n.keywords:
+            return fns[n.func.id](*[ev(x) for x in n.args])
+        raise _rule(f"{s!r} uses something that is not arithmetic")
+
+    try:
+        v = ev(tree)
+    except (ValueError, ArithmeticError, TypeError) as e:
+        raise _rule(f"{s!r} is undefined: {e}") from None
+    if isinstance(v, complex):
+        raise _rule(f"{s!r} has no real value")
+    return {"expression": s, "result": _finite(v) if isinstance(v, float) else v}
+
+
+TEXT.update(
+    {
+        "jwt_decode": _jwt,
+        "decode_jwt": _jwt,
+        "jwt_validate": _jwt_valid,
+        "validate_jwt": _jwt_valid,
+        "date_to_timestamp": _to_timestamp,
+        "cidr_calculate": _cidr,
+        "calculate_cidr": _cidr,
+        "calculate_math_expression": _expression,
+        "evaluate_expression": _expression,
+        "calculate_expression": _expression,
+        "calculate": _expression,
+        "evaluate": _expression,
+    }
+)
+# functions of several named arguments: (fn, the parameter names it takes, which are required)
+NAMED: dict[str, tuple[Callable[..., Any], tuple[tuple[str, ...], ...]]] = {
+    "case_convert": (_case, (("input", "text", "string", "value"), ("to", "case", "format", "target"))),
+    "convert_case": (_case, (("input", "text", "string", "value"), ("to", "case", "format", "target"))),
+    "number_base_convert": (_base, (("value", "number", "input"), ("frombase", "from"), ("tobase", "to"))),
+    "convert_base": (_base, (("value", "number", "input"), ("frombase", "from"), ("tobase", "to"))),
+    "text_diff": (_diff, (("text1", "a", "original", "old"), ("text2", "b", "modified", "new"))),
+    "diff_text": (_diff, (("text1", "a", "original", "old"), ("text2", "b", "modified", "new"))),
+    "timestamp_to_date": (_timestamp, (("timestamp", "unix", "seconds", "time"), ("timezone", "tz", "?"))),
+}
+TEXT_EXTRAS = {"encoding", "charset"}  # text-encoding options: UTF-8 is what every one of them means
+
+
+def _named(key: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    fn = NAMED.get(key)
+    if fn is None:
+        return None
+    props = schema.get("properties", {})
+    by = {re.sub(r"[^a-z0-9]", "", p.lower()): p for p in props}
+    params: list[str] = []
+    for aliases in fn[1]:
+        p = next((by[a] for a in aliases if a in by), None)
+        if p is None and "?" not in aliases:  # `?`: an optional argument the function can go without
+            return None
+        params.append(p or "")
+    if set(props) - set(params) or set(schema.get("required", [])) - set(params):
+        return None  # a parameter the code would ignore: not this function
+    defaults = {
+        p: d
+        for p in params
+        if p and p not in schema.get("required", []) and (d := described_default(props[p])) is not None
+    }
+    op = {"kind": "compute", "fn": key, "params": params, "resource": None, "named": True}
+    return {**op, "defaults": defaults} if defaults else op
+
+
+DEFAULT_IN_TEXT = re.compile(
+    r"\bdefault(?:s)?(?:\s+(?:is|to|of|value))?\s*[:=]?\s*[`'\"]?(-?[\w.+/-]+)[`'\"]?", re.I
+)
+
+
+def described_default(schema: dict[str, Any]) -> Any:
+    """The schema's `default`, or the one its description states ("Source base (default: 10)",
+    "defaults to 'primary'"), typed as the schema says; None when neither gives a value it accepts."""
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("default") is not None:
+        return schema["default"]
+    m = DEFAULT_IN_TEXT.search(str(schema.get("description", "")))
+    if not m:
+        return None
+    raw, t = m.group(1).rstrip("."), schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    try:
+        value: Any = {"integer": int, "number": float}.get(t, str)(raw) if t != "boolean" else None
+    except ValueError:
+        return None
+    if t == "boolean":
+        value = {"true": True, "false": False}.get(raw.lower())
+    if value is None or (t == "string" and raw.lower() in ("none", "null", "the", "a", "an")):
+        return None
+    if "enum" in schema and value not in schema["enum"]:
+        return None
+    return value
+
+
 def match_compute(name_tokens: list[str], schema: dict[str, Any]) -> dict[str, Any] | None:
     """The compute op of a tool, from its name (prefix removed) and parameters, or None."""
     key = "_".join(name_tokens)
@@ -316,17 +665,48 @@ def match_compute(name_tokens: list[str], schema: dict[str, Any]) -> dict[str, A
         for p, s in props.items()
         if isinstance(s, dict) and s.get("type") == "array" and (s.get("items") or {}).get("type") in NUM
     ]
+    untyped_arrays = [
+        p
+        for p, s in props.items()
+        if isinstance(s, dict) and s.get("type") == "array" and not (s.get("items") or {}).get("type")
+    ]
+    arrays = arrays or untyped_arrays  # `numbers: {type: array}`: the numbers are checked on the call
+    # `decode_base64` is `base64_decode`; never across `to`/`from` (`date_to_timestamp` is an inverse)
+    alias = None if {"to", "from"} & set(name_tokens) else _TEXT_BY_WORDS.get(" ".join(sorted(name_tokens)))
+    if key not in TEXT and alias:
+        key = alias
+    named = _named(key, schema)
+    if named:
+        return named
+    if key in COMPLEX:
+        n_args = (
+            4
+            if key in ("complex_pow", "complex_add", "complex_subtract", "complex_multiply", "complex_divide")
+            else 2
+        )
+        if len(nums) == n_args and len(props) == n_args:
+            return {"kind": "compute", "fn": key, "params": nums, "resource": None, "complex": True}
+    if key in MULTI and len(nums) == 1 and len(props) == 1:
+        return {"kind": "compute", "fn": key, "params": nums, "resource": None}
+    if key in TERNARY and len(nums) == 3 and len(props) == 3:
+        return {"kind": "compute", "fn": key, "params": nums, "resource": None}
+    if key == "is_inf" and len(nums) == 2 and len(props) == 2:  # is_inf(x, sign): C's isinf with a sign
+        return {"kind": "compute", "fn": "is_inf_signed", "params": nums, "resource": None}
     if key in LIST and len(arrays) == 1 and len(props) == 1:
         return {"kind": "compute", "fn": key, "params": arrays, "resource": None, "list": True}
     if key in BINARY and len(nums) >= 2 and len(props) == len(nums):
         return {"kind": "compute", "fn": key, "params": nums[:2], "resource": None}
     if key in UNARY and len(nums) == 1 and len(props) == 1:
         return {"kind": "compute", "fn": key, "params": nums, "resource": None}
-    if key in TEXT and len(strs) >= 1 and required <= {strs[0]}:
+    extras = set(props) - set(strs[:1])
+    if key in TEXT and len(strs) >= 1 and required <= {strs[0]} and extras <= TEXT_EXTRAS:
         return {"kind": "compute", "fn": key, "params": strs[:1], "resource": None}
     if key in RANDOM and not (required - set(nums)):
         return {"kind": "compute", "fn": key, "params": nums[:2], "resource": None, "random": True}
     return None
+
+
+_TEXT_BY_WORDS = {" ".join(sorted(k.split("_"))): k for k in TEXT}  # `decode_base64` is `base64_decode`
 
 
 def run_compute(op: dict[str, Any], args: dict[str, Any], rng: Callable[[], Any]) -> Any:
@@ -348,6 +728,37 @@ def run_compute(op: dict[str, Any], args: dict[str, Any], rng: Callable[[], Any]
             else r.uniform(lo, hi)
         )
         return {"value": value, "min": lo, "max": hi}
+    if op.get("named"):
+        vals = [args.get(p, (op.get("defaults") or {}).get(p)) if p else None for p in params]
+        optional = ["?" in aliases for aliases in NAMED[fn][1]]
+        missing = [p for p, v, opt in zip(params, vals, optional, strict=True) if v is None and not opt]
+        if missing:
+            raise InvalidArguments(f"{fn} needs {', '.join(missing)} (no default is stated)")
+        return NAMED[fn][0](*vals)
+    if op.get("complex"):
+        if any(v is None for v in vals):
+            raise InvalidArguments(f"{fn} needs {', '.join(params)}")
+        if fn == "complex_rect":
+            return COMPLEX[fn](*vals)
+        zs = [complex(vals[i], vals[i + 1]) for i in range(0, len(vals), 2)]
+        try:
+            return COMPLEX[fn](*zs)
+        except (ValueError, ArithmeticError, OverflowError) as e:
+            raise _rule(f"{fn} is undefined here: {e}") from None
+    if fn in MULTI or fn in TERNARY or fn == "is_inf_signed":
+        if any(v is None for v in vals):
+            raise InvalidArguments(f"{fn} needs {', '.join(params)}")
+        try:
+            if fn == "is_inf_signed":
+                x, sign = vals
+                return {
+                    "result": math.isinf(x) and (sign == 0 or math.copysign(1, x) == math.copysign(1, sign))
+                }
+            if fn in MULTI:
+                return MULTI[fn](vals[0])
+            return {"result": _finite(TERNARY[fn](*vals))}
+        except (ValueError, ArithmeticError) as e:
+            raise _rule(f"{fn} is undefined here: {e}") from None
     if op.get("list"):
         xs = vals[0]
         if (
@@ -362,6 +773,8 @@ def run_compute(op: dict[str, Any], args: dict[str, Any], rng: Callable[[], Any]
             raise _rule(f"{fn} is undefined here: {e}") from None
         return {"result": _finite(result) if isinstance(result, float) else result}
     if fn in TEXT:
+        if len(vals[0] if isinstance(vals[0], str) else "") > 1_000_000:
+            raise _rule("text is limited to 1,000,000 characters")
         out = TEXT[fn](vals[0] if vals[0] is not None else "")
         return out if isinstance(out, dict) else {"result": out}
     if any(v is None for v in vals):

@@ -102,6 +102,8 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
             args[p] = _typed(keys[rng.randrange(len(keys))], props[p])
         elif p == op.get("natural_key"):
             args[p] = _typed(f"new-{op['resource']}-{rng.randrange(10**6)}", props[p])
+        elif op.get("list") and p in op.get("params", ()):  # a computation over a list of numbers
+            args[p] = [2, 3.5, 7]
         elif op.get("lookup") == p:
             recs = list(svc.table(res[op["resource"]]["table"]).values())
             vals = [r[p] for r in recs if r.get(p) is not None]
