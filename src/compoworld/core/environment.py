@@ -10,6 +10,7 @@ from typing import Any, Literal
 from compoworld.core.clock import SimClock, derive_rng
 from compoworld.core.company import Company, make_company
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure
+from compoworld.core.schema import typed_properties
 from compoworld.core.service import SIZES, SeedContext, Service
 from compoworld.core.state import META, Change, combine, hash_value
 from compoworld.core.tool import ToolSpec
@@ -36,11 +37,15 @@ def check_name(service: str, tool: str) -> str:
 
 
 def tool_entry(name: str, spec: ToolSpec, fmt: Format) -> dict[str, Any]:
-    """One tool in OpenAI function-calling or MCP `tools/list` form."""
+    """One tool in OpenAI function-calling or MCP `tools/list` form.
+
+    Every parameter carries a `type` (`typed_properties`): compiled specs come with unions and
+    untyped parameters that some consumers (verl's schema model) reject."""
+    params = typed_properties(spec.input_schema)
     if fmt == "openai":
         return {
             "type": "function",
-            "function": {"name": name, "description": spec.description, "parameters": spec.input_schema},
+            "function": {"name": name, "description": spec.description, "parameters": params},
         }
     if fmt == "mcp":
         out = dict(ENVELOPE_SCHEMA)
@@ -49,7 +54,7 @@ def tool_entry(name: str, spec: ToolSpec, fmt: Format) -> dict[str, Any]:
         return {
             "name": name,
             "description": spec.description,
-            "inputSchema": spec.input_schema,
+            "inputSchema": params,
             "outputSchema": out,
             "annotations": {"readOnlyHint": not spec.mutates},
         }

@@ -86,12 +86,82 @@ def _drop_null_branch(prop: dict[str, Any]) -> dict[str, Any]:
 
 
 def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline ``$defs``, drop pydantic's titles, simplify optionals."""
+    """Inline ``$defs``, drop pydantic's titles, simplify optionals, give every parameter a type."""
     defs = schema.get("$defs", {})
     out = _strip_titles(_resolve(schema, defs))
     if isinstance(out.get("properties"), dict):
         out["properties"] = {k: _drop_null_branch(v) for k, v in out["properties"].items()}
-    return out
+    return typed_properties(out)
+
+
+# every JSON value has one of these types ("integer" is a kind of "number")
+ANY_TYPE = ["string", "number", "boolean", "object", "array", "null"]
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def schema_types(node: Any) -> list[str] | None:
+    """The JSON types a subschema admits, read from `type`, `const`, `enum` or the branches of
+    `anyOf`/`oneOf`; None when its keywords do not bound them (any type validates)."""
+    if not isinstance(node, dict):
+        return None
+    t = node.get("type")
+    if isinstance(t, str):
+        return [t]
+    if isinstance(t, list) and t and all(isinstance(x, str) for x in t):
+        return list(t)
+    if "const" in node:
+        return [_json_type(node["const"])]
+    if isinstance(node.get("enum"), list) and node["enum"]:
+        return list(dict.fromkeys(_json_type(v) for v in node["enum"]))
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if isinstance(branches, list) and branches:
+            out: list[str] = []
+            for b in branches:
+                bt = schema_types(b)
+                if bt is None:  # one unbounded branch: the union admits every type
+                    return None
+                out.extend(x for x in bt if x not in out)
+            return out
+    return None
+
+
+def typed_properties(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with a `type` on every top-level parameter (the same dict when all have one).
+
+    A union (`str | dict` gives `anyOf` without `type`) gets the union of its branches' types next
+    to its `anyOf`, and an unconstrained parameter gets every type: what validates is unchanged
+    (the added `type` admits exactly what the rest already admits), and the schema is accepted by
+    every consumer, verl's `OpenAIFunctionToolSchema` included, which requires a `type` per
+    parameter."""
+    props = schema.get("properties")
+    if not isinstance(props, dict) or all(isinstance(p, dict) and "type" in p for p in props.values()):
+        return schema
+    fixed = {}
+    for name, p in props.items():
+        if isinstance(p, dict) and "type" in p:
+            fixed[name] = p
+            continue
+        if p is False:  # admits nothing: no type to give it, and no call can fill it
+            fixed[name] = p
+            continue
+        p = p if isinstance(p, dict) else {}
+        types = schema_types(p) or ANY_TYPE
+        fixed[name] = {"type": types[0] if len(types) == 1 else types, **p}
+    return {**schema, "properties": fixed}
 
 
 def schema_violations(validator: Any, arguments: Any, tool: str) -> str | None:
