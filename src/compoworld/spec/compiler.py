@@ -631,7 +631,7 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     required = list(tool.input_schema.get("required", []))
     # a record is named by what is unique about it only where the call reads or changes one that
     # exists (`set_cookie(name)` and `put` create what they name), and never where the path names it
-    by_string = verb not in UPSERT and not _path_names_missing_param(tool)
+    by_string = verb not in UPSERT and not _path_names_missing_param(tool) and by is None
     idp = id_param(resource, props, required, strings=by_string)
     if verb in RUN_TRANSITIONS:  # `start_conversation(space_id)` starts a new one: not a transition
         idp = id_param(resource, props, required, own=True, strings=by_string)
