@@ -54,9 +54,10 @@ def compiled_services() -> list[type[Service]]:
     paths = os.environ.get(MANIFESTS_ENV, "")
     if not paths:
         return []
+    from compoworld.spec.domains import assign
     from compoworld.spec.runtime import load_manifest
 
-    return [load_manifest(f) for f in manifest_files(paths)]
+    return [assign(load_manifest(f)) for f in manifest_files(paths)]  # domains from the corpus's
 
 
 def use_manifests(paths: str) -> None:

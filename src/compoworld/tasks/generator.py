@@ -283,13 +283,23 @@ def eligible_families(settings: Settings, services: list[str] | None = None) -> 
     With interfaces (XAI), only families whose services reach every declared interface."""
     from compoworld.tasks.workflow import families
 
+    found = dict(families())
+    compiled: set[str] = set()
+    if settings.pool or settings.families:  # compiled services join when a pool or a name asks for them
+        from compoworld.tasks.families.compiled import compiled_families
+
+        extra = compiled_families()
+        found.update(extra)
+        compiled = {f.name for f in extra.values()}
     out = []
-    for f in sorted(families().values(), key=lambda f: f.name):
+    for f in sorted(found.values(), key=lambda f: f.name):
         if services is not None and not set(f.services) <= set(services):
             continue
         if settings.interfaces and not set(settings.interfaces) <= {interface_of(s) for s in f.services}:
             continue
-        if settings.pool and not set(f.services) <= set(settings.pool):
+        # a pool names the compiled services to exercise; their partner (the mailbox) may be outside it
+        need = {f.name.split(".")[1]} if f.name in compiled else set(f.services)
+        if settings.pool and not need <= set(settings.pool):
             continue
         if settings.k and len(f.services) != settings.k:
             continue

@@ -1,0 +1,1069 @@
+"""Workflow families over compiled services, derived from each manifest's resources.
+
+A compiled service (`spec.compiler`) has resources: typed tables with the spec's own tools to create,
+list, get, update and move them through states. Where a resource can be created and found (a compiled
+`create` and a compiled `list`, probed for real on a seeded copy of the service) it gets the work a
+person asks a colleague for, through the same `Builder` as the hand-built families (so its tasks get
+grounded references, traps, guards, collateral checks and the adversarial gate):
+
+- `lookup_reply`: a colleague emails for one field of a record ("what's the due date on the Harbor
+  Health renewal?"); find the open record among a closed copy and a near-duplicate, reply with it;
+- `update_from_email`: a colleague asks to change a field (or the status, where the spec has a
+  transition or an enum) of a record; change that one, not its closed copy, and confirm;
+- `record_request`: a colleague asks for a new record with a value; if an open one already exists,
+  update it instead of creating a duplicate (a closed one does not count), and reply with its id;
+- `total_reply`: a colleague asks for the total of a numeric field over one customer's open records,
+  found with the list's own search; closed records and other customers' are left out.
+
+Each is registered per compiled service as `compiled.<service>.<kind>` with the service's work
+domain from the corpus (`spec.domains`), so `--families compiled` or a `--services` pool of compiled
+services draws them (`tasks.generator.eligible_families`).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+
+from compoworld.core.clock import format_time
+from compoworld.core.company import Customer, Person
+from compoworld.spec.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
+from compoworld.spec.values import NoValue, valid_args
+from compoworld.tasks.families._common import rows
+from compoworld.tasks.phrasing import frame
+from compoworld.tasks.workflow import DOMAINS, Builder, Family, PlantError
+
+LABELS = ("name", "title", "subject", "displayname", "fullname", "label", "summary", "heading")
+KEYS = ("alias", "slug", "handle", "code", "key", "identifier")
+PERSONS = {
+    "contact",
+    "person",
+    "employee",
+    "user",
+    "member",
+    "candidate",
+    "applicant",
+    "attendee",
+    "participant",
+    "subscriber",
+    "lead",
+    "worker",
+    "staff",
+    "recipient",
+}
+ORGS = {"company", "account", "organization", "organisation", "client", "vendor", "supplier", "partner"}
+PURPOSES = (
+    "renewal",
+    "onboarding",
+    "migration",
+    "pilot",
+    "expansion",
+    "integration",
+    "rollout",
+    "audit",
+    "launch",
+    "quarterly review",
+)
+OPEN = ("open", "active", "new", "pending", "in_progress", "todo", "draft", "enabled", "published")
+CLOSED = (
+    "closed",
+    "archived",
+    "cancelled",
+    "canceled",
+    "inactive",
+    "completed",
+    "done",
+    "deleted",
+    "resolved",
+)
+# boolean fields that mark a record as stale when true (or, for the second set, when false)
+STALE_TRUE = ("archived", "isarchived", "closed", "isclosed", "deleted", "isdeleted", "inactive")
+STALE_FALSE = ("active", "isactive", "enabled", "isenabled")
+NOT_VALUES = ("createdat", "updatedat", "modifiedat", "deletedat", "lastmodified", "created", "updated")
+ACRONYMS = {
+    "crm",
+    "api",
+    "hr",
+    "hris",
+    "sms",
+    "ai",
+    "ats",
+    "pos",
+    "uk",
+    "us",
+    "sdk",
+    "sql",
+    "kv",
+    "mcp",
+    "id",
+}
+TLDS = {"com", "io", "org", "net", "co", "dev", "app", "ai", "hu", "uk", "de", "fr", "api", "v1", "v2", "v3"}
+
+
+# ---- what a manifest offers --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Res:
+    """One resource of a compiled service, with the tools and fields its families use."""
+
+    service: str
+    resource: str
+    table: str
+    noun: str
+    label: str
+    label_kind: str  # "label" (a name) or "key" (a slug)
+    lister: dict[str, Any]
+    search: str | None  # the lister's free-text search parameter, if it has one
+    create: dict[str, Any] | None
+    updater: dict[str, Any] | None
+    transitions: tuple[dict[str, Any], ...]
+    status: str | None  # the field that says a record is open or closed
+    status_values: tuple[Any, Any] | None  # (open value, closed value)
+    values: tuple[tuple[str, str, str], ...]  # (field, kind, json type) a request can carry
+    create_fields: frozenset[str]
+    update_fields: frozenset[str]
+    parents: tuple[tuple[str, str], ...]  # (field, parent resource)
+    enums: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # field -> allowed values (update)
+
+
+def words(name: str) -> str:
+    """`deal_note`, `dealNote`, `deal-note` -> `deal note`."""
+    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return re.sub(r"[_\-.]+", " ", s).strip().lower()
+
+
+def display(manifest: dict[str, Any]) -> str:
+    """A service's name as people say it: `apideck_com_crm (open-mcp, ...)` -> `Apideck CRM`."""
+    raw = str(manifest.get("server") or manifest.get("service") or "").split("(")[0].strip()
+    parts = [p for p in re.split(r"[_\s]+", raw) if p]
+    if len(parts) > 1:
+        parts = [p for p in parts if p.lower() not in TLDS] or parts
+    out = []
+    for p in parts:
+        lo = p.lower()
+        out.append(
+            p.upper() if lo in ACRONYMS else p if any(ch.isupper() for ch in p[1:]) else p.capitalize()
+        )
+    return " ".join(out) or str(manifest.get("service"))
+
+
+def _props(tool: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The record fields a write tool can set: its own parameters and those of its nested body."""
+    props = dict(tool["input_schema"].get("properties", {}))
+    for wrapper in tool["op"].get("nested", ()):
+        inner = (props.get(wrapper) or {}).get("properties") or {}
+        props.update({k: v for k, v in inner.items() if k not in props})
+    return props
+
+
+def _label(fields: dict[str, str]) -> tuple[str, str] | None:
+    for want in LABELS:
+        for f, t in fields.items():
+            if norm(f) == want and t in ("string", "any"):
+                return f, "label"
+    for f, t in fields.items():
+        n = norm(f)
+        if (
+            t == "string"
+            and n.endswith(("name", "title"))
+            and n not in ("firstname", "lastname", "middlename", "username", "filename", "hostname")
+        ):
+            return f, "label"
+    for want in KEYS:
+        for f, t in fields.items():
+            if norm(f) == want and t in ("string", "any"):
+                return f, "key"
+    return None
+
+
+def _kind(f: str, t: str) -> str | None:
+    """What kind of value a field holds, by its name and type (None: not one a request carries)."""
+    n = norm(f)
+    if t in ("boolean", "array", "object") or n in NOT_VALUES or n == "id" or n.endswith("id"):
+        return None
+    if n.startswith(("created", "updated", "modified", "deleted", "last")):
+        return None
+    if t in ("integer", "number"):
+        hints = ("amount", "price", "total", "budget", "cost", "value", "balance", "revenue", "fee")
+        hints2 = ("salary", "rate", "quantity", "qty", "estimate", "hours", "points", "capacity")
+        if any(k in n for k in hints + hints2):
+            return "amount" if t == "number" or any(k in n for k in hints) else "number"
+        return None
+    if t not in ("string", "any"):
+        return None
+    if "email" in n:
+        return "email"
+    if "phone" in n or "mobile" in n:
+        return "phone"
+    if "url" in n or "website" in n or "link" in n:
+        return "url"
+    ends = ("dueat", "startat", "endat", "startsat", "endsat", "expiresat", "scheduledat", "dueon")
+    if "date" in n or "deadline" in n or n.startswith("due") or n.endswith(ends):
+        return "date"
+    if any(k in n for k in ("amount", "price", "total", "budget", "cost", "balance")):
+        return "amount"
+    codes = ("code", "reference", "ref", "number", "sku", "invoice", "tracking", "serial", "ponumber", "vat")
+    if any(k in n for k in codes):
+        return "code"
+    return None
+
+
+def _status(r: dict[str, Any], tools: list[dict[str, Any]]) -> tuple[str, tuple[Any, Any]] | None:
+    fields = r["fields"]
+    for f, t in fields.items():
+        n = norm(f)
+        if n in ("status", "state", "stage") and t in ("string", "any"):
+            allowed: list[Any] = []
+            for tool in tools:
+                s = _props(tool).get(f) or {}
+                allowed += [v for v in s.get("enum") or [] if isinstance(v, str)]
+            if not allowed:
+                return f, ("open", "closed")
+            lo = {str(v).lower(): v for v in allowed}
+            o = next((lo[v] for v in OPEN if v in lo), None)
+            c = next((lo[v] for v in CLOSED if v in lo), None)
+            return (f, (o, c)) if o is not None and c is not None else None
+    for f, t in fields.items():
+        if t == "boolean" and norm(f) in STALE_TRUE:
+            return f, (False, True)
+        if t == "boolean" and norm(f) in STALE_FALSE:
+            return f, (True, False)
+    return None
+
+
+def resources_of(cls: Any) -> list[Res]:
+    """The resources of a compiled service class that can be created and listed (from its manifest)."""
+    m = cls.manifest
+    out = []
+    for rname, r in sorted(m["resources"].items()):
+        tools = [t for t in m["tools"] if t["status"] == "compiled" and t["op"].get("resource") == rname]
+        lab = _label(r["fields"])
+        if lab is None:
+            continue
+        listers = [t for t in tools if t["op"]["kind"] == "list"]
+        creates = [t for t in tools if t["op"]["kind"] == "create"]
+        if not listers or not creates:
+            continue
+
+        def searchable(t: dict[str, Any]) -> str | None:
+            props = t["input_schema"].get("properties", {})
+            return next(
+                (p for p in props if norm(p) in QUERY_PARAMS and props[p].get("type", "string") == "string"),
+                None,
+            )
+
+        listers.sort(key=lambda t: (searchable(t) is None, len(t["input_schema"].get("required", []))))
+        lister = listers[0]
+        create = next((t for t in creates if lab[0] in _props(t)), None)
+        writes = [t for t in tools if t["op"]["kind"] in ("create", "update")]
+        status = _status(r, writes)
+        updaters = [t for t in tools if t["op"]["kind"] == "update" and t["op"].get("id_param")]
+        updater = max(updaters, key=lambda t: len(_props(t)), default=None)
+        trans = tuple(
+            t
+            for t in tools
+            if t["op"]["kind"] == "transition"
+            and status is not None
+            and t["op"].get("field") == status[0]
+            and "value" in t["op"]
+            and t["op"]["value"] != status[1][0]
+        )
+        parents = tuple(sorted((cls.refs.get(rname) or {}).items()))
+        skip = {lab[0], *(f for f, _ in parents), *([status[0]] if status else [])}
+        values = tuple(
+            (f, k, t) for f, t in sorted(r["fields"].items()) if f not in skip and (k := _kind(f, t))
+        )
+        enums: dict[str, tuple[Any, ...]] = {}
+        if updater is not None:
+            for f, s in _props(updater).items():
+                if f in r["fields"] and isinstance(s, dict) and s.get("enum"):
+                    enums[f] = tuple(s["enum"])
+        out.append(
+            Res(
+                service=cls.name,
+                resource=rname,
+                table=r["table"],
+                noun=words(rname),
+                label=lab[0],
+                label_kind=lab[1],
+                lister=lister,
+                search=searchable(lister),
+                create=create,
+                updater=updater,
+                transitions=trans,
+                status=status[0] if status else None,
+                status_values=status[1] if status else None,
+                values=values,
+                create_fields=frozenset(_props(create)) if create else frozenset(),
+                update_fields=frozenset(_props(updater)) if updater else frozenset(),
+                parents=parents,
+                enums=enums,
+            )
+        )
+    return out
+
+
+# ---- arguments an honest agent could write --------------------------------------------------------
+def _typed(value: Any, schema: dict[str, Any]) -> Any:
+    t = schema.get("type")
+    if t == "integer" and str(value).isdigit():
+        return int(value)
+    if t == "array" and not isinstance(value, list):
+        return [value]
+    return value
+
+
+def _set(tool: dict[str, Any], args: dict[str, Any], name: str, value: Any) -> dict[str, Any]:
+    """`args` with `name` set where the tool takes it: top level, its id wrapper, or its nested body."""
+    props = tool["input_schema"].get("properties", {})
+    if name in props:
+        return {**args, name: _typed(value, props[name])}
+    wrapper = (tool["op"].get("wrapped") or {}).get(name)
+    if wrapper is None:
+        wrapper = next(
+            (
+                w
+                for w in tool["op"].get("nested", ())
+                if name in ((props.get(w) or {}).get("properties") or {})
+            ),
+            None,
+        )
+    if wrapper is None:
+        raise NoValue(f"{tool['name']} takes no '{name}'")
+    box = args.get(wrapper)
+    inner = (props.get(wrapper) or {}).get("properties") or {}
+    if not isinstance(box, dict):  # a body the call did not need yet: with its own required values
+        from compoworld.spec.values import sample
+
+        drawn = sample(props.get(wrapper) or {}, wrapper, random.Random(0))
+        box = {
+            k: _plain(None, v, k, inner.get(k, {}))
+            for k, v in (drawn if isinstance(drawn, dict) else {}).items()
+        }
+    return {**args, wrapper: {**box, name: _typed(value, inner.get(name, {}))}}
+
+
+_DIGITS = re.compile(r"[\d/@]+")
+_ID_LIKE = re.compile(r"(^|_)(id|ids|key|gid|sku|number|no|ref|path|to|cc|bcc)$|Id$|ID$")
+
+
+def _plain(
+    b: Builder | None, value: Any, key: str, schema: dict[str, Any], fixed: dict[str, Any] | None = None
+) -> Any:
+    """A required value the agent could write without looking anything up (no ids, no invented codes);
+    `fixed` gives the values of record fields the work itself decides (a label, the record's own)."""
+    from compoworld.tasks.grounding import FREE_TEXT, LOOKUP, SIZING
+
+    fixed = fixed or {}
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        return {
+            k: _typed(fixed[k], props.get(k, {})) if k in fixed else _plain(b, v, k, props.get(k, {}), fixed)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_plain(b, v, key, schema.get("items") or {}, fixed) for v in value]
+    if isinstance(value, bool) or value is None or "enum" in schema or "const" in schema:
+        return value
+    k = key.lower()
+    if isinstance(value, int | float):
+        if _ID_LIKE.search(key) and k not in SIZING:
+            raise NoValue(f"'{key}' names a record")
+        return value if abs(value) < 1000 and value == int(value) else int(schema.get("minimum", 1))
+    s = str(value)
+    if "email" in k:
+        if b is None:
+            raise NoValue(f"'{key}' needs an address")
+        return b.me.email
+    if k in FREE_TEXT:
+        return _DIGITS.sub("", s).strip() or "n/a"
+    if (
+        k in LOOKUP
+        or _ID_LIKE.search(key)
+        or schema.get("format") in ("uri", "url")
+        or k.endswith(("url", "path"))
+    ):
+        raise NoValue(f"'{key}' names a record")
+    return _DIGITS.sub("", s).strip() or "standard"
+
+
+def _args(
+    b: Builder, tool: dict[str, Any], keep: frozenset[str] = frozenset(), fixed: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The tool's required arguments, each one an honest agent could write (ids are set by the caller)."""
+    svc = b.svc(tool["service"]) if "service" in tool else None
+    base = valid_args(svc, tool, b.rng)
+    props = tool["input_schema"].get("properties", {})
+    op = tool["op"]
+    fixed = {k: v for k, v in (fixed or {}).items() if k not in ("id", "created_at")}
+    mine = {op.get("id_param"), *(op.get("wrapped") or {}).values(), *keep}
+    out = {}
+    for k, v in base.items():
+        if k in fixed:
+            out[k] = _typed(fixed[k], props.get(k, {}))
+        else:
+            out[k] = v if k in mine else _plain(b, v, k, props.get(k, {}), fixed)
+    return out
+
+
+def _valid(tool: dict[str, Any], args: dict[str, Any]) -> None:
+    errors = list(jsonschema.Draft202012Validator(tool["input_schema"]).iter_errors(args))
+    if errors:
+        raise NoValue(f"{tool['name']}: {errors[0].message}")
+
+
+def list_args(b: Builder, res: Res, query: str | None) -> dict[str, Any]:
+    tool = {**res.lister, "service": res.service}
+    args = _args(b, tool, fixed={res.search: query} if res.search and query else None)
+    props = res.lister["input_schema"].get("properties", {})
+    if res.search and query:
+        args[res.search] = query
+    for p, s in props.items():
+        if norm(p) in LIMIT_PARAMS and s.get("type") in ("integer", "number"):
+            args[p] = int(min(100, s.get("maximum", 100)))
+    _valid(res.lister, args)
+    return args
+
+
+# ---- planting ------------------------------------------------------------------------------------
+def _value(b: Builder, kind: str, jtype: str, res: Res, avoid: set[str]) -> Any:
+    for _ in range(50):
+        if kind == "email":
+            v: Any = b.rng.choice(b.company.people).email
+        elif kind == "phone":
+            v = b.rng.choice(b.company.people).phone
+        elif kind == "date":
+            v = (b.now + timedelta(days=b.rng.randrange(3, 60))).date().isoformat()
+        elif kind == "url":
+            c = b.rng.choice(b.company.customers)
+            v = f"https://{c.domain}/{res.noun.replace(' ', '-')}/{b.rng.randrange(10000, 99999)}"
+        elif kind == "amount":
+            v = round(b.rng.randrange(120, 48000) + b.rng.choice((0.25, 0.75)), 2)  # two decimals, as written
+        elif kind == "number":
+            v = b.rng.randrange(1200, 9800)  # four digits: a value the transcript can trace
+        else:
+            prefix = re.sub(r"[^A-Z]", "", res.noun.upper())[:3] or "REF"
+            v = b.code(prefix if len(prefix) >= 2 else prefix + "X")
+        if str(v) not in avoid:
+            avoid.add(str(v))
+            return str(v) if jtype in ("string", "any") and not isinstance(v, str) else v
+    raise PlantError(f"no fresh {kind} value")
+
+
+def _label_value(res: Res, who: Customer | Person, purpose: str) -> str:
+    base = who.name if isinstance(who, Person) else f"{who.name} {purpose}"
+    if res.noun.split()[-1] in ORGS and not isinstance(who, Person):
+        base = f"{who.name} ({purpose})"
+    if res.label_kind == "key":
+        return re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-")
+    return base
+
+
+def _plant(
+    b: Builder, res: Res, label: str, extra: dict[str, Any], closed: bool = False, days_ago: float = 10
+) -> dict[str, Any]:
+    """Insert one record as the service would have stored it (with a parent where it has one)."""
+    svc = b.svc(res.service)
+    rec: dict[str, Any] = {
+        "id": svc.new_key(res.resource),
+        "created_at": format_time(b.now - timedelta(days=days_ago)),
+        res.label: label,
+        **extra,
+    }
+    if res.status:
+        rec[res.status] = res.status_values[1 if closed else 0]  # type: ignore[index]
+    for f, parent in res.parents:
+        keys = sorted(svc.table(svc.manifest["resources"][parent]["table"]))
+        if keys:
+            rec[f] = b.rng.choice(keys)
+    fields = svc.manifest["resources"][res.resource]["fields"]
+    for f in fields:  # a description, where the record has one, says what it is in words
+        if norm(f) in ("description", "notes", "details") and f not in rec and fields[f] in ("string", "any"):
+            rec[f] = f"{label}: {'closed, kept for reference' if closed else 'current'}."
+    svc.insert(res.table, rec)
+    return rec
+
+
+def _mail(b: Builder, sender: Person, subject: str, body: str, hours_ago: float) -> dict[str, Any]:
+    svc = b.svc("email")
+    rec = {
+        "id": svc.next_id("m", 16),
+        "threadId": svc.next_id("t", 16),
+        "from": sender.email,
+        "to": [b.me.email],
+        "cc": [],
+        "bcc": [],
+        "subject": subject,
+        "body": body,
+        "htmlBody": None,
+        "mimeType": "text/plain",
+        "date": format_time(b.now - timedelta(hours=hours_ago)),
+        "labelIds": ["INBOX", "UNREAD"],
+        "inReplyTo": None,
+        "attachments": [],
+    }
+    svc.insert("messages", rec)
+    return rec
+
+
+def _colleague(b: Builder) -> Person:
+    """A colleague whose first name is theirs alone (so `from:first` finds only their mail)."""
+    firsts = [p.first for p in b.company.people]
+    pool = [p for p in b.company.employees if p.id != b.me.id and firsts.count(p.first) == 1]
+    return b.fresh(pool, 1, key=lambda p: p.id)[0]
+
+
+def _read_request(b: Builder, who: Person, subject: str) -> tuple[dict[str, Any], str]:
+    """The reference finds the colleague's email and reads it: (its summary, its body)."""
+    found = b.call("email__gmail_search_emails", {"query": f"from:{who.first.lower()}", "maxResults": 10})
+    msg = next(m for m in rows(found) if m["subject"] == subject)
+    full = b.call("email__gmail_read_email", {"messageId": msg["id"]})
+    return msg, full["messages"][-1]["body"]
+
+
+def _reply(b: Builder, who: Person, msg: dict[str, Any], body: str) -> None:
+    b.call(
+        "email__gmail_send_email",
+        {"to": [who.email], "subject": f"Re: {msg['subject']}", "body": body, "threadId": msg["threadId"]},
+    )
+
+
+def _find(b: Builder, res: Res, query: str, label: str, want_open: bool = True) -> list[dict[str, Any]]:
+    """The reference lists the resource (searching where the list can) and keeps the exact label's
+    open records."""
+    data = b.call(f"{res.service}__{res.lister['name']}", list_args(b, res, query))
+    hits = [r for r in rows(data) if str(r.get(res.label, "")).casefold() == label.casefold()]
+    if res.status and want_open:
+        hits = [r for r in hits if r.get(res.status) == res.status_values[0]]  # type: ignore[index]
+    return hits
+
+
+def _human(f: str) -> str:
+    return words(f)
+
+
+def _pl(noun: str) -> str:
+    head, _, last = noun.rpartition(" ")
+    if last.endswith(("s", "x", "ch", "sh")):
+        last += "es"
+    elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u"):
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return f"{head} {last}".strip()
+
+
+def _an(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def _setup(b: Builder, res: Res) -> dict[str, Any]:
+    """The shared world of a request: the colleague, the customer, the record's label and its near
+    duplicate (another purpose for the same customer, or the customer's other contact)."""
+    who = _colleague(b)
+    taken = {str(r.get(res.label, "")).casefold() for r in b.svc(res.service).table(res.table).values()}
+    purpose, other = b.pick(PURPOSES, 2)
+    if res.noun.split()[-1] in PERSONS:  # a person's record is labelled with their name
+        free = [
+            c
+            for c in b.company.customers
+            if all(b.company.person(p).name.casefold() not in taken for p in c.contact_ids)
+            and len(c.contact_ids) > 1
+        ]
+        cust = b.fresh(free, 1, key=lambda c: c.id)[0]
+        label = _label_value(res, b.company.person(cust.contact_ids[0]), purpose)
+        near = _label_value(res, b.company.person(cust.contact_ids[-1]), other)
+    else:
+        cust = b.customer()
+        label, near = _label_value(res, cust, purpose), _label_value(res, cust, other)
+    if near == label or label.casefold() in taken or near.casefold() in taken:
+        raise PlantError(f"no fresh label for a {res.noun}")
+    return {"who": who, "cust": cust, "label": label, "near": near}
+
+
+def _query(res: Res, label: str, cust: Customer) -> str:
+    """What a person types in the list's search box: the customer's name (or the key's first part)."""
+    if res.label_kind == "key":
+        return label.split("-")[0]
+    return cust.name
+
+
+# ---- families ------------------------------------------------------------------------------------
+def lookup_reply(b: Builder, res: Res) -> None:
+    name = display(b.svc(res.service).manifest)
+    traced = [x for x in res.values if x[1] != "date"]  # a date is not traced through the transcript
+    if not traced:
+        raise PlantError(f"{res.resource} has no field a request can ask for")
+    f, kind, jtype = b.pick(traced)
+    w = _setup(b, res)
+    who, label, near = w["who"], w["label"], w["near"]
+    used: set[str] = set()
+    v, v_near = _value(b, kind, jtype, res, used), _value(b, kind, jtype, res, used)
+    t = _plant(b, res, label, {f: v}, days_ago=12)
+    n = _plant(b, res, near, {f: v_near}, days_ago=6)
+    closed = None
+    if res.status:
+        v_old = _value(b, kind, jtype, res, used)
+        closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=300)
+    fh = _human(f)
+    subject = b.say(f"{fh.capitalize()} for {label}?", f"Quick question: {label}", f"{label} - {fh}")
+    qualifier = " (the current one, not the old closed copy)" if closed else ""
+    _mail(
+        b,
+        who,
+        subject,
+        f'Hi {b.me.first},\n\nCould you look up the {fh} on the {res.noun} "{label}" in {name}{qualifier}? '
+        f"I need it for {b.say('a call this afternoon', 'the weekly report', 'a customer email')}.\n\n"
+        f"Thanks,\n{who.first}",
+        hours_ago=b.rng.choice((2, 5, 20)),
+    )
+    b.fact(v)
+    b.begin()
+    msg, _ = _read_request(b, who, subject)
+    hits = _find(b, res, _query(res, label, w["cust"]), label)
+    assert [h["id"] for h in hits] == [t["id"]], (hits, t)
+    b.decide()
+    value = str(hits[0][f])
+    _reply(b, who, msg, f"Hi {who.first}, the {fh} on {label} is {value}.")
+    b.expect_message("email", who, contains=[value], description=f"{who.first} got the {fh} ({value})")
+    b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
+    b.trap("near_duplicate", f"the {res.noun} {near}", swap={value: str(v_near)}, answer=str(v_near))
+    if closed is not None:
+        b.keep(res.service, res.table, closed["id"], "the closed copy was left alone")
+        b.trap("closed", f"the closed copy of {label}", swap={value: str(closed[f])}, answer=str(closed[f]))
+    ask_answer = b.rng.random() < 0.3
+    if ask_answer:
+        b.ask(
+            value,
+            kind={"amount": "number", "number": "number", "date": "date"}.get(kind, "text"),
+            exclude=(str(v_near), *([str(closed[f])] if closed is not None else [])),
+            what=f"the {fh}",
+        )
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f"answer {who.name}'s email about {_an(res.noun)} in {name}",
+                f"{who.first} emailed asking for {_an(fh)} from {name}; look it up and reply to them",
+                f"reply to {who.first}'s question about one of our {name} {_pl(res.noun)}",
+            )
+            + (" and tell me what it is too" if ask_answer else ""),
+            context=b.say(
+                f"{who.first} needs the {fh} of {_an(res.noun)}",
+                "Their email says which record they mean",
+                "",
+            ),
+        ),
+        hint=f"Read {who.first}'s email, find the {res.noun} it names in {name} (the open one with that exact "
+        f"{_human(res.label)}), and reply on the thread with its {fh}.",
+        subtasks=[
+            f"Read {who.first}'s email",
+            f"Find the {res.noun} in {name}",
+            f"Reply with its {fh}",
+        ],
+    )
+
+
+def _update_call(b: Builder, res: Res, rec: dict[str, Any], changes: dict[str, Any]) -> None:
+    tool = {**res.updater, "service": res.service}  # type: ignore[dict-item]
+    args = _args(b, tool, fixed={**rec, **changes})
+    props = _props(res.updater)  # type: ignore[arg-type]
+    for p in list(args) + [p for w in res.updater["op"].get("nested", ()) for p in (args.get(w) or {})]:  # type: ignore[index]
+        if p in rec and p not in changes and p in props:  # a required field keeps its value
+            args = _set(res.updater, args, p, rec[p])  # type: ignore[arg-type]
+    args = _set(res.updater, args, res.updater["op"]["id_param"], rec["id"])  # type: ignore[index]
+    for k, v in changes.items():
+        args = _set(res.updater, args, k, v)  # type: ignore[arg-type]
+    _valid(res.updater, args)  # type: ignore[arg-type]
+    b.call(f"{res.service}__{res.updater['name']}", args)  # type: ignore[index]
+
+
+def update_from_email(b: Builder, res: Res) -> None:
+    name = display(b.svc(res.service).manifest)
+    options: list[tuple[str, Any]] = []
+    if res.updater is not None:
+        options += [("field", x) for x in res.values if x[0] in res.update_fields]
+        if res.status and res.status in res.update_fields and res.status in res.enums:
+            options += [("enum", v) for v in res.enums[res.status] if v != res.status_values[0]]  # type: ignore[index]
+    options += [("transition", t) for t in res.transitions]
+    if not options:
+        raise PlantError(f"{res.resource} has nothing a request can change")
+    how, what = b.pick(options)
+    w = _setup(b, res)
+    who, label, near = w["who"], w["label"], w["near"]
+    used: set[str] = set()
+    extra: dict[str, Any] = {}
+    if how == "field":
+        f, kind, jtype = what
+        old, new = _value(b, kind, jtype, res, used), _value(b, kind, jtype, res, used)
+        extra = {f: old}
+        change = f"change the {_human(f)} to {new}"
+        b.fact(new)
+    elif how == "enum":
+        f, new = res.status, what
+        change = f"set its {_human(f)} to {words(str(new))}"  # type: ignore[arg-type]
+    else:
+        f, new = what["op"]["field"], what["op"]["value"]
+        change = (
+            f"{words(what['op'].get('verb', 'mark'))} it"
+            if isinstance(new, bool)
+            else f"mark it {words(str(new))}"
+        )
+    t = _plant(b, res, label, dict(extra), days_ago=15)
+    n = _plant(b, res, near, dict(extra), days_ago=4)
+    closed = _plant(b, res, label, dict(extra), closed=True, days_ago=280) if res.status else None
+    subject = b.say(f"{label} in {name}", f"Update to {label}", f"Can you update {label}?")
+    qualifier = " It's the open one; leave the old closed copy alone." if closed else ""
+    _mail(
+        b,
+        who,
+        subject,
+        f'Hi {b.me.first},\n\nPlease find the {res.noun} "{label}" in {name} and {change}.{qualifier} '
+        f"Reply with its id once done.\n\nThanks,\n{who.first}",
+        hours_ago=b.rng.choice((1, 3, 26)),
+    )
+    b.begin()
+    msg, _ = _read_request(b, who, subject)
+    hits = _find(b, res, _query(res, label, w["cust"]), label)
+    assert [h["id"] for h in hits] == [t["id"]], (hits, t)
+    rec = hits[0]
+    b.decide()
+    if how == "transition":
+        tool = {**what, "service": res.service}
+        args = _set(what, _args(b, tool, fixed=rec), what["op"]["id_param"], rec["id"])
+        _valid(what, args)
+        b.call(f"{res.service}__{what['name']}", args)
+    else:
+        _update_call(b, res, rec, {f: new})  # type: ignore[dict-item]
+    _reply(b, who, msg, f"Done: {label} is updated (id {rec['id']}).")
+    expect = new if not isinstance(new, str) else str(new)
+    b.expect_change(
+        res.service, res.table, rec["id"], f, expect, f"the {res.noun} {label} has {_human(f)} {new}"
+    )  # type: ignore[arg-type]
+    b.expect_message(
+        "email", who, contains=[str(rec["id"])], description=f"{who.first} got a reply with the record's id"
+    )
+    b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
+    b.trap("near_duplicate", f"the {res.noun} {near}", swap={str(rec["id"]): str(n["id"])})
+    if closed is not None:
+        b.keep(res.service, res.table, closed["id"], "the closed copy was left alone")
+        b.trap("closed", f"the closed copy of {label}", swap={str(rec["id"]): str(closed["id"])})
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f"take care of {who.name}'s update request for {name}",
+                f"{who.first} emailed a change to one of our {name} {_pl(res.noun)}; make it and let them know",
+                f"handle {who.first}'s email about updating {_an(res.noun)} in {name}",
+            ),
+            context=b.say("Reply to them when it's done", "They want the record's id back", ""),
+        ),
+        hint=f"Read {who.first}'s email, find the open {res.noun} it names in {name}, make the change, "
+        "then reply on the thread with the record's id.",
+        subtasks=[
+            f"Read {who.first}'s email",
+            f"Find the {res.noun} in {name}",
+            "Make the change",
+            "Reply with its id",
+        ],
+    )
+
+
+def record_request(b: Builder, res: Res) -> None:
+    name = display(b.svc(res.service).manifest)
+    if res.create is None:
+        raise PlantError(f"{res.resource}: no create takes its {res.label}")
+    vals = [x for x in res.values if x[0] in res.create_fields]
+    if not vals:
+        raise PlantError(f"{res.resource}: create sets no value field")
+    f, kind, jtype = b.pick(vals)
+    can_update = res.updater is not None and f in res.update_fields
+    exists = can_update and (res.status is None or b.rng.random() < 0.5)
+    w = _setup(b, res)
+    who, label, near = w["who"], w["label"], w["near"]
+    used: set[str] = set()
+    v, v_old, v_near = (_value(b, kind, jtype, res, used) for _ in range(3))
+    current = _plant(b, res, label, {f: v_old}, days_ago=20) if exists else None
+    closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=320) if res.status else None
+    n = _plant(b, res, near, {f: v_near}, days_ago=8)
+    if current is None and closed is None:
+        raise PlantError("no existing or closed record to tell apart")
+    fh = _human(f)
+    subject = b.say(
+        f"{res.noun.capitalize()} for {label}", f"New {res.noun}: {label}", f"{label} - please set up"
+    )
+    _mail(
+        b,
+        who,
+        subject,
+        f'Hi {b.me.first},\n\nWe need {_an(res.noun)} "{label}" in {name} with {fh} {v}. If there is already an '
+        f"open one, just update it rather than making a duplicate. Send me its id when it's there.\n\nThanks,\n{who.first}",
+        hours_ago=b.rng.choice((2, 6, 30)),
+    )
+    b.begin()
+    msg, body = _read_request(b, who, subject)
+    hits = _find(b, res, _query(res, label, w["cust"]), label)
+    b.decide()
+    if hits:
+        assert current is not None and [h["id"] for h in hits] == [current["id"]]
+        _update_call(b, res, hits[0], {f: _typed(v, {"type": jtype})})
+        rid = str(hits[0]["id"])
+        b.expect_change(res.service, res.table, rid, f, v, f"the open {res.noun} {label} has {fh} {v}")
+    else:
+        assert current is None
+        tool = {**res.create, "service": res.service}
+        args = _args(b, tool, fixed={res.label: label, f: v})
+        args = _set(res.create, args, res.label, label)
+        args = _set(res.create, args, f, v)
+        natural = res.create["op"].get("natural_key")
+        if natural and natural not in (res.label, f):
+            raise PlantError(f"{res.create['name']} takes its key in '{natural}'")
+        _valid(res.create, args)
+        made = b.call(f"{res.service}__{res.create['name']}", args)
+        rid = str((made or {}).get("id", ""))
+        if not rid:
+            raise PlantError(f"{res.create['name']} returned no id")
+        where: dict[str, Any] = {res.label: label, f: {"contains": str(v)} if isinstance(v, str) else v}
+        b.expect_record(res.service, res.table, where, f"a new {res.noun} {label} with {fh} {v} exists")
+    _reply(b, who, msg, f"Hi {who.first}, {label} is in {name} with {fh} {v}: id {rid}.")
+    b.expect_message("email", who, contains=[rid], description=f"{who.first} got the record's id ({rid})")
+    b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
+    if closed is not None:
+        b.keep(res.service, res.table, closed["id"], "the closed record with the same name was left alone")
+        b.trap(
+            "closed",
+            f"the closed {res.noun} {label} (it does not count as existing)",
+            swap={rid: str(closed["id"])},
+        )
+    b.trap("near_duplicate", f"the {res.noun} {near}", swap={rid: str(n["id"])})
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f"sort out {who.name}'s request for {_an(res.noun)} in {name}",
+                f"{who.first} asked for {_an(res.noun)} in {name}; set it up (no duplicates) and send them its id",
+                f"handle {who.first}'s email about {_an(res.noun)} in {name}",
+            ),
+            context=b.say(
+                "No duplicates, please: an open one should be updated instead", "Reply with the id", ""
+            ),
+        ),
+        hint=f"Read {who.first}'s email, look for an open {res.noun} with that {_human(res.label)} in {name}; "
+        f"update its {fh} if one exists, else create it; reply with its id.",
+        subtasks=[
+            f"Read {who.first}'s email",
+            f"Check {name} for an open {res.noun} with that {_human(res.label)}",
+            "Update it or create it",
+            "Reply with its id",
+        ],
+    )
+
+
+def total_reply(b: Builder, res: Res) -> None:
+    name = display(b.svc(res.service).manifest)
+    nums = [x for x in res.values if x[1] in ("amount", "number") and x[2] in ("integer", "number")]
+    if not nums or not res.search or not res.status:
+        raise PlantError(f"{res.resource}: no searchable numeric field with a status")
+    f, kind, jtype = b.pick(nums)
+    w = _setup(b, res)
+    who, cust = w["who"], w["cust"]
+    if res.noun.split()[-1] in PERSONS | ORGS:
+        raise PlantError("totals are over records per customer")
+    used: set[str] = set()
+    k = b.rng.randrange(2, 4)
+    purposes = b.pick(PURPOSES, k + 2)
+    mine = [
+        _plant(b, res, f"{cust.name} {p}", {f: _value(b, kind, jtype, res, used)}, days_ago=5 + i)
+        for i, p in enumerate(purposes[:k])
+    ]
+    shut = _plant(
+        b, res, f"{cust.name} {purposes[k]}", {f: _value(b, kind, jtype, res, used)}, closed=True, days_ago=90
+    )
+    other = b.customer(where=lambda c: c.name.split()[0] != cust.name.split()[0])
+    theirs = _plant(
+        b, res, f"{other.name} {purposes[k + 1]}", {f: _value(b, kind, jtype, res, used)}, days_ago=7
+    )
+    fh = _human(f)
+    subject = b.say(
+        f"Total {fh} for {cust.name}?", f"{cust.name} {_pl(res.noun)}", f"Numbers for {cust.name}"
+    )
+    _mail(
+        b,
+        who,
+        subject,
+        f"Hi {b.me.first},\n\nWhat's the total {fh} across {cust.name}'s open {_pl(res.noun)} in {name}? "
+        f"Closed ones don't count.\n\nThanks,\n{who.first}",
+        hours_ago=b.rng.choice((3, 8, 22)),
+    )
+    b.begin()
+    msg, _ = _read_request(b, who, subject)
+    data = b.call(f"{res.service}__{res.lister['name']}", list_args(b, res, cust.name))
+    got = [
+        r
+        for r in rows(data)
+        if str(r.get(res.label, "")).startswith(cust.name) and r.get(res.status) == res.status_values[0]  # type: ignore[index]
+    ]
+    assert sorted(r["id"] for r in got) == sorted(r["id"] for r in mine)
+    b.aggregate()
+    total = round(sum(float(r[f]) for r in got), 2)
+    wrong = round(total + float(shut[f]), 2)
+    fmt = (lambda x: f"{x:.2f}") if kind == "amount" else (lambda x: str(int(x)))
+    b.composed(fmt(total))
+    _reply(
+        b,
+        who,
+        msg,
+        f"Hi {who.first}, the open {_pl(res.noun)} for {cust.name} add up to {fmt(total)} ({fh}).",
+    )
+    b.expect_message(
+        "email", who, contains=[fmt(total)], description=f"{who.first} got the total {fmt(total)}"
+    )
+    b.ask(fmt(total), kind="number", exclude=(fmt(wrong),), what=f"the total {fh}")
+    b.not_written("email", fmt(wrong), "the closed record was not counted")
+    b.keep(res.service, res.table, theirs["id"], "another customer's record was left alone")
+    b.trap("closed", f"a closed {res.noun} of {cust.name}", swap={fmt(total): fmt(wrong)}, answer=fmt(wrong))
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f"answer {who.name}'s question about {cust.name}'s {_pl(res.noun)} in {name} and tell me the figure too",
+                f"{who.first} wants a total from {name}; work it out, reply to them, and give me the number",
+            ),
+            context=b.say(f"It's about the {fh}", ""),
+        ),
+        hint=f"Read {who.first}'s email, list {cust.name}'s {_pl(res.noun)} in {name}, add up the {fh} of the open "
+        "ones, reply with the total and give it in your answer.",
+        subtasks=[
+            f"Read {who.first}'s email",
+            f"List {cust.name}'s {_pl(res.noun)}",
+            f"Add up the open ones' {fh}",
+            "Reply with the total",
+        ],
+    )
+
+
+KINDS = {
+    "lookup_reply": (
+        lookup_reply,
+        "Look up one field of the right record (not its closed copy or near-duplicate) and reply by email.",
+    ),
+    "update_from_email": (
+        update_from_email,
+        "Change a field or the status of the record a colleague names, and confirm by email.",
+    ),
+    "record_request": (
+        record_request,
+        "Create the record a colleague asks for, or update the open one (no duplicates), and reply with its id.",
+    ),
+    "total_reply": (total_reply, "Total a numeric field over a customer's open records and reply by email."),
+}
+
+
+def _fits(kind: str, res: Res) -> bool:
+    if kind == "lookup_reply":
+        return any(k != "date" for _, k, _ in res.values)
+    if kind == "update_from_email":
+        return bool(res.transitions) or (
+            res.updater is not None
+            and (
+                any(f in res.update_fields for f, _, _ in res.values)
+                or (res.status in res.enums if res.status else False)
+            )
+        )
+    if kind == "record_request":
+        return (
+            res.create is not None
+            and any(f in res.create_fields for f, _, _ in res.values)
+            and (res.status is not None or res.updater is not None)
+        )
+    return bool(
+        res.search
+        and res.status
+        and any(k in ("amount", "number") and t in ("integer", "number") for _, k, t in res.values)
+    )
+
+
+def _builder(kind: str, choices: tuple[Res, ...]):
+    fn = KINDS[kind][0]
+
+    def build(b: Builder) -> None:
+        fn(b, b.pick(choices))
+
+    return build
+
+
+PROBES = 3  # seeds a resource is tried with before a family gives up on it
+
+
+def works(cls: Any, kind: str, res: Res) -> bool:
+    """Whether the family's work can really be done on this resource: planted and solved on a seeded
+    copy of the service (the spec's tools may need ids no request can name, or refuse the values)."""
+    from compoworld.core.company import make_company
+    from compoworld.core.environment import Environment
+    from compoworld.tasks.workflow import Unsolvable
+
+    env = Environment.from_snapshot([cls.name, "email"], _probe_world(cls.name))
+    s0 = env.snapshot()
+    company = make_company(0, "small")
+    stub = Family(f"compiled.{cls.name}.{kind}", "project_management", (cls.name, "email"), lambda b: None)
+    for seed in range(PROBES):
+        env.restore(s0)
+        b = Builder(env=env, rng=random.Random(seed), company=company, family=stub)
+        try:
+            KINDS[kind][0](b, res)
+        except (
+            PlantError,
+            Unsolvable,
+            NoValue,
+            AssertionError,
+            StopIteration,
+            KeyError,
+            ValueError,
+            TypeError,
+        ):
+            continue
+        if b.instruction and b.s0 is not None:
+            return True
+    return False
+
+
+@lru_cache(maxsize=512)
+def _probe_world(service: str) -> dict[str, Any]:
+    from compoworld.core.environment import Environment
+
+    return Environment(services=[service, "email"], seed=0, size="small").snapshot()
+
+
+@lru_cache(maxsize=8)
+def _families_for(classes: tuple[Any, ...]) -> dict[str, Family]:
+    from compoworld.spec.domains import domains_of
+
+    out: dict[str, Family] = {}
+    for cls in classes:
+        res = resources_of(cls)
+        work = getattr(cls, "work_domain", None) or domains_of(cls.manifest)[1]
+        work = work if work in DOMAINS else "project_management"
+        for kind, (_, summary) in KINDS.items():
+            fit = tuple(r for r in res if _fits(kind, r) and works(cls, kind, r))
+            if fit:
+                name = f"compiled.{cls.name}.{kind}"
+                out[name] = Family(
+                    name, work, tuple(sorted((cls.name, "email"))), _builder(kind, fit), summary
+                )
+    return out
+
+
+def compiled_families() -> dict[str, Family]:
+    """Families for the compiled services of the current library (by name)."""
+    from compoworld.services import registry
+    from compoworld.spec.runtime import CompiledService
+
+    reg = registry()
+    if "email" not in reg:
+        return {}
+    return _families_for(tuple(c for _, c in sorted(reg.items()) if issubclass(c, CompiledService)))
