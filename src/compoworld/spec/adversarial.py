@@ -96,6 +96,18 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
     props = schema.get("properties", {})
     required = list(schema.get("required", []))
     args = valid_args(svc, t, rng)
+    rule = op.get("requires")
+    if rule:  # a stated precondition: the named record breaks it (422, nothing changes), then meets it
+        key = str(flat_args(op, args)[op["id_param"]])
+        table = svc.manifest["resources"][op["resource"]]["table"]
+        _set_state(svc, table, key, rule, holds=False)
+        _expect_error(env, svc, t["name"], args, f"the rule {rule['text']!r} broken", 422)
+        _set_state(svc, table, key, rule, holds=True)
+    for p, (lo, hi) in (op.get("bounds") or {}).items():
+        if p in props:
+            out = hi + 1 if hi is not None else lo - 1
+            out = int(out) if props[p].get("type") == "integer" and out == int(out) else out
+            _expect_error(env, svc, t["name"], {**args, p: out}, f"'{p}' outside its stated range", 400)
     # bad input first, each from the same starting state
     for p in required:
         _expect_error(env, svc, t["name"], {k: v for k, v in args.items() if k != p}, f"missing '{p}'", 400)
@@ -291,6 +303,15 @@ def _semantic_list_checks(
             raise Failed(
                 "not_found_by_name", f"{lst['name']} does not find the new record by its name {label!r}"
             )
+
+
+def _set_state(svc: Any, table: str, key: str, rule: dict[str, Any], holds: bool) -> None:
+    """Arrange: put record `key` into a state that meets (or breaks) the rule."""
+    value = rule["value"]
+    if holds == rule["negate"]:
+        value = (not value) if isinstance(value, bool) else ("open" if value != "open" else "active")
+    svc.update(table, key, **{rule["field"]: value})
+    svc.store.commit()
 
 
 def _widest(schema: dict[str, Any], limit: bool, sampled: Any) -> Any:

@@ -891,6 +891,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             entry.update(status="simulated", cause=op["cause"], reason=op["reason"], op={"kind": "simulated"})
         else:
             _defaults(op, t.input_schema, resources.get(op.get("resource") or "", {}).get("fields", {}))
+            _rules(op, t, resources.get(op.get("resource") or "", {}).get("fields", {}))
             if op["kind"] == "create":
                 natural = resources[op["resource"]]["id_param"]
                 parent_param = (op.get("parent") or {}).get("param")
@@ -920,6 +921,86 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         "tools": tools,
         "defects": defects,
     }
+
+
+NUM_RE = r"(-?\d+(?:\.\d+)?)"
+RANGE_IN_TEXT = (
+    re.compile(rf"between\s+{NUM_RE}\s+and\s+{NUM_RE}", re.I),
+    re.compile(rf"(?:^|[\s(\[]){NUM_RE}\s*(?:-|–|\.\.)\s*{NUM_RE}(?=[\s)\],.;]|$)"),
+)
+MAX_IN_TEXT = re.compile(
+    rf"\b(?:max(?:imum)?|at most|up to|no more than)\b\s*(?:of|is|value|:|=)?\s*{NUM_RE}\b", re.I
+)
+MIN_IN_TEXT = re.compile(
+    rf"\b(?:min(?:imum)?|at least|no less than)\b\s*(?:of|is|value|:|=)?\s*{NUM_RE}\b", re.I
+)
+
+
+def stated_bounds(schema: dict[str, Any]) -> tuple[float | None, float | None] | None:
+    """The range a numeric parameter's description states ("1-100", "between 1 and 100", "max 50",
+    "minimum 24") where its schema has none; None when it states none, or one its default breaks."""
+    if not isinstance(schema, dict) or _type_of(schema) not in ("integer", "number"):
+        return None
+    if "minimum" in schema or "maximum" in schema or "exclusiveMinimum" in schema:
+        return None
+    text = str(schema.get("description", ""))
+    lo = hi = None
+    for rx in RANGE_IN_TEXT:
+        m = rx.search(text)
+        if m and float(m.group(1)) < float(m.group(2)):
+            lo, hi = float(m.group(1)), float(m.group(2))
+            break
+    if lo is None and (m := MIN_IN_TEXT.search(text)):
+        lo = float(m.group(1))
+    if hi is None and (m := MAX_IN_TEXT.search(text)):
+        hi = float(m.group(1))
+    if lo is None and hi is None or (lo is not None and hi is not None and lo > hi):
+        return None
+    d = schema.get("default")
+    if isinstance(d, int | float) and ((lo is not None and d < lo) or (hi is not None and d > hi)):
+        return None  # the spec contradicts itself: enforce neither
+    return lo, hi
+
+
+# "must be stopped first", "only draft invoices can be deleted", "completed pipelines cannot be cancelled"
+STATE_RULES = (
+    (re.compile(r"\b(?:must|should|needs to) be (\w+) (?:first|beforehand|before)", re.I), False),
+    (re.compile(r"\bonly (\w+) \w+ (?:can|may) be \w+", re.I), False),
+    (
+        re.compile(r"\bcan only be \w+ (?:when|if|while) (?:it is |it's |the \w+ is )?(?:in )?(\w+)", re.I),
+        False,
+    ),
+    (re.compile(r"\b(\w+) \w+s? (?:cannot|can't|can not) be \w+", re.I), True),
+)
+
+
+def _state_rule(description: str, fields: dict[str, str]) -> dict[str, Any] | None:
+    """A precondition on the record's state that the description states, for the states this
+    service's own transitions write (`locked`, `status: stopped`, ...); None where it states none."""
+    states: dict[str, tuple[str, Any]] = {}
+    for field, value in TRANSITIONS.values():
+        if isinstance(value, str) and value and field in fields:
+            states[value] = (field, value)
+        elif value is True and field in fields:
+            states[field] = (field, True)
+    for sentence in re.split(r"(?<=[.;!?])\s+", description):
+        for rx, negate in STATE_RULES:
+            m = rx.search(sentence)
+            word = m.group(1).lower() if m else ""
+            if word and word in states:
+                field, value = states[word]
+                return {"field": field, "value": value, "negate": negate, "text": sentence.strip()[:200]}
+    return None
+
+
+def _rules(op: dict[str, Any], tool: SpecTool, fields: dict[str, str]) -> None:
+    bounds = {
+        p: list(b) for p, s in tool.input_schema.get("properties", {}).items() if (b := stated_bounds(s))
+    }
+    if bounds:
+        op["bounds"] = bounds
+    if op["kind"] in ("update", "delete", "transition") and (rule := _state_rule(tool.description, fields)):
+        op["requires"] = rule
 
 
 def _defaults(op: dict[str, Any], schema: dict[str, Any], fields: dict[str, str]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, create_model
 
-from compoworld.core.envelope import Conflict, NotFound, ToolError, failure
+from compoworld.core.envelope import Conflict, NotFound, RuleViolation, ToolError, failure
 from compoworld.core.schema import schema_violations
 from compoworld.core.service import SeedContext, Service, decode_arguments
 from compoworld.core.state import META
@@ -161,6 +161,8 @@ class CompiledService(Service):
             bad = _non_finite(arguments, spec.name)
         if not bad:
             arguments, bad = _integers(arguments, spec.input_schema, spec.name)
+        if not bad and op.get("bounds"):
+            bad = _out_of_bounds(op["bounds"], arguments, spec.name)
         if bad:
             return self._mark(failure(400, "invalid_arguments", bad), op)
         if op["kind"] == "simulated" or op.get("quarantined"):
@@ -268,6 +270,19 @@ class CompiledService(Service):
                     continue  # the spec's own default parent (`primary`, `me`) always exists
                 self._find(op, v, parent["resource"])
 
+    def _require_state(self, op: dict[str, Any], rec: dict[str, Any]) -> None:
+        """The state precondition the spec states for this operation (422 where the record breaks it)."""
+        rule = op.get("requires")
+        if not rule:
+            return
+        holds = rec.get(rule["field"]) == rule["value"]
+        if holds == rule["negate"]:
+            have = rec.get(rule["field"])
+            raise RuleViolation(
+                f"{op['resource'].replace('_', ' ')} '{rec['id']}' has {rule['field']} {have!r}: "
+                f'the spec says "{rule["text"]}"'
+            )
+
     def _op_create(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         r = self._res(op)
         if op.get("defaults"):  # a field the call leaves out takes the spec's default
@@ -339,16 +354,19 @@ class CompiledService(Service):
 
     def _op_update(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
+        self._require_state(op, rec)
         self._check_parent(op, args)
         return self.update(self._res(op)["table"], rec["id"], **self._fields(op, args, {op["id_param"]}))
 
     def _op_delete(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
+        self._require_state(op, rec)
         self.remove(self._res(op)["table"], rec["id"])
         return {"id": rec["id"], "deleted": True}
 
     def _op_transition(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
+        self._require_state(op, rec)
         value = args.get(op["from_param"]) if "from_param" in op else op["value"]
         return self.update(self._res(op)["table"], rec["id"], **{op["field"]: value})
 
@@ -406,6 +424,21 @@ def _integers(args: dict[str, Any], schema: dict[str, Any], tool: str) -> tuple[
                 return args, bad
             out[k] = inner
     return out, ""
+
+
+def _out_of_bounds(bounds: dict[str, list[float | None]], args: dict[str, Any], tool: str) -> str:
+    """A numeric argument outside the range its description states ("1-100", "max 50")."""
+    for p, (lo, hi) in bounds.items():
+        v = args.get(p)
+        if not isinstance(v, int | float) or isinstance(v, bool):
+            continue
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            if lo is not None and hi is not None:
+                want = f"between {lo:g} and {hi:g}"
+            else:
+                want = f"at least {lo:g}" if lo is not None else f"at most {hi:g}"
+            return f"{tool}: '{p}' must be {want} (its description says so), got {v!r}"
+    return ""
 
 
 def _non_finite(value: Any, tool: str, where: str = "") -> str:

@@ -123,6 +123,12 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
             args = put_arg(
                 tool, args, inner, _typed(keys[rng.randrange(len(keys))], param_schema(tool, inner))
             )
+    for p, (lo, hi) in (op.get("bounds") or {}).items():  # the range a description states
+        v = args.get(p)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            v = max(lo, v) if lo is not None else v
+            v = min(hi, v) if hi is not None else v
+            args[p] = int(v) if props.get(p, {}).get("type") == "integer" and v == int(v) else v
     parent = op.get("parent") or {}
     idp, pp = op.get("id_param"), parent.get("param")
     flat = flat_args(op, args)
