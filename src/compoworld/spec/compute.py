@@ -633,6 +633,8 @@ def described_default(schema: dict[str, Any]) -> Any:
     raw, t = m.group(1).rstrip("."), schema.get("type")
     if isinstance(t, list):
         t = next((x for x in t if x != "null"), None)
+    if not raw or not raw.strip(".-+/"):
+        return None
     try:
         value: Any = {"integer": int, "number": float}.get(t, str)(raw) if t != "boolean" else None
     except ValueError:
