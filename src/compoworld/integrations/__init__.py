@@ -1,0 +1,6 @@
+"""Trainer adapters: TRL's environment factory (`integrations.trl`), verl's tool and reward function
+(`integrations.verl`), and a tiny local model for tests and examples (`integrations.tiny`).
+
+Importing this package imports no trainer: each adapter imports its library when it is used
+(`pip install 'compoworld[train]'`).
+"""
