@@ -235,3 +235,37 @@ def test_grpo_one_step_with_the_environment_factory(world, tmp_path) -> None:
     logged = next(h for h in trainer.state.log_history if "frac_reward_zero_std" in h)
     assert logged["frac_reward_zero_std"] == 0.0 and logged["tools/failure_frequency"] == 0.0
     assert math.isfinite(logged["loss"])
+
+
+def test_export_sft_command_prints_token_lengths(world, tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from compoworld.cli.main import app
+    from compoworld.tasks.model import save_tasks
+
+    runner = CliRunner()
+    save_tasks(world["tasks"], tmp_path / "tasks.jsonl")
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            "--tasks",
+            str(tmp_path / "tasks.jsonl"),
+            "--agent",
+            "oracle",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "sft.jsonl"
+    base = ["export", "sft", "--runs", str(tmp_path / "run"), "--out", str(out), "--format", "trl"]
+    r = runner.invoke(app, [*base, "--tokenizer", str(world["model"])])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    lengths = row_lengths(rows, AutoTokenizer.from_pretrained(world["model"]))
+    text = " ".join(r.output.split())
+    assert f"max {max(a for a, _ in lengths)};" in text and "(tokenizer)" in text
+    assert f"at most {max(len(row['tools']) for row in rows)}" in text
+    r = runner.invoke(app, [*base[:-1], "openai", "--tools", "offered"])
+    assert r.exit_code == 2 and "over the 128" in " ".join(r.output.split())
