@@ -349,7 +349,9 @@ def export_rl_command(
     tasks: Annotated[Path, typer.Option(help="JSONL task file.")],
     out: Annotated[Path, typer.Option(help="Output Parquet file.")],
     format: Annotated[str, typer.Option(help="verl or trl.")] = "verl",
-    mode: Annotated[str, typer.Option(help="direct or gateway tools.")] = "direct",
+    mode: Annotated[
+        str, typer.Option(help="direct or gateway tools (gateway: 5 tools, a prompt that fits).")
+    ] = "direct",
 ) -> None:
     """Prompts plus everything the reward needs, as verl or TRL read their datasets."""
     from compoworld.export.rl import export_rl
@@ -357,12 +359,53 @@ def export_rl_command(
 
     if format not in ("verl", "trl"):
         _fail("--format must be verl or trl")
+    if mode not in ("direct", "gateway"):
+        _fail("--mode must be direct or gateway")
     try:
         task_list = load_tasks(tasks)
     except (OSError, ValueError) as e:
         _fail(str(e))
     n = export_rl(task_list, out, format, mode)
-    console.print(f"wrote {n} prompt(s) ({format}) -> {out}")
+    console.print(f"wrote {n} prompt(s) ({format}, {mode}) -> {out}")
+    if format == "verl":
+        console.print(
+            f"tool config: compoworld export verl-tools --mode {mode}"
+            + (f" --tasks {tasks}" if mode == "direct" else "")
+            + " --out tool_config.yaml",
+            soft_wrap=True,
+        )
+
+
+@export_app.command("verl-tools")
+def export_verl_tools_command(
+    out: Annotated[Path, typer.Option(help="Output YAML (verl's multi_turn.tool_config_path).")],
+    mode: Annotated[str, typer.Option(help="direct or gateway, as the rows were exported.")] = "direct",
+    tasks: Annotated[
+        Path | None, typer.Option(help="JSONL task file (direct mode: its services name the tools).")
+    ] = None,
+    reward: Annotated[
+        str, typer.Option(help="The reward `finish` reports as its tool reward: score, V or wildawm.")
+    ] = "score",
+) -> None:
+    """verl's tool config: one CompoWorldTool per tool the RL rows can be offered."""
+    from compoworld.integrations.verl import REWARDS, tool_config, write_tool_config
+    from compoworld.tasks.model import load_tasks
+
+    if mode not in ("direct", "gateway"):
+        _fail("--mode must be direct or gateway")
+    if reward not in REWARDS:
+        _fail(f"--reward must be one of {', '.join(REWARDS)}")
+    if mode == "direct" and tasks is None:
+        _fail("--mode direct needs --tasks: the tools are those of the tasks' services")
+    task_list = []
+    if tasks is not None:
+        try:
+            task_list = load_tasks(tasks)
+        except (OSError, ValueError) as e:
+            _fail(str(e))
+    cfg = tool_config(mode, task_list, reward)
+    write_tool_config(out, cfg)
+    console.print(f"wrote {len(cfg['tools'])} tool(s) ({mode}) -> {out}")
 
 
 def replay_compat_command(

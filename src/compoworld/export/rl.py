@@ -1,7 +1,10 @@
 """RL export: one prompt per task with everything the reward needs, as verl and TRL read datasets.
 
 - verl: parquet columns `data_source`, `prompt` (chat messages), `ability`, `reward_model`
-  ({"style": "rule", "ground_truth": ...}) and `extra_info` (task id, index, tools, the task JSON).
+  ({"style": "rule", "ground_truth": ...}), `agent_name` ("tool_agent": verl's ToolAgentLoop) and
+  `extra_info` (task id, index, tools, the task JSON, the mode, `tools_kwargs` for
+  `integrations.verl.CompoWorldTool` and, in direct mode, `tool_selection`); the tool config is
+  `compoworld export verl-tools`, the reward `integrations.verl.compute_score`.
 - trl: parquet columns `prompt` (chat messages), `task_id`, `tools` and `task` (JSON text);
   TRL passes extra columns to reward functions, which can call `score_completion`.
 
@@ -64,11 +67,14 @@ def export_rl(tasks: list[Task], out: str | Path, fmt: str, mode: str = "direct"
 
     if fmt not in ("verl", "trl"):
         raise ValueError(f"unknown RL format {fmt!r}: expected verl or trl")
+    if fmt == "verl":
+        from compoworld.integrations.verl import row_columns
     rows = []
     for i, t in enumerate(tasks):
         tools = json.dumps(episode_tools(t.all_services, mode))
         task_json = t.to_json().decode()
         if fmt == "verl":
+            cols = row_columns(t, mode)
             rows.append(
                 {
                     "data_source": "compoworld",
@@ -80,7 +86,14 @@ def export_rl(tasks: list[Task], out: str | Path, fmt: str, mode: str = "direct"
                             {"rubric": [r.model_dump() for r in t.rubric], "answer": t.answer}
                         ),
                     },
-                    "extra_info": {"index": i, "task_id": t.id, "tools": tools, "task": task_json},
+                    "agent_name": cols["agent_name"],
+                    "extra_info": {
+                        "index": i,
+                        "task_id": t.id,
+                        "tools": tools,
+                        "task": task_json,
+                        **cols["extra_info"],
+                    },
                 }
             )
         else:

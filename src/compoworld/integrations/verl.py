@@ -1,0 +1,631 @@
+"""verl adapter: a `BaseTool` for verl's `ToolAgentLoop`, its tool config, and a reward function.
+
+    compoworld export rl --tasks T.jsonl --format verl --mode gateway --out train.parquet
+    compoworld export verl-tools --mode gateway --out tool_config.yaml
+    python -m verl.trainer.main_ppo data.train_files=train.parquet \\
+        actor_rollout_ref.rollout.multi_turn.enable=True \\
+        actor_rollout_ref.rollout.multi_turn.tool_config_path=tool_config.yaml \\
+        custom_reward_function.path=pkg://compoworld.integrations.verl custom_reward_function.name=compute_score
+
+What verl 0.9 does, and what this module does about it (paths under `verl/`):
+- `tools/tool_registry.py` `initialize_tools_from_config` makes one tool object per YAML entry, once per
+  agent-loop worker, from `class_name`, `config` (`type: native`) and `tool_schema`. So one class,
+  `CompoWorldTool`, serves every tool: an entry per task tool (direct mode) or per meta-tool (gateway
+  mode), plus `finish`; its `config` carries the mode and the reward.
+- `experimental/agent_loop/tool_agent_loop.py` `_call_tool` (l. 484-496) runs every single call as
+  `create(create_kwargs=tools_kwargs[name]["create_kwargs"])` -> `execute(instance_id, args,
+  agent_data=agent_data)` -> `release(instance_id)`: an instance lives for one call, and `create` sees
+  no rollout. The rollout's environment is therefore keyed by `agent_data.request_id` (l. 142, 145)
+  in a store that every `CompoWorldTool` of the process shares, made on the rollout's first call and
+  dropped when its `AgentData` is garbage-collected (verl has no end-of-rollout hook). The key holds the
+  `AgentData`'s identity too: `full_determinism` ids (`det-{priority}`, l. 128) repeat at every step. `release` frees the call's instance, and the rollout's state when the rollout
+  was keyed by the instance itself (a driver that passes no `agent_data`).
+- The task comes from `create_kwargs["task"]`. The RL export puts it once per row, in `finish`'s
+  `create_kwargs` (every rollout is offered `finish`); a tool whose own `create_kwargs` lack it finds it
+  in `agent_data.tools_kwargs` (the row's `extra_info.tools_kwargs`, `utils/dataset/rl_dataset.py` l. 403).
+- Step rewards go to `agent_data.tool_rewards` (l. 375); `finish` reports the rollout's reward, other
+  calls 0. `finish` also leaves the verifier's verdict in `agent_data.extra_fields["extras"]` (`extras`
+  is one of the keys verl keeps for every rollout, `agent_loop.py` l. 1122-1128, so batches of workers
+  concatenate), and the reward loop merges those fields into the reward function's `extra_info`
+  (`experimental/reward_loop/reward_manager/naive.py` l. 45-47).
+- The reward function is called as `compute_score(data_source=, solution_str=, ground_truth=,
+  extra_info=, **reward_kwargs)` (`naive.py` l. 66-84, `trainer/ppo/reward.py` l. 50-86), with
+  `solution_str` the decoded response: tool calls in the chat template's form and tool results.
+  `compute_score` uses the tool's verdict when there is one, else replays the text's calls on a fresh
+  copy of the task. Either way the reward is the verifier's, from state.
+
+Nothing the agent sees carries ground truth: tool results are the services' envelopes, and `finish`
+answers `{"finished": true}`. The verdict and the rewards go to the trainer only.
+
+The rollout's reward (`reward=`, in the tool's config and in `compute_score`'s `reward_kwargs`):
+`score` (the verifier's partial score: goal checks' weighted share, 0 when a guard fails), `V` (1 when
+every check passes), or `wildawm` (-1 on a format failure, else min(1, V + 0.1/N sum v_i) over the N goal
+checks). CompoWorld's rubric reward weighs checks by the group's pass rates, so it needs every rollout of
+a group at once; verl's reward function sees one rollout, and `score` is that reward with equal weights.
+
+A format failure is what the episode loop calls one (`agents.loop`): `MAX_MALFORMED_TURNS` assistant turns
+in a row whose tool calls were all unusable (not JSON, unknown tool, a gateway call answered 404).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from compoworld.agents.prompt import FINISH, FINISH_TOOL
+from compoworld.core.envelope import envelope_text, failure
+from compoworld.rewards import episode_wildawm_reward
+from compoworld.tasks.model import Task
+
+DATA_SOURCE = "compoworld"
+AGENT_NAME = "tool_agent"  # verl's ToolAgentLoop (`@register("tool_agent")`)
+TOOL_CLASS = "compoworld.integrations.verl.CompoWorldTool"
+MODES = ("direct", "gateway")
+REWARDS = ("score", "V", "wildawm")
+MAX_MALFORMED_TURNS = 3  # as agents.loop: turns in a row without a usable call make a format failure
+EXTRAS = "extras"  # the AgentData.extra_fields key verl keeps for every rollout
+VERDICT = "compoworld"  # our entry under it
+MAX_ROLLOUTS = 8192  # live rollouts kept without an AgentData to free them (explicit drivers)
+
+_FINISHED = {"success": True, "data": {"finished": True}}
+
+
+def _check_choice(what: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r}: expected one of {', '.join(choices)}")
+    return value
+
+
+# ---- tasks -------------------------------------------------------------------------------------
+_TASKS: OrderedDict[str, Task] = OrderedDict()  # parsed tasks by their text: GRPO rolls each N times
+_TASKS_LOCK = threading.Lock()
+
+
+def load_task(source: Task | Mapping[str, Any] | str | bytes) -> Task:
+    """A task from what a row carries: a `Task`, its dict, or its JSON text (full, or a task-file line
+    whose s0 is a patch on the seeded base world)."""
+    if isinstance(source, Task):
+        return source
+    if isinstance(source, Mapping):
+        from compoworld.verify.verifier import _task_of
+
+        return _task_of(dict(source))
+    if not isinstance(source, str | bytes):
+        raise ValueError(f"a task must be JSON text or a dict, got {type(source).__name__}")
+    key = source if isinstance(source, str) else source.decode()
+    with _TASKS_LOCK:
+        hit = _TASKS.get(key)
+        if hit is not None:
+            _TASKS.move_to_end(key)
+            return hit
+    try:
+        data = orjson.loads(key)
+    except orjson.JSONDecodeError as e:
+        raise ValueError(f"the task is not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise ValueError("the task must be a JSON object")
+    from compoworld.verify.verifier import _task_of
+
+    task = _task_of(data)
+    with _TASKS_LOCK:
+        _TASKS[key] = task
+        while len(_TASKS) > 256:
+            _TASKS.popitem(last=False)
+    return task
+
+
+def _mode_tools(mode: str) -> dict[str, Any]:
+    from compoworld.core.gateway import SPECS
+
+    return SPECS if mode == "gateway" else {}
+
+
+# ---- one rollout -------------------------------------------------------------------------------
+@dataclass
+class Rollout:
+    """One rollout's episode: its environment, the answer, and the usability of each turn's calls."""
+
+    task: Task
+    offered: frozenset[str] | None = None  # the tool names the rollout was offered (None: any)
+    env: Any = None
+    answer: str | None = None
+    done: bool = False
+    verdict: dict[str, Any] | None = None
+    turns: dict[int, bool] = field(default_factory=dict)  # turn -> some call of it was usable
+    turn: int = 0  # the latest turn seen
+
+    def __post_init__(self) -> None:
+        if self.env is None:
+            self.env = self.task.environment()
+
+    def call(self, name: Any, arguments: Any, turn: int | None = None) -> dict[str, Any]:
+        """Run one call of turn `turn` (default: a turn of its own) and return its envelope."""
+        self.turn = self.turn + 1 if turn is None else max(turn, self.turn)
+        t = self.turn
+        self.turns.setdefault(t, False)
+        if self.done:
+            return failure(409, "episode_finished", "The task is finished: `finish` was already called.")
+        result, usable = self._run(name, arguments)
+        if usable:
+            self.turns[t] = True
+        return result
+
+    def malformed_turn(self, turn: int | None = None) -> None:
+        """A turn whose calls never reached a tool (not JSON, no such tool)."""
+        self.turn = self.turn + 1 if turn is None else max(turn, self.turn)
+        self.turns.setdefault(self.turn, False)
+
+    def _run(self, name: Any, arguments: Any) -> tuple[dict[str, Any], bool]:
+        if name == FINISH:
+            answer = arguments.get("answer", "") if isinstance(arguments, dict) else None
+            if not isinstance(answer, str):
+                return failure(400, "invalid_arguments", 'finish takes {"answer": string}'), False
+            self.answer, self.done = answer, True
+            self.verdict = self._verdict()
+            self.env = None  # the state is no longer needed: the verdict holds what the trainer gets
+            return dict(_FINISHED), True
+        if not isinstance(name, str) or (self.offered is not None and name not in self.offered):
+            return failure(404, "unknown_tool", f"Unknown tool {str(name)[:100]!r}."), False
+        if name in _mode_tools("gateway"):  # a meta-tool: one that answers 404 goes nowhere
+            result = self.env.gateway.call(name, arguments)
+            return result, not (result.get("success") is False and result["error"]["code"] == 404)
+        result = self.env.call(name, arguments)
+        bad = result.get("success") is False and result["error"]["type"] == "unknown_tool"
+        return result, not bad
+
+    def format_ok(self) -> bool:
+        run = 0
+        for t in range(1, self.turn + 1):
+            run = 0 if self.turns.get(t, False) else run + 1  # a turn never seen had only unusable calls
+            if run >= MAX_MALFORMED_TURNS:
+                return False
+        return True
+
+    def _verdict(self) -> dict[str, Any]:
+        from compoworld.verify.verifier import verify
+
+        r = verify(self.task, self.env.snapshot(), self.answer)
+        return {
+            "task_id": self.task.id,
+            "score": r.score,
+            "V": r.V,
+            "format_ok": self.format_ok(),
+            "finished": self.done,
+            "checks": [{"id": c.id, "passed": c.passed, "kind": c.kind} for c in r.checks],
+        }
+
+    def result(self) -> dict[str, Any]:
+        """The verdict: at `finish`, or of the state now (no answer) for a rollout still going."""
+        if self.verdict is not None:
+            return self.verdict
+        if self.env is None:
+            raise RuntimeError("this rollout's state was released before it finished")
+        return self._verdict()
+
+
+def reward_of(verdict: Mapping[str, Any], reward: str = "score") -> float:
+    """The rollout's reward from a verdict: the verifier's score, V, or WildAWM's reward."""
+    _check_choice("reward", reward, REWARDS)
+    if reward == "score":
+        return float(verdict["score"])
+    if reward == "V":
+        return float(verdict["V"])
+    return episode_wildawm_reward(bool(verdict["format_ok"]), bool(verdict["V"]), verdict["checks"])
+
+
+# ---- the text verl passes --------------------------------------------------------------------------
+_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_RESPONSE = re.compile(r"<tool_response>.*?</tool_response>", re.DOTALL)
+_ROLE = re.compile(r"^\s*(assistant|user)\s*\n", re.IGNORECASE)
+MALFORMED = object()  # a tool call that does not parse
+
+
+@dataclass
+class Turn:
+    calls: list[Any]  # (name, arguments) or MALFORMED
+    text: str
+
+
+def format_tool_call(name: str, arguments: Any) -> str:
+    """One call as the hermes template writes it (and verl's hermes parser reads it)."""
+    return (
+        "<tool_call>\n"
+        + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+        + "\n</tool_call>"
+    )
+
+
+def _parse_call(body: str) -> Any:
+    # as verl's HermesToolParser: json.loads, then ["name"] and ["arguments"] (a call without them is dropped)
+    try:
+        obj = json.loads(body)
+        name, args = obj["name"], obj["arguments"]
+    except Exception:
+        return MALFORMED
+    return (name, args) if isinstance(name, str) else MALFORMED
+
+
+def parse_turns(text: str) -> list[Turn]:
+    """The assistant turns of a decoded multi-turn response, each with its tool calls.
+
+    Tool results (`<tool_response>` blocks) separate turns and are never read as calls. Where the
+    tokenizer dropped the markup (`skip_special_tokens` on a template whose tags are special tokens),
+    calls are the bare `{"name", "arguments"}` objects and results the bare envelopes."""
+    if "<tool_call>" not in text and "<tool_response>" not in text:
+        return _parse_bare(text)
+    turns = []
+    parts = _RESPONSE.split(text)
+    for i, part in enumerate(parts):
+        calls = [_parse_call(m) for m in _CALL.findall(part)]
+        rest = _ROLE.sub("", _CALL.sub("", part)).strip()
+        if calls or (i == len(parts) - 1 and rest):
+            turns.append(Turn(calls, _ROLE.sub("", rest).strip()))
+    return turns
+
+
+def _parse_bare(text: str) -> list[Turn]:
+    dec = json.JSONDecoder()
+    turns: list[Turn] = []
+    calls: list[Any] = []
+    last = 0
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            obj, end = dec.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(obj, dict) and "name" in obj and "arguments" in obj:
+            calls.append(_parse_call(json.dumps(obj)))
+        elif isinstance(obj, dict) and "success" in obj and calls:  # a result: the turn is over
+            turns.append(Turn(calls, ""))
+            calls = []
+        last = end
+        pos = text.find("{", end)
+    tail = _ROLE.sub("", text[last:]).strip()
+    if calls:
+        turns.append(Turn(calls, ""))
+    elif tail:  # after the last result: the final reply
+        turns.append(Turn([], tail))
+    return turns
+
+
+def replay_text(task: Task, text: str, offered: Iterable[str] | None = None) -> dict[str, Any]:
+    """Replay a response's tool calls on a fresh copy of `task`, as the episode loop runs them: calls in
+    order, up to `finish`; a final turn without calls is the answer. A call to a tool not `offered` is
+    unknown (as verl answers it). Returns the verdict."""
+    r = Rollout(task, frozenset(offered) if offered is not None else None)
+    for turn in parse_turns(text):
+        if not turn.calls:
+            r.answer = turn.text
+            break
+        r.malformed_turn()  # opens the turn; a usable call below marks it usable
+        for c in turn.calls:
+            if c is MALFORMED:
+                continue
+            r.call(c[0], c[1], turn=r.turn)
+            if r.done:
+                break
+        if r.done:
+            break
+    return r.result()
+
+
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any = None,
+    extra_info: Mapping[str, Any] | None = None,
+    reward: str = "score",
+    source: str = "auto",
+    **kwargs: Any,
+) -> float | dict[str, float]:
+    """verl's custom reward function (`custom_reward_function.path=pkg://compoworld.integrations.verl`,
+    `name=compute_score`; `custom_reward_function.reward_kwargs.reward=score|V|wildawm`).
+
+    For rows of `data_source` "compoworld" (`export rl --format verl`), the verifier's reward of the
+    rollout: from the verdict `CompoWorldTool` reported at `finish`, else by replaying the calls in
+    `solution_str` on a fresh copy of `extra_info["task"]` (`source="text"` always replays);
+    "auto" takes the verdict when there is one (it is the state the agent saw; the replay gives the
+    same). Returns a dict (verl logs its keys): `score` (the reward),
+    `verifier_score`, `V`, `format_ok` and `from_tool`. Other data sources go to verl's
+    `default_compute_score`.
+    """
+    if data_source != DATA_SOURCE:
+        from verl.utils.reward_score import default_compute_score
+
+        return default_compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)
+    _check_choice("reward", reward, REWARDS)
+    _check_choice("source", source, ("auto", "text"))
+    info = extra_info or {}
+    verdict = None
+    if source == "auto":
+        extras = info.get(EXTRAS)
+        verdict = extras.get(VERDICT) if isinstance(extras, Mapping) else None
+        if verdict is not None and info.get("task_id") not in (None, verdict.get("task_id")):
+            raise ValueError(
+                f"compute_score: the tool's verdict is for task {verdict.get('task_id')!r}, the row is "
+                f"{info.get('task_id')!r}"
+            )
+    from_tool = verdict is not None
+    if verdict is None:
+        if "task" not in info:
+            raise ValueError(
+                "compute_score: extra_info has no 'task' (export the rows with "
+                "`compoworld export rl --format verl`)"
+            )
+        task = load_task(info["task"])
+        mode = _check_choice("mode", info.get("mode") or "direct", MODES)
+        offered = info.get("tool_selection")
+        if mode == "gateway":
+            offered = [*_mode_tools("gateway"), FINISH]
+        elif offered is None:
+            offered = [*_tool_names(task.all_services), FINISH]
+        verdict = replay_text(task, solution_str or "", offered)
+    return {
+        "score": reward_of(verdict, reward),
+        "verifier_score": float(verdict["score"]),
+        "V": float(verdict["V"]),
+        "format_ok": float(bool(verdict["format_ok"])),
+        "from_tool": float(from_tool),
+    }
+
+
+# ---- the tool config -----------------------------------------------------------------------------
+def _tool_names(services: Iterable[str]) -> list[str]:
+    from compoworld.core.environment import full_name
+    from compoworld.services import registry
+
+    reg = registry()
+    return [full_name(s, t) for s in dict.fromkeys(services) for t in reg[s].tool_specs]
+
+
+def tool_schemas(mode: str, services: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The OpenAI tool schemas of a mode: the meta-tools (gateway) or `services`' tools (direct),
+    then `finish`."""
+    from compoworld.core.environment import full_name, tool_entry
+    from compoworld.services import registry
+
+    _check_choice("mode", mode, MODES)
+    if mode == "gateway":
+        tools = [tool_entry(n, s, "openai") for n, s in _mode_tools("gateway").items()]
+    else:
+        reg = registry()
+        unknown = [s for s in services if s not in reg]
+        if unknown:
+            raise ValueError(f"unknown service(s) {', '.join(unknown)}; known: {', '.join(reg)}")
+        tools = [
+            tool_entry(full_name(s, t), spec, "openai")
+            for s in dict.fromkeys(services)
+            for t, spec in reg[s].tool_specs.items()
+        ]
+    return [*tools, FINISH_TOOL]
+
+
+def tool_config(mode: str = "gateway", tasks: Iterable[Task] = (), reward: str = "score") -> dict[str, Any]:
+    """verl's tool config: one `CompoWorldTool` entry per tool the rows can be offered (direct mode:
+    every tool of the tasks' services and distractors; rows pick theirs by `tool_selection`)."""
+    _check_choice("reward", reward, REWARDS)
+    services = [s for t in tasks for s in t.all_services]
+    if mode == "direct" and not services:
+        raise ValueError("a direct-mode tool config needs the tasks (their services name the tools)")
+    return {
+        "tools": [
+            {
+                "class_name": TOOL_CLASS,
+                "config": {"type": "native", "mode": mode, "reward": reward},
+                "tool_schema": schema,
+            }
+            for schema in tool_schemas(mode, services)
+        ]
+    }
+
+
+def write_tool_config(path: str | Path, config: Mapping[str, Any]) -> Path:
+    """Write the config as YAML (JSON, which is YAML too, where PyYAML is missing)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import yaml
+    except ImportError:
+        text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+    else:
+        head = "# verl tool config written by `compoworld export verl-tools`\n"
+        text = head + yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True, width=1000)
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def row_columns(task: Task, mode: str) -> dict[str, Any]:
+    """The columns verl's agent loop reads from an RL row: `agent_name` and, for `extra_info`,
+    `mode`, `tools_kwargs` (the task once, in `finish`'s `create_kwargs`; a `task_id` in every offered
+    tool's) and, in direct mode, `tool_selection` (the tools of the task's services, and `finish`)."""
+    _check_choice("mode", mode, MODES)
+    meta = list(_mode_tools("gateway")) if mode == "gateway" else _tool_names(task.all_services)
+    names = [*meta, FINISH]
+    kwargs: dict[str, Any] = {n: {"create_kwargs": {"task_id": task.id}} for n in names}
+    kwargs[FINISH] = {"create_kwargs": {"task_id": task.id, "task": task.to_line().decode()}}
+    extra: dict[str, Any] = {"mode": mode, "tools_kwargs": kwargs, "need_tools_kwargs": True}
+    if mode == "direct":
+        extra["tool_selection"] = names
+    return {"agent_name": AGENT_NAME, "extra_info": extra}
+
+
+# ---- the verl tool -------------------------------------------------------------------------------
+class _Store:
+    """The live rollouts of a process, by key (a request id, or an instance id for explicit drivers)."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[str, Rollout] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> Rollout | None:
+        with self.lock:
+            r = self.items.get(key)
+            if r is not None:
+                self.items.move_to_end(key)
+            return r
+
+    def put(self, key: str, rollout: Rollout, owner: Any = None) -> None:
+        """Keep `rollout`; with an `owner` (its AgentData), until the owner is garbage-collected."""
+        with self.lock:
+            if owner is not None:
+                weakref.finalize(owner, self.discard, key, rollout)
+            self.items[key] = rollout
+            while len(self.items) > MAX_ROLLOUTS:
+                self.items.popitem(last=False)
+
+    def discard(self, key: str, rollout: Rollout | None = None) -> None:
+        with self.lock:
+            if key in self.items and (rollout is None or self.items[key] is rollout):
+                del self.items[key]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+ROLLOUTS = _Store()  # shared by every CompoWorldTool of the process: verl makes one object per tool
+
+
+def _task_source(create_kwargs: Mapping[str, Any] | None, agent_data: Any) -> Any:
+    if create_kwargs and create_kwargs.get("task") is not None:
+        return create_kwargs["task"]
+    tools_kwargs = getattr(agent_data, "tools_kwargs", None) or {}
+    for entry in tools_kwargs.values():
+        ck = (entry or {}).get("create_kwargs") or {}
+        if ck.get("task") is not None:
+            return ck["task"]
+    return None
+
+
+class _ToolCore:
+    """What `CompoWorldTool` does, without verl's base class (imported only when the tool is used)."""
+
+    def _setup(self, config: Mapping[str, Any] | None) -> None:
+        config = dict(config or {})
+        self.mode = _check_choice("mode", config.get("mode", "gateway"), MODES)
+        self.reward = _check_choice("reward", config.get("reward", "score"), REWARDS)
+        self._instances: dict[str, dict[str, Any]] = {}
+        self._ids = count()
+
+    async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, Any]:
+        from verl.tools.schemas import ToolResponse
+
+        if instance_id is None:
+            instance_id = f"{self.name}-{next(self._ids)}"
+        ck = kwargs.get("create_kwargs")
+        if ck is None and "task" in kwargs:
+            ck = {"task": kwargs["task"]}
+        self._instances[instance_id] = {"create_kwargs": dict(ck or {}), "key": None}
+        return instance_id, ToolResponse()
+
+    def _rollout(self, instance_id: str, agent_data: Any) -> tuple[str, Rollout]:
+        inst = self._instances.setdefault(instance_id, {"create_kwargs": {}, "key": None})
+        request_id = getattr(agent_data, "request_id", None)
+        owner = agent_data if request_id is not None else None
+        # the AgentData's identity too: verl's full_determinism ids (det-N) repeat at every step
+        key = f"{request_id}@{id(agent_data):x}" if owner is not None else instance_id
+        inst["key"] = key
+        r = ROLLOUTS.get(key)
+        if r is None:
+            src = _task_source(inst["create_kwargs"], agent_data)
+            if src is None:
+                raise ValueError(
+                    f"{self.name}: no task for this rollout: put it in "
+                    "extra_info.tools_kwargs.<tool>.create_kwargs.task (`compoworld export rl "
+                    "--format verl` does)"
+                )
+            r = Rollout(load_task(src))
+            ROLLOUTS.put(key, r, owner)
+        return key, r
+
+    async def execute(self, instance_id: str, parameters: Any, **kwargs: Any) -> tuple[Any, float, dict]:
+        from verl.tools.schemas import ToolResponse
+
+        agent_data = kwargs.get("agent_data")
+        _, r = self._rollout(instance_id, agent_data)
+        turn = getattr(agent_data, "assistant_turns", None)
+        was_done = r.done
+        result = r.call(self.name, parameters, turn=turn if isinstance(turn, int) and turn > 0 else None)
+        step = 0.0
+        if r.done and not was_done:  # this call was `finish`: report the rollout's reward
+            step = reward_of(r.verdict, self.reward)
+            extra = getattr(agent_data, "extra_fields", None)
+            if isinstance(extra, dict):
+                extras = extra.get(EXTRAS)
+                if not isinstance(extras, dict):
+                    extras = extra[EXTRAS] = {}
+                extras[VERDICT] = r.verdict
+        return ToolResponse(text=envelope_text(result)), step, {"success": result.get("success") is True}
+
+    async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
+        """The rollout's reward: of its verdict at `finish`, or of its state now (no answer)."""
+        _, r = self._rollout(instance_id, kwargs.get("agent_data"))
+        return reward_of(r.result(), self.reward)
+
+    async def release(self, instance_id: str, **kwargs: Any) -> None:
+        inst = self._instances.pop(instance_id, None)
+        if inst is not None and inst["key"] == instance_id:  # keyed by the instance: its rollout ends
+            ROLLOUTS.discard(instance_id)
+
+
+_TOOL_CLASS: type | None = None
+
+
+def _tool_class() -> type:
+    global _TOOL_CLASS
+    if _TOOL_CLASS is None:
+        from verl.tools.base_tool import BaseTool
+
+        class CompoWorldTool(_ToolCore, BaseTool):
+            """A CompoWorld tool for verl's `ToolAgentLoop` (one object per tool of the tool config;
+            `config`: `mode` direct|gateway, `reward` score|V|wildawm)."""
+
+            def __init__(self, config: dict, tool_schema: Any) -> None:
+                if tool_schema is None:
+                    raise ValueError(
+                        "CompoWorldTool needs its tool_schema in the tool config "
+                        "(`compoworld export verl-tools` writes it)"
+                    )
+                super().__init__(config, tool_schema)
+                self._setup(config)
+
+        CompoWorldTool.__module__ = __name__
+        _TOOL_CLASS = CompoWorldTool
+    return _TOOL_CLASS
+
+
+def __getattr__(name: str) -> Any:
+    # verl's BaseTool imports torch and ray (seconds): the class is built when first asked for, so the
+    # reward function and the config writer import without them
+    if name == "CompoWorldTool":
+        return _tool_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "AGENT_NAME",
+    "DATA_SOURCE",
+    "ROLLOUTS",
+    "Rollout",
+    "compute_score",
+    "format_tool_call",
+    "load_task",
+    "parse_turns",
+    "replay_text",
+    "reward_of",
+    "row_columns",
+    "tool_config",
+    "tool_schemas",
+    "write_tool_config",
+]
