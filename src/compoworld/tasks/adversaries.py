@@ -13,7 +13,8 @@ gets V = 0:
 The lazy solvers of `tasks audit` never follow the chain. For each value a write took from an
 observation, they look at the records listed beside it in that observation (the candidates the
 agent was shown) and act on: every one of them; the most recent one; the one that best matches
-the instruction's words.
+the instruction's words. A value inside free text (a reply that quotes a record's field) is a
+choice too: its identifying tokens, else the record whose own values the text repeats.
 """
 
 from __future__ import annotations
@@ -293,20 +294,28 @@ def flat(r: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _records_with(obj: Any, value: str) -> list[tuple[dict[str, Any], str, list[dict[str, Any]]]]:
-    """(record, field, siblings) for each list of records in `obj` with a record whose field is `value`."""
-    out = []
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
+def _same(v: Any, value: str) -> bool:
+    """A field shows the value: the same text, or the same number in another notation (12.50, 12.5)."""
+    if str(v) == value:
+        return True
+    if isinstance(v, int | float) and not isinstance(v, bool) and _NUMBER.fullmatch(value):
+        return abs(float(v) - float(value)) < 1e-9
+    return False
+
+
+def _record_lists(obj: Any) -> list[list[dict[str, Any]]]:
+    """Every list of records in an observation (a record set keyed by id counts as one)."""
+    out: list[list[dict[str, Any]]] = []
 
     def walk(o: Any) -> None:
         if isinstance(o, dict) and o and all(isinstance(v, dict) for v in o.values()) and len(o) > 1:
             walk(list(o.values()))  # a record set keyed by id (sheet rows, tables)
             return
         if isinstance(o, list):
-            recs = [x for x in o if isinstance(x, dict)]
-            for r in recs:
-                for k, v in flat(r).items():
-                    if str(v) == value:
-                        out.append((r, k, recs))
+            out.append([x for x in o if isinstance(x, dict)])
             for x in o:
                 walk(x)
         elif isinstance(o, dict):
@@ -315,6 +324,56 @@ def _records_with(obj: Any, value: str) -> list[tuple[dict[str, Any], str, list[
 
     walk(obj)
     return out
+
+
+def _records_with(obj: Any, value: str) -> list[tuple[dict[str, Any], str, list[dict[str, Any]]]]:
+    """(record, field, siblings) for each list of records in `obj` with a record whose field is `value`."""
+    return [
+        (r, k, recs)
+        for recs in _record_lists(obj)
+        for r in recs
+        for k, v in flat(r).items()
+        if _same(v, value)
+    ]
+
+
+def _forms(v: Any) -> set[str]:
+    """How a field's value reads in text: 12.5 as 12.5 and 12.50."""
+    if isinstance(v, bool) or v is None:
+        return set()
+    if isinstance(v, int | float):
+        return {str(v), f"{v:.2f}", *([str(int(v))] if v == int(v) else [])}
+    return {str(v)}
+
+
+def _shown_in(text: str, obj: Any) -> tuple[dict[str, Any], str, list[dict[str, Any]]] | None:
+    """The record of a list in `obj` whose own values the free text repeats (a reply that quotes a
+    record's field, a name, a URL, an id): the one repeating most of the values that set it apart
+    from its siblings, if exactly one does. Values of three characters or fewer are not evidence."""
+    low = text.casefold()
+
+    def shown(v: str) -> bool:
+        v = v.casefold()
+        if len(v) < 4:
+            return False
+        return re.search(r"(?<![\w])" + re.escape(v) + r"(?![\w])", low) is not None
+
+    best: tuple[int, dict[str, Any], str, list[dict[str, Any]]] | None = None
+    tie = False
+    for recs in _record_lists(obj):
+        if len(recs) < 2:
+            continue
+        own = [{k: _forms(v) for k, v in flat(r).items()} for r in recs]
+        every = set.intersection(*({x for fs in o.values() for x in fs} for o in own))
+        for r, o in zip(recs, own, strict=True):
+            hits = [k for k, fs in o.items() if any(f not in every and shown(f) for f in fs)]
+            if not hits:
+                continue
+            if best is None or len(hits) > best[0]:
+                best, tie = (len(hits), r, hits[0], recs), False
+            elif len(hits) == best[0] and r is not best[1]:
+                tie = True
+    return None if best is None or tie else best[1:]
 
 
 def _recency(r: dict[str, Any]) -> str:
@@ -333,7 +392,7 @@ def _words(s: str) -> set[str]:
 def solve_lazily(task: Task) -> dict[str, float]:
     """Solver -> its chance to pass the task (V = 1) without following the chain (1.0 or 0.0 for
     deterministic solvers; guesses among tied candidates count the share of ties that pass)."""
-    from compoworld.tasks.grounding import leaves
+    from compoworld.tasks.grounding import identifying, leaves, tool_enums
 
     env = task.environment()
     s0 = env.initial
@@ -346,17 +405,39 @@ def solve_lazily(task: Task) -> dict[str, float]:
     # every write value the reference learnt from an observation, with the records shown beside it
     points = []
     learnt = False
-    for _, c in writes:
+    for i, c in writes:
+        in_text = identifying(c.arguments, tool_enums(env, c.tool))
         for path, src in c.sources.items():
             if not src.startswith("obs:"):
                 continue
             learnt = True
-            value = next((str(v) for p, v in leaves(c.arguments) if p == path.rstrip("~")), None)
-            if value is None:
-                continue
-            hits = _records_with(obs[int(src[4:])].get("data"), value)
-            if hits and len(hits[0][2]) > 1 and all(hits[0][0] is not p[0] for p in points):
-                points.append(hits[0])
+            if path.endswith("~"):
+                # free text (a reply's body): the identifying tokens in it are what it learnt, and
+                # `sources` keeps one observation per path, so each token is looked for in all the
+                # earlier ones (its own first)
+                values = [tok for p, tok in in_text if p == path]
+                seen = [int(src[4:]), *(j for j in range(i) if j != int(src[4:]))]
+            else:
+                values = [str(v) for p, v in leaves(c.arguments) if p == path][:1]
+                seen = [int(src[4:])]
+            found = False
+            for value in values:
+                for j in seen:
+                    hits = _records_with(obs[j].get("data"), value)
+                    if hits and len(hits[0][2]) > 1:
+                        found = True
+                        if all(hits[0][0] is not p[0] for p in points):
+                            points.append(hits[0])
+                        break
+            if path.endswith("~") and not found:
+                # no token names a record: the text may still quote one (a field's value, a URL)
+                text = next((str(v) for p, v in leaves(c.arguments) if p == path[:-1]), "")
+                for j in seen:
+                    hit = _shown_in(text, obs[j].get("data"))
+                    if hit is not None:
+                        if all(hit[0] is not p[0] for p in points):
+                            points.append(hit)
+                        break
     if not points:
         # no choice was shown: a solver that skips the reads can only succeed if the writes need
         # nothing the observations revealed
@@ -414,8 +495,12 @@ def _solve_at(
         return passed / len(combos)
 
     # every: the reference plus, at each point, the same writes for every other candidate
+    # in an order that knows nothing of the target: where the outcome depends on which write comes
+    # first (a second page with the same title is refused) or last (a field is overwritten), the
+    # target is in the winning place one time in k
     every = [{}] + [_swap_to(rec, r) for rec, _f, sibs in points for r in sibs if r is not rec]
-    out = {"every": float(act(every, {}))}
+    first, last = act(every, {}), act([*every[1:], {}], {})
+    out = {"every": float(first) if first == last else 1 / len(every)}
     out["recent"] = guess(_recency)
     words = _words(task.instruction)
     out["keyword"] = guess(lambda r: len(words & _words(str(r))))
