@@ -4,8 +4,8 @@
     python examples/train_trl_sft.py --run runs/oracle     # rows of a run (`compoworld eval ...`)
     python examples/train_trl_sft.py --rows sft.jsonl --model Qwen/Qwen2.5-0.5B-Instruct --bf16   # GPU
 
-Rows are `compoworld export sft --format trl` (the default `--tools auto`: gateway form wherever a
-direct episode offered more than 128 tools). `max_length` is set from the rows' exact token lengths,
+Rows are `compoworld export sft --format trl` (by default in gateway form: 5 tools a row, the first
+assistant token under 1k tokens in). `max_length` is set from the rows' exact token lengths,
 so no assistant token is truncated away; `assistant_only_loss=True` masks everything else. A model
 of your own needs a chat template that TRL can give `{% generation %}` markers (Qwen2.5, Qwen3,
 Llama 3, ...; see TRL's training templates).

@@ -83,7 +83,8 @@ def test_sft_rows_carry_the_offered_tools_and_never_more_than_128(world) -> None
         offered = ep["offered"]
         assert offered[-1] == "finish" and len(offered) > 50  # direct: every tool of the task's services
         for fmt in ("openai", "trl"):
-            row = sft_record(ep, fmt)  # auto
+            assert [t["function"]["name"] for t in sft_record(ep, fmt)["tools"]] == gw["offered"]  # default
+            row = sft_record(ep, fmt, tools="auto")
             names = [t["function"]["name"] for t in row["tools"]]
             assert len(names) <= MAX_OPENAI_TOOLS
             assert names == (offered if len(offered) <= MAX_OPENAI_TOOLS else gw["offered"])
@@ -94,9 +95,7 @@ def test_sft_rows_carry_the_offered_tools_and_never_more_than_128(world) -> None
             with pytest.raises(TooManyTools, match=ep["task_id"]):
                 sft_record(ep, "openai", tools="offered")
         # the gateway form of a direct episode is the conversation the gateway really gives
-        assert _norm(sft_record(ep, "openai", tools="gateway")["messages"]) == _norm(
-            sft_record(gw, "openai")["messages"]
-        )
+        assert _norm(sft_record(ep, "openai")["messages"]) == _norm(sft_record(gw, "openai")["messages"])
         assert [t["function"]["name"] for t in sft_record(gw, "openai")["tools"]] == gw["offered"]
     assert over  # 5 distractors: some task offers more than 128 tools
 

@@ -292,11 +292,11 @@ def export_sft_command(
     tools: Annotated[
         str,
         typer.Option(
-            help="auto (the episode's tools when at most 128, else its gateway form), offered (exactly the "
-            "episode's tools; refuses OpenAI rows over 128) or gateway (direct episodes rewritten through the "
-            "4 meta-tools)."
+            help="gateway (direct episodes rewritten exactly through the 4 meta-tools: 5 tools a row), auto "
+            "(the episode's own tools when at most 128, else its gateway form) or offered (exactly the "
+            "episode's tools; refuses OpenAI rows over 128)."
         ),
-    ] = "auto",
+    ] = "gateway",
     tokenizer: Annotated[
         Path | None,
         typer.Option(help="A tokenizer folder (from_pretrained) to count the rows' tokens exactly."),
