@@ -373,7 +373,16 @@ def test_path_parameters_inside_a_wrapper_object_name_the_record() -> None:
     env, m = env_of(spec)
     st = {t["name"]: (t["status"], t["op"]["kind"], t["op"].get("wrapped")) for t in m["tools"]}
     assert st["itemsone"] == ("compiled", "get", {"id": "path"}) and st["itemsdelete"][0] == "compiled"
-    assert m["tools"][-1]["cause"] == "not_an_operation"  # an OpenAPI path field, listed, not invented
+    # an OpenAPI path field: not served as a tool, but listed as excluded with its cause and name
+    assert "parameters_pos_items" not in st
+    assert m["excluded"] == [
+        {
+            "name": "parameters_pos_items",
+            "original_name": "parameters_pos_items",
+            "cause": "not_an_operation",
+            "reason": m["excluded"][0]["reason"],
+        }
+    ]
     assert "created_at" not in m["resources"]["item"]["fields"]  # the engine's own field is never overwritten
     new = env.call("svc__itemsadd", {"body": {"name": "Lamp", "created_at": 5}})["data"]
     assert new["created_at"] != 5

@@ -124,8 +124,11 @@ def report_command(
                 "service": m["service"],
                 "tools": len(m["tools"]),
                 **{k: c[k] for k in ("compiled", "quarantined", "simulated")},
+                "excluded": len(m.get("excluded", [])),
             }
         )
+        for e in m.get("excluded", []):
+            causes[f"excluded: {e['cause']}"] += 1
         for t in m["tools"]:
             if t["status"] != "compiled":
                 causes[f"{t['status']}: {t.get('cause') or 'unknown'}"] += 1
@@ -134,6 +137,7 @@ def report_command(
             _write_json(out / f"{m['service']}.json", m)
     total = sum(r.get("tools", 0) for r in rows)
     compiled = sum(r.get("compiled", 0) for r in rows)
+    excluded = sum(r.get("excluded", 0) for r in rows)
     crashes = [r for r in rows if "error" in r]
     summary = {
         "specs": len(files),
@@ -144,7 +148,10 @@ def report_command(
         "compiled": compiled,
         "quarantined": sum(r.get("quarantined", 0) for r in rows),
         "simulated": sum(r.get("simulated", 0) for r in rows),
-        "compiled_share": round(compiled / total, 4) if total else 0.0,
+        "excluded": excluded,
+        "entries": total + excluded,
+        "compiled_share": round(compiled / total, 4) if total else 0.0,  # of the operations (tools served)
+        "compiled_share_of_entries": round(compiled / (total + excluded), 4) if total + excluded else 0.0,
         "causes": dict(causes.most_common()),
         "defects": dict(defects.most_common()),
         "per_spec": rows,
@@ -166,7 +173,9 @@ def report_command(
             )
     console.print(table)
     console.print(
-        f"compiled and passing the adversarial tests: {compiled}/{total} ({100 * summary['compiled_share']:.1f}%); "
+        f"compiled and passing the adversarial tests: {compiled}/{total} operations "
+        f"({100 * summary['compiled_share']:.1f}%); {compiled}/{total + excluded} of all spec entries "
+        f"({100 * summary['compiled_share_of_entries']:.1f}%), {excluded} entries excluded as no operation; "
         f"{len(crashes)} crashes; {len(bad_names)} tool names invalid for OpenAI or MCP"
     )
     for cause, n in causes.most_common():

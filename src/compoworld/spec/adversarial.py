@@ -124,6 +124,13 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
             if probe is not None:
                 _expect_error(env, svc, t["name"], {**args, p: probe}, f"unknown id in '{p}'", 404)
     if op["kind"] == "compute":
+        if op.get(
+            "expand"
+        ):  # a tool that has a truncated part, and one of its pointers; an unknown tool is a 404
+            name_p, ptr_p = op["params"]
+            name = sorted(op["schemas"])[0]
+            _expect_error(env, svc, t["name"], {**args, name_p: UNKNOWN_ID}, "an unknown tool", 404)
+            args = {name_p: name, ptr_p: sorted(op["schemas"][name])[:1]}
         _run_compute(env, svc, t, args)
         return
     table = svc.manifest["resources"][op["resource"]]["table"]

@@ -15,7 +15,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from compoworld.spec.compute import described_default, match_compute, match_info
+from compoworld.spec.compute import (
+    described_default,
+    match_compute,
+    match_geo,
+    match_info,
+    match_service_info,
+)
 from compoworld.spec.ingest import Spec, SpecTool
 
 MANIFEST_VERSION = 1
@@ -575,7 +581,29 @@ def _compute_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any] | None:
         toks = toks[len(prefix) :]
     if tool.http_kind and tool.http_method is None:  # not an operation: nothing to compute
         return None
-    return match_compute(toks, tool.input_schema) or match_info(_split_verb(toks), tool.input_schema)
+    split = _split_verb(toks)
+    op = match_compute(toks, tool.input_schema) or match_info(split, tool.input_schema)
+    if op is not None or tool.http_method in ("post", "put", "patch", "delete"):  # a REST write is no lookup
+        return op
+    return match_geo(split, tool.input_schema) or match_service_info(
+        split, tool.input_schema, tool.description
+    )
+
+
+def _expand_op(spec: Spec) -> dict[str, Any] | None:
+    """open-mcp's `expandSchema(toolName, jsonPointers)`: answered from each tool's `x-expandSchema`."""
+    tool = next((t for t in spec.tools if t.name == "expandSchema"), None)
+    if tool is None:
+        return None
+    props = tool.input_schema.get("properties", {})
+    name_p = next((p for p in props if norm(p) == "toolname"), None)
+    ptr_p = next((p for p in props if norm(p) == "jsonpointers"), None)
+    schemas = {t.original_name: t.expand for t in spec.tools if t.expand}
+    if not (name_p and ptr_p and schemas) or set(props) != {name_p, ptr_p}:
+        return None
+    aliases = {t.name: t.original_name for t in spec.tools if t.expand and t.name != t.original_name}
+    op = {"kind": "compute", "fn": "expand_schema", "params": [name_p, ptr_p], "resource": None}
+    return {**op, "expand": True, "schemas": schemas, **({"aliases": aliases} if aliases else {})}
 
 
 def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
@@ -745,6 +773,8 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     """The manifest of `spec` before adversarial testing (every inferred tool `compiled`)."""
     prefix = _prefix(spec.tools)
     ops = {t.name: _compute_op(t, prefix) or infer_op(t, prefix) for t in spec.tools}
+    if (expand := _expand_op(spec)) is not None:
+        ops["expandSchema"] = expand
     resources: dict[str, dict[str, Any]] = {}
     # a create / list / update that takes `<other resource>_id` belongs under that resource
     named = {norm(op["resource"]): op["resource"] for op in ops.values() if op.get("resource")}
@@ -919,6 +949,10 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         "source": spec.source,
         "resources": dict(sorted(resources.items())),
         "tools": tools,
+        "excluded": [
+            {"name": e.name, "original_name": e.original_name, "cause": e.cause, "reason": e.reason}
+            for e in spec.excluded
+        ],
         "defects": defects,
     }
 

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from compoworld.core.envelope import InvalidArguments, ToolError
+from compoworld.core.envelope import InvalidArguments, NotFound, ToolError
 
 NUM = ("number", "integer")
 
@@ -917,3 +917,310 @@ def run_info(op: dict[str, Any], args: dict[str, Any], seed: Any, now: str) -> d
         return quote
     closes = [round(level * (1 + 0.04 * (_h(seed, "px", sym, day, -i) - 0.5)), 2) for i in range(29, 0, -1)]
     return {"symbol": sym, "currency": "USD", "closes": [*closes, price], "latest": quote}
+
+
+# ---- service info: health, identity, balance, usage ---------------------------------------------
+# A compiled server is a healthy simulated one: its health and status tools say so, and its account
+# (who the key belongs to, its balance, its usage) is drawn from the world's seed, the same in every call.
+HEALTH_WORDS = {"health", "healthcheck", "ping", "alive", "liveness", "heartbeat"}
+IDENTITY_WORDS = (("who", "am", "i"), ("whoami",), ("current", "user"), ("check", "scopes"))
+NOT_STATUS_WORDS = {"log", "logs", "mental", "history", "checkin", "report", "pod", "resource", "stamp"}
+USAGE_OF = {"usage", "space", "api", "account", "credit", "credits", "quota", "plan", "fetch"}
+STATUS_TEXT = re.compile(
+    r"\b(health\w*|alive|liveness|connectivity|reachable|uptime|ping|authenticat\w*|api access|"
+    r"login state|operational status|server status)\b",
+    re.I,
+)
+FIRST = ("Avery", "Jordan", "Riley", "Morgan", "Casey", "Quinn", "Harper", "Rowan", "Sasha", "Emery")
+LAST = ("Okafor", "Lindqvist", "Moreau", "Tanaka", "Haddad", "Novak", "Silva", "Brennan", "Iyer", "Kowal")
+
+
+def _no_required(schema: dict[str, Any]) -> bool:
+    return not schema.get("required")
+
+
+def match_service_info(
+    name_tokens: list[str], schema: dict[str, Any], description: str
+) -> dict[str, Any] | None:
+    """The op of a health, status, identity, balance or usage tool that names no record, or None."""
+    toks = [t for t in name_tokens if t not in ("get", "check", "show", "mcp", "my", "account", "api")]
+    raw = list(name_tokens)
+    base = {"kind": "compute", "resource": None, "info": True, "params": []}
+    if set(raw) & WRITE_VERBS:
+        return None
+    props = schema.get("properties", {})
+    if set(raw) & NOT_STATUS_WORDS:
+        return None
+    me = raw[-1:] == ["me"] and len(toks) <= 1  # `get_me`, `notion_get_me`
+    if me or any(tuple(raw[i : i + len(w)]) == w for w in IDENTITY_WORDS for i in range(len(raw))):
+        return {**base, "fn": "identity"} if not props else None
+    if "balance" in raw and not set(raw) & {"adjust", "time", "off", "leave", "transfer"}:
+        required = schema.get("required", [])
+        if len(required) > 1 or any(_type_of(props.get(p, {})) != "string" for p in required):
+            return None
+        unit = "sats" if re.search(r"satoshi|sats|lightning", description, re.I) else None
+        unit = unit or next((c.upper() for c in ("eth", "btc", "sol", "usdc") if c in raw), None)
+        unit = unit or next((c for c in ("USDC", "EUR", "USD", "GBP") if c in description), "USD")
+        return {**base, "fn": "balance", "params": list(required), "unit": unit}
+    if raw[-1:] == ["usage"] and set(toks) <= USAGE_OF and _no_required(schema):
+        return {**base, "fn": "usage"}
+    if not _no_required(schema):
+        return None
+    if set(raw) & HEALTH_WORDS or (
+        raw[-1:] == ["status"] and len(toks) <= 2 and STATUS_TEXT.search(description)
+    ):
+        return {**base, "fn": "health"}
+    return None
+
+
+def _type_of(schema: dict[str, Any]) -> str:
+    t = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    return t if isinstance(t, str) else "any"
+
+
+def _identity(seed: Any, service: str) -> dict[str, Any]:
+    first = FIRST[int(_h(seed, "me", service, "first") * len(FIRST))]
+    last = LAST[int(_h(seed, "me", service, "last") * len(LAST))]
+    uid = hashlib.sha256(f"{seed}|me|{service}".encode()).hexdigest()[:12]
+    return {
+        "id": f"usr_{uid}",
+        "name": f"{first} {last}",
+        "email": f"{first.lower()}.{last.lower()}@example.com",
+        "scopes": ["read", "write"],
+        "authenticated": True,
+    }
+
+
+def run_service_info(op: dict[str, Any], args: dict[str, Any], seed: Any, now: str, service: str) -> Any:
+    fn = op["fn"]
+    if fn == "health":
+        return {"status": "ok", "healthy": True, "service": service, "checked_at": now, "latency_ms": 12}
+    if fn == "identity":
+        return {**_identity(seed, service), "service": service}
+    if fn == "balance":
+        key = _key(args.get(op["params"][0])) if op["params"] else "default"
+        unit = op.get("unit", "USD")
+        amount = round(20 + 980 * _h(seed, "balance", service, key), 2)
+        amount = int(amount * 1000) if unit == "sats" else amount  # a Lightning wallet counts in satoshis
+        return {"account": key, "balance": amount, "currency": unit, "as_of": now}
+    limit = 1000 * (1 + int(4 * _h(seed, "usage", service, "plan")))
+    used = int(limit * _h(seed, "usage", service, "used"))
+    plan = ("free", "starter", "pro", "team", "enterprise")[limit // 1000 - 1]
+    return {"plan": plan, "limit": limit, "used": used, "remaining": limit - used, "as_of": now}
+
+
+# ---- geography: a seeded gazetteer with real coordinates ------------------------------------------
+# geocode(a city) gives its coordinates, and reverse_geocode of those gives the city back; another address
+# sits at a fixed offset from the city it names (or, naming none, from one drawn by its hash). Distances
+# are great-circle (haversine) between the geocoded points, times a road factor; durations follow the mode.
+GAZETTEER: tuple[tuple[str, str, float, float, str], ...] = (
+    ("New York", "United States", 40.7128, -74.006, "America/New_York"),
+    ("Los Angeles", "United States", 34.0522, -118.2437, "America/Los_Angeles"),
+    ("Chicago", "United States", 41.8781, -87.6298, "America/Chicago"),
+    ("San Francisco", "United States", 37.7749, -122.4194, "America/Los_Angeles"),
+    ("Seattle", "United States", 47.6062, -122.3321, "America/Los_Angeles"),
+    ("Boston", "United States", 42.3601, -71.0589, "America/New_York"),
+    ("Toronto", "Canada", 43.6532, -79.3832, "America/Toronto"),
+    ("Mexico City", "Mexico", 19.4326, -99.1332, "America/Mexico_City"),
+    ("Sao Paulo", "Brazil", -23.5505, -46.6333, "America/Sao_Paulo"),
+    ("London", "United Kingdom", 51.5074, -0.1278, "Europe/London"),
+    ("Paris", "France", 48.8566, 2.3522, "Europe/Paris"),
+    ("Berlin", "Germany", 52.52, 13.405, "Europe/Berlin"),
+    ("Madrid", "Spain", 40.4168, -3.7038, "Europe/Madrid"),
+    ("Rome", "Italy", 41.9028, 12.4964, "Europe/Rome"),
+    ("Amsterdam", "Netherlands", 52.3676, 4.9041, "Europe/Amsterdam"),
+    ("Stockholm", "Sweden", 59.3293, 18.0686, "Europe/Stockholm"),
+    ("Zurich", "Switzerland", 47.3769, 8.5417, "Europe/Zurich"),
+    ("Istanbul", "Turkey", 41.0082, 28.9784, "Europe/Istanbul"),
+    ("Cairo", "Egypt", 30.0444, 31.2357, "Africa/Cairo"),
+    ("Lagos", "Nigeria", 6.5244, 3.3792, "Africa/Lagos"),
+    ("Nairobi", "Kenya", -1.2921, 36.8219, "Africa/Nairobi"),
+    ("Dubai", "United Arab Emirates", 25.2048, 55.2708, "Asia/Dubai"),
+    ("Mumbai", "India", 19.076, 72.8777, "Asia/Kolkata"),
+    ("Singapore", "Singapore", 1.3521, 103.8198, "Asia/Singapore"),
+    ("Hong Kong", "China", 22.3193, 114.1694, "Asia/Hong_Kong"),
+    ("Shanghai", "China", 31.2304, 121.4737, "Asia/Shanghai"),
+    ("Seoul", "South Korea", 37.5665, 126.978, "Asia/Seoul"),
+    ("Tokyo", "Japan", 35.6762, 139.6503, "Asia/Tokyo"),
+    ("Sydney", "Australia", -33.8688, 151.2093, "Australia/Sydney"),
+    ("Auckland", "New Zealand", -36.8485, 174.7633, "Pacific/Auckland"),
+)
+SPEED_KPH = {"driving": 50.0, "walking": 5.0, "bicycling": 16.0, "transit": 30.0}
+ROAD_FACTOR = 1.25  # roads are longer than the great circle
+ADDRESS_PARAMS = ("address", "location", "query", "q", "place", "city", "origin", "destination")
+LAT_PARAMS = ("latitude", "lat")
+LNG_PARAMS = ("longitude", "lng", "lon", "long")
+
+
+def _city_of(text: str, seed: Any) -> tuple[tuple[str, str, float, float, str], bool]:
+    """The gazetteer city an address names (and whether it is just that city), else one by its hash."""
+    key = _key(text)
+    for c in GAZETTEER:
+        if c[0].casefold() in key:
+            bare = key.replace(c[1].casefold(), "").replace(c[0].casefold(), "").strip(" ,.")
+            return c, not bare
+    return GAZETTEER[int(_h(seed, "geo", key) * len(GAZETTEER))], False
+
+
+def geocode(text: Any, seed: Any) -> dict[str, Any]:
+    if isinstance(text, dict):  # `{lat, lng}` given as a point
+        lat = next((text[k] for k in text if k.lower() in LAT_PARAMS), None)
+        lng = next((text[k] for k in text if k.lower() in LNG_PARAMS), None)
+        if isinstance(lat, int | float) and isinstance(lng, int | float):
+            return {**_nearest(float(lat), float(lng)), "lat": float(lat), "lng": float(lng)}
+        text = json.dumps(text, sort_keys=True)
+    m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*", str(text))
+    if m and abs(float(m.group(1))) <= 90 and abs(float(m.group(2))) <= 180:  # "lat,lng" is a point
+        lat, lng = float(m.group(1)), float(m.group(2))
+        return {**_nearest(lat, lng), "lat": lat, "lng": lng}
+    city, bare = _city_of(str(text), seed)
+    lat, lng = city[2], city[3]
+    if not bare:  # a street in (or near) the city: a fixed offset of up to ~5 km
+        lat = round(lat + 0.09 * (_h(seed, "dlat", _key(text)) - 0.5), 6)
+        lng = round(lng + 0.09 * (_h(seed, "dlng", _key(text)) - 0.5), 6)
+    label = f"{city[0]}, {city[1]}" if bare else f"{' '.join(str(text).split())}, {city[0]}, {city[1]}"
+    if not bare and city[0].casefold() in _key(text):
+        label = " ".join(str(text).split())
+    return {"formatted_address": label, "city": city[0], "country": city[1], "lat": lat, "lng": lng}
+
+
+def _nearest(lat: float, lng: float) -> dict[str, Any]:
+    c = min(GAZETTEER, key=lambda g: haversine_km(lat, lng, g[2], g[3]))
+    exact = abs(c[2] - lat) < 1e-6 and abs(c[3] - lng) < 1e-6
+    return {
+        "formatted_address": f"{c[0]}, {c[1]}",
+        "city": c[0],
+        "country": c[1],
+        "timezone": c[4],
+        "distance_from_city_km": 0.0 if exact else round(haversine_km(lat, lng, c[2], c[3]), 3),
+    }
+
+
+def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    dp, dl = p2 - p1, math.radians(lng2 - lng1)
+    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * 6371.0088 * math.asin(min(1.0, math.sqrt(a)))
+
+
+def _leg(a: dict[str, Any], b: dict[str, Any], mode: str) -> dict[str, Any]:
+    km = round(haversine_km(a["lat"], a["lng"], b["lat"], b["lng"]) * ROAD_FACTOR, 3)
+    minutes = round(60 * km / SPEED_KPH[mode], 1)
+    return {"distance_km": km, "distance_m": int(km * 1000), "duration_minutes": minutes, "mode": mode}
+
+
+def match_geo(name_tokens: list[str], schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The op of a geocoding, reverse-geocoding, distance, directions, elevation, IP-location or timezone
+    tool, from its name and parameters, or None."""
+    toks = set(name_tokens)
+    props = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    by = {re.sub(r"[^a-z0-9]", "", p.lower()): p for p in props}
+    base = {"kind": "compute", "resource": None, "info": True, "geo": True}
+    mode = by.get("mode") or by.get("travelmode")
+    lat = next((by[n] for n in LAT_PARAMS if n in by), None)
+    lng = next((by[n] for n in LNG_PARAMS if n in by), None)
+
+    def only(*ps: str | None) -> bool:
+        keep = {p for p in ps if p}
+        return required <= keep and set(props) <= keep
+
+    if "reverse" in toks and "geocode" in toks and lat and lng and only(lat, lng):
+        return {**base, "fn": "reverse_geocode", "params": [lat, lng]}
+    if "geocode" in toks and "reverse" not in toks:
+        p = next((by[n] for n in ADDRESS_PARAMS if n in by), None)
+        if p and only(p):
+            return {**base, "fn": "geocode", "params": [p]}
+    if (
+        "distance" in toks
+        and "matrix" in toks
+        and {"origins", "destinations"} <= set(by)
+        and only(by["origins"], by["destinations"], mode)
+    ):
+        return {**base, "fn": "distance_matrix", "params": [by["origins"], by["destinations"], mode or ""]}
+    if (
+        ("directions" in toks or "route" in toks)
+        and {"origin", "destination"} <= set(by)
+        and only(by["origin"], by["destination"], mode)
+    ):
+        return {**base, "fn": "directions", "params": [by["origin"], by["destination"], mode or ""]}
+    if "elevation" in toks and "locations" in by and only(by["locations"]):
+        return {**base, "fn": "elevation", "params": [by["locations"]]}
+    if "ip" in toks and toks & {"geolocation", "geolocate", "location", "geo"}:
+        p = by.get("ip") or by.get("ipaddress") or by.get("address")
+        if p and only(p):
+            return {**base, "fn": "ip_geolocation", "params": [p]}
+    if toks & {"timezone", "tz"} and lat and lng and only(lat, lng, by.get("timestamp")):
+        return {**base, "fn": "timezone", "params": [lat, lng]}
+    return None
+
+
+def _points(v: Any) -> list[Any]:
+    if isinstance(v, list):
+        return v
+    if isinstance(v, str) and "|" in v:
+        return [x for x in v.split("|") if x.strip()]
+    return [v]
+
+
+def run_geo(op: dict[str, Any], args: dict[str, Any], seed: Any) -> dict[str, Any]:
+    fn, params = op["fn"], op["params"]
+    vals = [args.get(p) if p else None for p in params]
+    if fn == "geocode":
+        return {"results": [geocode(vals[0], seed)]}
+    if fn in ("reverse_geocode", "timezone"):
+        lat, lng = float(vals[0]), float(vals[1])
+        if not (-90 <= lat <= 90 and -180 <= lng <= 180):
+            raise _rule(f"({lat}, {lng}) is not a point on the earth")
+        out = _nearest(lat, lng)
+        return {**out, "lat": lat, "lng": lng} if fn == "reverse_geocode" else {"timezone": out["timezone"]}
+    if fn in ("distance_matrix", "directions"):
+        mode = str(vals[2] or "driving").lower()
+        if mode not in SPEED_KPH:
+            raise _rule(f"unknown travel mode {mode!r}; one of {', '.join(SPEED_KPH)}")
+        if fn == "directions":
+            a, b = geocode(vals[0], seed), geocode(vals[1], seed)
+            return {"origin": a, "destination": b, "legs": [_leg(a, b, mode)]}
+        origins, dests = _points(vals[0]), _points(vals[1])
+        if len(origins) * len(dests) > 625:
+            raise _rule("a distance matrix is limited to 625 elements")
+        pts_o = [geocode(o, seed) for o in origins]
+        pts_d = [geocode(d, seed) for d in dests]
+        return {
+            "origin_addresses": [p["formatted_address"] for p in pts_o],
+            "destination_addresses": [p["formatted_address"] for p in pts_d],
+            "rows": [{"elements": [_leg(o, d, mode) for d in pts_d]} for o in pts_o],
+        }
+    if fn == "elevation":
+        out = []
+        for loc in _points(vals[0]):
+            p = geocode(loc, seed)
+            m = round(2500 * _h(seed, "elev", round(p["lat"], 4), round(p["lng"], 4)) ** 2, 1)
+            out.append({"location": {"lat": p["lat"], "lng": p["lng"]}, "elevation_m": m})
+        return {"results": out}
+    ip = str(vals[0]).strip()
+    try:
+        addr = ipaddress.ip_address(ip)
+    except ValueError:
+        raise _rule(f"{ip!r} is not an IP address") from None
+    if addr.is_private or addr.is_loopback or addr.is_reserved:
+        return {"ip": ip, "private": True, "location": None}
+    c = GAZETTEER[int(_h(seed, "ip", ip) * len(GAZETTEER))]
+    return {"ip": ip, "city": c[0], "country": c[1], "lat": c[2], "lng": c[3], "timezone": c[4]}
+
+
+def run_expand(op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """open-mcp's `expandSchema`: the parts of a tool's input schema its listing left out."""
+    tool_p, ptr_p = op["params"]
+    name = str(args.get(tool_p))
+    schemas = op["schemas"].get(op.get("aliases", {}).get(name, name))
+    if schemas is None:
+        raise NotFound(f"no tool '{name}' has a truncated schema to expand", type="tool_not_found")
+    pointers = args.get(ptr_p) or []
+    missing = [p for p in pointers if p not in schemas]
+    if missing:
+        where = ", ".join(map(str, missing[:5]))
+        raise NotFound(f"{name} has no truncated part at {where}", type="pointer_not_found")
+    return {"toolName": name, "schemas": {p: schemas[p] for p in pointers}}

@@ -65,6 +65,17 @@ class SpecTool:
     http_method: str | None = None  # open-mcp tools: the REST operation behind the tool
     http_path: str | None = None
     http_kind: str | None = None  # the spec's own x-http-method, also when it is no HTTP method
+    expand: dict[str, Any] | None = None  # open-mcp's `x-expandSchema`: truncated parts of the schema
+
+
+@dataclass
+class Excluded:
+    """A spec entry that is not an operation of the API, kept out of the served tools (and reported)."""
+
+    name: str
+    original_name: str
+    cause: str
+    reason: str
 
 
 @dataclass
@@ -74,6 +85,7 @@ class Spec:
     source: str
     tools: list[SpecTool] = field(default_factory=list)
     defects: list[Defect] = field(default_factory=list)
+    excluded: list[Excluded] = field(default_factory=list)
 
 
 def load_spec(source: str | Path | dict | list) -> Spec:
@@ -109,6 +121,13 @@ def load_spec(source: str | Path | dict | list) -> Spec:
             spec.defects.append(Defect(tool.name, "bad_tool", "duplicate tool name: later entry dropped"))
             continue
         originals.add(tool.original_name)
+        if tool.http_kind and tool.http_method is None:
+            # open-mcp exports an OpenAPI path item's `parameters` / `servers` / `x-...` keys as if
+            # they were methods: the real server has no such operation, so it is no tool
+            reason = f"x-http-method {tool.http_kind!r} is an OpenAPI path field, not an HTTP operation"
+            spec.excluded.append(Excluded(tool.name, tool.original_name, "not_an_operation", reason))
+            spec.defects.append(Defect(tool.original_name, "not_an_operation", f"not served: {reason}"))
+            continue
         if tool.name in seen:  # two names that sanitise alike (`a.b`, `a-b`): both kept, told apart
             base, k = tool.name, 2
             while f"{base}_{k}" in seen:
@@ -147,6 +166,7 @@ def _normalise_tool(raw: Any, index: int, defects: list[Defect]) -> SpecTool | N
     ann = raw.get("annotations") if isinstance(raw.get("annotations"), dict) else {}
     ro = ann.get("readOnlyHint")
     method, path = raw.get("x-http-method"), raw.get("x-http-path")
+    expand = raw.get("x-expandSchema")
     return SpecTool(
         name,
         original,
@@ -156,6 +176,9 @@ def _normalise_tool(raw: Any, index: int, defects: list[Defect]) -> SpecTool | N
         method.lower() if isinstance(method, str) and method.lower() in HTTP_METHODS else None,
         path if isinstance(path, str) and path.startswith("/") else None,
         method.lower() if isinstance(method, str) else None,
+        {k: v for k, v in expand.items() if isinstance(k, str) and isinstance(v, dict)}
+        if isinstance(expand, dict)
+        else None,
     )
 
 

@@ -24,7 +24,7 @@ from compoworld.core.service import SeedContext, Service, decode_arguments
 from compoworld.core.state import META
 from compoworld.core.tool import ToolSpec
 from compoworld.spec.compiler import LIMIT_PARAMS, MANIFEST_VERSION, OFFSET_PARAMS, QUERY_PARAMS, norm
-from compoworld.spec.compute import run_compute, run_info
+from compoworld.spec.compute import run_compute, run_expand, run_geo, run_info, run_service_info
 from compoworld.spec.values import flat_args, from_pattern
 
 PY_TYPES: dict[str, Any] = {
@@ -371,8 +371,15 @@ class CompiledService(Service):
         return self.update(self._res(op)["table"], rec["id"], **{op["field"]: value})
 
     def _op_compute(self, op: dict[str, Any], args: dict[str, Any]) -> Any:
+        if op.get("expand"):
+            return run_expand(op, args)
         if op.get("info"):
-            return run_info(op, args, self.store.tables[META].get("seed", self.seed), self.clock.iso())
+            seed = self.store.tables[META].get("seed", self.seed)
+            if op.get("geo"):
+                return run_geo(op, args, seed)
+            if op["fn"] in ("health", "identity", "balance", "usage"):
+                return run_service_info(op, args, seed, self.clock.iso(), self.name)
+            return run_info(op, args, seed, self.clock.iso())
         return run_compute(op, args, lambda: self.rng(op["fn"]))
 
     def _op_relate(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
