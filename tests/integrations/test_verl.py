@@ -432,3 +432,20 @@ def test_compute_score_errors_are_clear(world) -> None:
         cv.compute_score("compoworld", "", None, {})
     with pytest.raises(ValueError, match="unknown reward"):
         _score(row, "", reward="nope")
+
+
+@pytest.mark.parametrize("how", ["file", "pkg"])
+def test_verl_loads_compute_score_as_its_custom_reward_function(world, how) -> None:
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    root, tasks = world
+    task = tasks[0]
+    row = _rows(root / "direct.parquet")[0]
+    path = cv.__file__ if how == "file" else "pkg://compoworld.integrations.verl"
+    cfg = {"path": path, "name": "compute_score", "reward_kwargs": {"reward": "wildawm"}}
+    fn = get_custom_reward_fn(OmegaConf.create({"reward": {"custom_reward_function": cfg}}))
+    turns = direct_turns(task, task.answer)
+    text = hermes_text(turns, [["{}"] * len(t) for t in turns])
+    kw = {"data_source": "compoworld", "ground_truth": row["reward_model"]["ground_truth"]}
+    assert fn(solution_str=text, extra_info=row["extra_info"], **kw)["score"] == 1.0
+    assert fn(solution_str="", extra_info=row["extra_info"], **kw)["score"] == 0.0

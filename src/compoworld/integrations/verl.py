@@ -55,10 +55,9 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -131,22 +130,21 @@ def _mode_tools(mode: str) -> dict[str, Any]:
 
 
 # ---- one rollout -------------------------------------------------------------------------------
-@dataclass
 class Rollout:
-    """One rollout's episode: its environment, the answer, and the usability of each turn's calls."""
+    """One rollout's episode: its environment, the answer, and the usability of each turn's calls.
 
-    task: Task
-    offered: frozenset[str] | None = None  # the tool names the rollout was offered (None: any)
-    env: Any = None
-    answer: str | None = None
-    done: bool = False
-    verdict: dict[str, Any] | None = None
-    turns: dict[int, bool] = field(default_factory=dict)  # turn -> some call of it was usable
-    turn: int = 0  # the latest turn seen
+    (Plain classes, no dataclasses, in this module: verl loads a reward function from its file path
+    without registering the module, and dataclasses look their module up.)"""
 
-    def __post_init__(self) -> None:
-        if self.env is None:
-            self.env = self.task.environment()
+    def __init__(self, task: Task, offered: frozenset[str] | None = None) -> None:
+        self.task = task
+        self.offered = offered  # the tool names the rollout was offered (None: any)
+        self.env: Any = task.environment()
+        self.answer: str | None = None
+        self.done = False
+        self.verdict: dict[str, Any] | None = None
+        self.turns: dict[int, bool] = {}  # turn -> some call of it was usable
+        self.turn = 0  # the latest turn seen
 
     def call(self, name: Any, arguments: Any, turn: int | None = None) -> dict[str, Any]:
         """Run one call of turn `turn` (default: a turn of its own) and return its envelope."""
@@ -230,8 +228,7 @@ _ROLE = re.compile(r"^\s*(assistant|user)\s*\n", re.IGNORECASE)
 MALFORMED = object()  # a tool call that does not parse
 
 
-@dataclass
-class Turn:
+class Turn(NamedTuple):
     calls: list[Any]  # (name, arguments) or MALFORMED
     text: str
 
