@@ -95,6 +95,7 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
     schema = t["input_schema"]
     props = schema.get("properties", {})
     required = list(schema.get("required", []))
+    _every_field(env, svc, t, random.Random(rng.random()))
     args = valid_args(svc, t, rng)
     rule = op.get("requires")
     if rule:  # a stated precondition: the named record breaks it (422, nothing changes), then meets it
@@ -254,6 +255,23 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         linked = all(x in (rec.get(f"{op['member']}_ids") or []) for x in (v if isinstance(v, list) else [v]))
         if linked != (kind == "relate"):
             raise Failed("relation_not_applied", f"{kind} did not change the link")
+
+
+def _every_field(env: Environment, svc: Any, t: dict[str, Any], rng: random.Random) -> None:
+    """A call that gives every optional parameter too either succeeds and leaves valid state (each stored
+    field holds what every tool writes into it), or fails changing nothing. The state is put back."""
+    try:
+        args = valid_args(svc, t, rng, optional=True)
+    except NoValue:
+        return
+    snap = env.snapshot()
+    before = env.state_hash()
+    r = _call(env, svc, t["name"], args)
+    if r["success"]:
+        _valid_state(env, t["name"])
+    elif env.state_hash() != before:
+        raise Failed("failed_call_changed_state", "a call with every parameter failed and changed the state")
+    env.restore(snap)
 
 
 def _run_compute(env: Environment, svc: Any, t: dict[str, Any], args: dict[str, Any]) -> None:

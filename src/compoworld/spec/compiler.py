@@ -758,6 +758,18 @@ ENVELOPE_PARAMS = {
 }
 
 
+def _merge_field(fields: dict[str, str], name: str, t: str) -> None:
+    """A stored field's type follows every tool that writes it: one tool's string `status` and
+    another's integer one make a field of either (`any`); integer and number make a number."""
+    old = fields.get(name)
+    if old is None or old == t:
+        fields[name] = t
+    elif {old, t} == {"integer", "number"}:
+        fields[name] = "number"
+    else:
+        fields[name] = "any"
+
+
 def _is_envelope_param(name: str) -> bool:
     """A parameter that wraps the record's fields (`body`, `productData`, `contact_input`)."""
     toks = tokens(name)
@@ -861,21 +873,23 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                     )  # `body`, `productData`: its fields are the record's
                     for q2, s2 in inner.items():
                         if not _skip_field(q2) and q2 not in ("id", op.get("id_param")):
-                            r["fields"].setdefault(q2, _type_of(s2) if isinstance(s2, dict) else "any")
+                            _merge_field(r["fields"], q2, _type_of(s2) if isinstance(s2, dict) else "any")
                     continue
-                r["fields"].setdefault(p, _type_of(s))
+                _merge_field(r["fields"], p, _type_of(s))
         if op.get("parent"):
             res(op["parent"]["resource"])
             op["parent"]["field"] = f"{op['parent']['resource']}_id"
             r["fields"][op["parent"]["field"]] = "any"  # holds a parent's key, whatever the param's type
         if op["kind"] == "transition":
-            r["fields"][op["field"]] = (
-                "any" if "from_param" in op else _type_of({"type": _json_type(op["value"])})
+            _merge_field(
+                r["fields"],
+                op["field"],
+                "any" if "from_param" in op else _type_of({"type": _json_type(op["value"])}),
             )
         if op["kind"] in ("relate", "unrelate"):
-            r["fields"].setdefault(f"{op['member']}_ids", "array")
+            _merge_field(r["fields"], f"{op['member']}_ids", "array")
         if op["kind"] == "get" and op.get("lookup"):
-            r["fields"].setdefault(op["lookup"], _type_of(props.get(op["lookup"], {})))
+            _merge_field(r["fields"], op["lookup"], _type_of(props.get(op["lookup"], {})))
     for r in resources.values():
         ids = r.pop("id_params")
         r["id_param"] = ids.most_common(1)[0][0] if ids else None

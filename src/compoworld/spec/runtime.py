@@ -16,9 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from compoworld.core.envelope import Conflict, NotFound, RuleViolation, ToolError, failure
+from compoworld.core.envelope import (
+    Conflict,
+    InvalidArguments,
+    NotFound,
+    RuleViolation,
+    ToolError,
+    failure,
+)
 from compoworld.core.schema import schema_violations
 from compoworld.core.service import SeedContext, Service, decode_arguments
 from compoworld.core.state import META
@@ -79,6 +86,7 @@ class CompiledService(Service):
     manifest: dict[str, Any] = {}
     ops: dict[str, dict[str, Any]] = {}
     refs: dict[str, dict[str, str]] = {}  # resource -> {field: parent resource}
+    record_models: dict[str, type[BaseModel]] = {}  # table -> the model of one record
     world_model: Any = None  # set by `compoworld.worldmodel.configure`; None: simulated tools fail
 
     # ---- seeding --------------------------------------------------------------------------
@@ -196,6 +204,7 @@ class CompiledService(Service):
             )
         try:
             data = getattr(self, f"_op_{op['kind']}")(op, arguments)
+            self._check_written(op, data)
         except ToolError as e:
             self.store.rollback()
             return self._mark(failure(e.code, e.type, e.message), op)
@@ -206,6 +215,26 @@ class CompiledService(Service):
             )
         self.store.commit()
         return self._mark({"success": True, "data": data}, op)
+
+    def _check_written(self, op: dict[str, Any], data: Any) -> None:
+        """A write lands only if the record it leaves validates against the state model: a value of a
+        type the model does not hold for that field is the caller's error (400), never invalid state."""
+        if op["kind"] not in WRITES or not isinstance(data, dict) or "id" not in data:
+            return
+        table = self._res(op)["table"]
+        rec = self.table(table).get(str(data["id"]))
+        model = self.record_models.get(table)
+        if rec is None or model is None:
+            return
+        try:
+            model.model_validate(rec)
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = ".".join(str(x) for x in err.get("loc", ())) or "record"
+            raise InvalidArguments(
+                f"'{where}' cannot be stored as given: {err.get('msg', 'invalid')} "
+                f"(the {op['resource'].replace('_', ' ')} field holds another type)"
+            ) from None
 
     @staticmethod
     def _mark(envelope: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
@@ -407,6 +436,7 @@ class CompiledService(Service):
         )
 
 
+WRITES = {"create", "update", "transition", "relate", "unrelate"}
 PAGE_PARAMS = {"page", "pagenumber", "pageno", "pagenum"}  # numbered pages, not offsets
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
@@ -560,13 +590,11 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
             params=tuple(schema.get("properties", {})),
             required=frozenset(schema.get("required", [])),
         )
+    records = {r["table"]: _record_model(f"{name}_{rn}", r["fields"]) for rn, r in resources.items()}
     state = create_model(  # type: ignore[call-overload]
         f"{name}_state",
         __config__=ConfigDict(extra="forbid"),
-        **{
-            r["table"]: (dict[str, _record_model(f"{name}_{rn}", r["fields"])], {})
-            for rn, r in resources.items()
-        },
+        **{table: (dict[str, model], {}) for table, model in records.items()},
     )
     cls = type(
         f"Compiled_{name}",
@@ -579,6 +607,7 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
             "manifest": manifest,
             "ops": ops,
             "refs": refs,
+            "record_models": records,
             "__doc__": f"{manifest.get('server') or name} (compiled from its MCP spec)",
         },
     )
