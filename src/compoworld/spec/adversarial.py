@@ -232,8 +232,10 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
             if not g["success"] or any(g["data"].get(k) != v for k, v in changed.items()):
                 raise Failed("update_not_visible", f"update then {get['name']} did not show the change")
     elif kind == "delete":
-        key = str(flat_args(op, args)[op["id_param"]])
-        if key in svc.table(table):
+        named = flat_args(op, args)[op["id_param"]]
+        keys = [str(k) for k in named] if isinstance(named, list) else [str(named)]
+        key = keys[0]
+        if any(k in svc.table(table) for k in keys):
             raise Failed("delete_not_applied", "delete left the record in place")
         if get is not None:
             g = _call(

@@ -45,6 +45,9 @@ CREATE = {
     "draft",
     "duplicate",
 }
+# verbs that are also nouns (`record`, `log`, `track`): a create only as a name's first word, with no
+# other verb in it (`log_rejection`, `store_memory`; never `record_get` or `get_track`)
+SOFT_CREATE = {"store", "record", "log", "track", "enlist", "enroll", "mkdir", "remember", "memorize"}
 GET = {"get", "read", "retrieve", "fetch", "describe", "show", "view", "download", "lookup", "info"}
 LIST = {"list", "search", "find", "query", "filter", "browse"}
 UPDATE = {
@@ -102,6 +105,9 @@ TRANSITIONS: dict[str, tuple[str, Any]] = {
     "unpublish": ("status", "unpublished"),
     "revoke": ("status", "revoked"),
     "void": ("status", "void"),
+    "finalize": ("status", "finalized"),
+    "share": ("shared", True),
+    "unshare": ("shared", False),
     "follow": ("following", True),
     "unfollow": ("following", False),
     "watch": ("watching", True),
@@ -473,6 +479,7 @@ def id_param(
     any_param: bool = False,
     own: bool = False,
     strings: bool = True,
+    bare: bool = False,
 ) -> str | None:
     """The parameter that names one `resource` record (`issue_id`, `issueKey`, `id`, `path`, ...).
     `own`: only a parameter named for the resource itself (not the one id a call requires, which may
@@ -501,12 +508,30 @@ def id_param(
         for cand in ("path", "filepath", "folderpath", "fileid", "documentid"):
             if cand in by_norm:
                 return by_norm[cand]
+    for cand in (f"{r}identifier", f"{r}uid", f"{r}uuid", r if bare else ""):
+        # `page_identifier`; with `bare`, `cancel_subscription(subscription)`: named for the record itself
+        if cand and cand in by_norm and _type_of(props.get(by_norm[cand], {})) in ("string", "integer"):
+            return by_norm[cand]
     if not any_param and not own:
         ids = [p for p in required if re.search(r"(id|key|gid)$", norm(p))]
         if len(ids) == 1:
             return ids[0]
     if not any_param and strings:
         return _unique_string(resource, props, required)
+    return None
+
+
+def bulk_id_param(resource: str, props: dict[str, Any], required: list[str]) -> str | None:
+    """A required list of ids of `resource` (`ticket_ids`, `record_ids`, `ids`, `databases`): the records a
+    bulk delete names."""
+    by_norm = {norm(p): p for p in required if _type_of(props.get(p, {})) == "array"}
+    r = resource.replace("_", "")
+    last = resource.rsplit("_", 1)[-1]
+    for cand in (f"{r}ids", f"{last}ids", f"{r}keys", "ids", f"{r}s", f"{last}s"):
+        if cand in by_norm:
+            items = props[by_norm[cand]].get("items") or {}
+            if _type_of(items) in ("string", "integer", "any") and "properties" not in items:
+                return by_norm[cand]
     return None
 
 
@@ -544,7 +569,7 @@ UPSERT = {"set", "put", "upsert", "save"}
 RUN_TRANSITIONS = {"start", "stop", "pause", "resume", "suspend", "unsuspend", "terminate", "restart"}
 RUN_TRANSITIONS |= {"unpublish", "revoke", "void", "follow", "unfollow", "watch", "unwatch", "subscribe"}
 RUN_TRANSITIONS |= {"unsubscribe", "mute", "unmute", "hide", "unhide", "block", "unblock"}
-RUN_TRANSITIONS |= {"deregister", "uninstall", "drop"}
+RUN_TRANSITIONS |= {"deregister", "uninstall", "drop", "finalize", "share", "unshare"}
 
 
 def _path_names_missing_param(tool: SpecTool) -> bool:
@@ -623,6 +648,8 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     if not any(t in VERBS for t in toks):
         toks = _split_verb(toks)
     vi = next((i for i, t in enumerate(toks) if t in VERBS), None)
+    if vi is None and toks and toks[0] in SOFT_CREATE and len(toks) > 1:
+        vi = 0
     if vi is None:
         return {"kind": "simulated", "cause": "no_verb", "reason": "no operation verb in the name"}
     verb, rest = toks[vi], toks[vi + 1 :]
@@ -660,9 +687,21 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     # a record is named by what is unique about it only where the call reads or changes one that
     # exists (`set_cookie(name)` and `put` create what they name), and never where the path names it
     by_string = verb not in UPSERT and not _path_names_missing_param(tool) and by is None
-    idp = id_param(resource, props, required, strings=by_string)
+    # a required parameter named just for the resource names the record only in a name of one verb and
+    # one noun (`get_tag(tag)`, `cancel_subscription(subscription)`; never `set_log_level(level)`, where
+    # it is the value); a transition takes nothing else (`approve_token(token, spender)` is no transition)
+    bare = (
+        vi == 0
+        and not any(t in VERBS for t in toks[1:])
+        and len(content) == 1
+        and (
+            verb not in TRANSITIONS
+            or set(required) == {next((p for p in props if norm(p) == norm(resource)), "")}
+        )
+    )
+    idp = id_param(resource, props, required, strings=by_string, bare=bare)
     if verb in RUN_TRANSITIONS:  # `start_conversation(space_id)` starts a new one: not a transition
-        idp = id_param(resource, props, required, own=True, strings=by_string)
+        idp = id_param(resource, props, required, own=True, strings=by_string, bare=bare)
     parent_param = id_param(parent, props, required, any_param=True) if parent else None
     op: dict[str, Any] = {"resource": resource, "verb": verb}
     if qualifier:
@@ -696,7 +735,7 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
                 }
             return {**op, "kind": "get", "lookup": field}
         return {**op, "kind": "get", "id_param": idp}
-    if verb in CREATE or verb in SEND:
+    if verb in CREATE or verb in SEND or verb in SOFT_CREATE:
         return {**op, "kind": "create"}
     if verb in TRANSITIONS and verb != "restore" or (verb == "restore" and idp):
         field, value = TRANSITIONS[verb]
@@ -718,6 +757,14 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
                 }
             return {**op, "kind": "transition", "id_param": idp, "field": field, "from_param": src}
         return {**op, "kind": "transition", "id_param": idp, "field": field, "value": value}
+    if verb in UPDATE and idp is None and qualifier:
+        # `update_issue_title(issue_number, title)`: a field of the record the id names
+        qidp = id_param(qualifier, props, required, own=True, strings=False)
+        if qidp and qidp != parent_param:
+            op.pop("qualifier", None)
+            return {**op, "resource": qualifier, "kind": "update", "id_param": qidp}
+    if verb in DELETE and idp is None and (bulk := bulk_id_param(resource, props, required)):
+        return {**op, "kind": "delete", "id_param": bulk, "bulk": True}
     if verb in UPDATE:
         if idp is None:
             return {
@@ -815,6 +862,8 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                     "id_param": generic,
                 }
     uses = Counter(op.get("resource") for op in ops.values() if op.get("resource"))
+    # a resource only ever changed through another's id (`update_bucket_description(bucket_id)`) is a field
+    kinds = {(op.get("resource"), op["kind"]) for op in ops.values() if op.get("resource")}
     for t in spec.tools:  # `update_table_description(table_id)`, `set_start(clip_id)`: a field of the table
         op = ops[t.name]
         idp = op.get("id_param")
@@ -822,7 +871,10 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             continue
         stem = re.sub(r"(id|key|gid)$", "", norm(idp))
         other = named.get(stem)
-        if other and other != op["resource"] and stem != norm(idp) and uses[op["resource"]] == 1:
+        own = {k for r, k in kinds if r == op["resource"]}
+        named_in = other in {singular(w) for w in tokens(t.name)} if other else False
+        alone = uses[op["resource"]] == 1 or (named_in and not own & {"create", "get", "list", "delete"})
+        if other and other != op["resource"] and stem != norm(idp) and alone:
             uses[op["resource"]] -= 1
             op["resource"] = other
     for t in spec.tools:

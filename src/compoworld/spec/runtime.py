@@ -388,6 +388,17 @@ class CompiledService(Service):
         return self.update(self._res(op)["table"], rec["id"], **self._fields(op, args, {op["id_param"]}))
 
     def _op_delete(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        value = args[op["id_param"]]
+        if op.get("bulk") or isinstance(value, list):  # every record named must exist: all or none go
+            keys = list(dict.fromkeys(str(v) for v in (value if isinstance(value, list) else [value])))
+            if not keys:
+                raise InvalidArguments(f"'{op['id_param']}' names no {op['resource'].replace('_', ' ')}")
+            recs = [self._own(op, args, self._find(op, k)) for k in keys]
+            for rec in recs:
+                self._require_state(op, rec)
+            for rec in recs:
+                self.remove(self._res(op)["table"], rec["id"])
+            return {"ids": [r["id"] for r in recs], "deleted": True}
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         self._require_state(op, rec)
         self.remove(self._res(op)["table"], rec["id"])

@@ -183,7 +183,7 @@ def _typed(key: str, schema: dict[str, Any]) -> Any:
     if t in ("integer", "number") and str(key).isdigit():
         return int(key)
     if t == "array":
-        return [key]
+        return [_typed(key, schema.get("items") or {})]
     return key
 
 
