@@ -350,8 +350,8 @@ def export_rl_command(
     out: Annotated[Path, typer.Option(help="Output Parquet file.")],
     format: Annotated[str, typer.Option(help="verl or trl.")] = "verl",
     mode: Annotated[
-        str, typer.Option(help="direct or gateway tools (gateway: 5 tools, a prompt that fits).")
-    ] = "direct",
+        str, typer.Option(help="gateway (5 tools: a prompt that fits; the default) or direct tools.")
+    ] = "gateway",
 ) -> None:
     """Prompts plus everything the reward needs, as verl or TRL read their datasets."""
     from compoworld.export.rl import export_rl
@@ -379,7 +379,7 @@ def export_rl_command(
 @export_app.command("verl-tools")
 def export_verl_tools_command(
     out: Annotated[Path, typer.Option(help="Output YAML (verl's multi_turn.tool_config_path).")],
-    mode: Annotated[str, typer.Option(help="direct or gateway, as the rows were exported.")] = "direct",
+    mode: Annotated[str, typer.Option(help="gateway or direct, as the rows were exported.")] = "gateway",
     tasks: Annotated[
         Path | None, typer.Option(help="JSONL task file (direct mode: its services name the tools).")
     ] = None,

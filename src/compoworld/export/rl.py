@@ -61,7 +61,7 @@ def score_completion(task_json: str | dict[str, Any], messages: list[dict[str, A
     return {"V": int(r.passed), "score": r.score, "checks": [c.model_dump() for c in r.checks]}
 
 
-def export_rl(tasks: list[Task], out: str | Path, fmt: str, mode: str = "direct") -> int:
+def export_rl(tasks: list[Task], out: str | Path, fmt: str, mode: str = "gateway") -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
