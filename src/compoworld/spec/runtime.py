@@ -216,6 +216,12 @@ class CompiledService(Service):
         self.store.commit()
         return self._mark({"success": True, "data": data}, op)
 
+    def _change(self, table: str, key: str, changes: dict[str, Any]) -> dict[str, Any]:
+        """`update`, with the changes as one dict: a spec's field may be named `key` or `table`."""
+        new = {**self.require(table, key), **changes}
+        self.store.put(table, key, new)
+        return new
+
     def _check_written(self, op: dict[str, Any], data: Any) -> None:
         """A write lands only if the record it leaves validates against the state model: a value of a
         type the model does not hold for that field is the caller's error (400), never invalid state."""
@@ -385,7 +391,7 @@ class CompiledService(Service):
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         self._require_state(op, rec)
         self._check_parent(op, args)
-        return self.update(self._res(op)["table"], rec["id"], **self._fields(op, args, {op["id_param"]}))
+        return self._change(self._res(op)["table"], rec["id"], self._fields(op, args, {op["id_param"]}))
 
     def _op_delete(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         value = args[op["id_param"]]
@@ -408,7 +414,7 @@ class CompiledService(Service):
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         self._require_state(op, rec)
         value = args.get(op["from_param"]) if "from_param" in op else op["value"]
-        return self.update(self._res(op)["table"], rec["id"], **{op["field"]: value})
+        return self._change(self._res(op)["table"], rec["id"], {op["field"]: value})
 
     def _op_compute(self, op: dict[str, Any], args: dict[str, Any]) -> Any:
         if op.get("expand"):
@@ -430,7 +436,7 @@ class CompiledService(Service):
         for v in value if isinstance(value, list) else [value]:
             if v not in members:
                 members.append(v)
-        return self.update(self._res(op)["table"], rec["id"], **{field: members})
+        return self._change(self._res(op)["table"], rec["id"], {field: members})
 
     def _op_unrelate(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         rec = self._find(op, args[op["id_param"]])
@@ -442,9 +448,7 @@ class CompiledService(Service):
             raise NotFound(
                 f"{op['member']} '{value}' is not linked to {op['resource']} '{rec['id']}'", type="not_linked"
             )
-        return self.update(
-            self._res(op)["table"], rec["id"], **{field: [m for m in members if m not in gone]}
-        )
+        return self._change(self._res(op)["table"], rec["id"], {field: [m for m in members if m not in gone]})
 
 
 WRITES = {"create", "update", "transition", "relate", "unrelate"}
