@@ -349,7 +349,8 @@ def _forms(v: Any) -> set[str]:
 def _shown_in(text: str, obj: Any) -> tuple[dict[str, Any], str, list[dict[str, Any]]] | None:
     """The record of a list in `obj` whose own values the free text repeats (a reply that quotes a
     record's field, a name, a URL, an id): the one repeating most of the values that set it apart
-    from its siblings, if exactly one does. Values of three characters or fewer are not evidence."""
+    from its siblings, if exactly one does. Values under four characters are not evidence (nor
+    does `swap_args` replace them inside text)."""
     low = text.casefold()
 
     def shown(v: str) -> bool:
@@ -374,6 +375,15 @@ def _shown_in(text: str, obj: Any) -> tuple[dict[str, Any], str, list[dict[str, 
             elif len(hits) == best[0] and r is not best[1]:
                 tie = True
     return None if best is None or tie else best[1:]
+
+
+def _free_text(path: str, value: str) -> bool:
+    """An argument the agent words itself (a body, a note), as the grounded gate reads it."""
+    from compoworld.tasks.grounding import _TEXTY, FREE_TEXT
+
+    parts = [p for p in path.split(".") if not p.isdigit()]
+    key = parts[-1].lower() if parts else ""
+    return key in FREE_TEXT or key.endswith(_TEXTY) or len(value) > 80
 
 
 def _recency(r: dict[str, Any]) -> str:
@@ -407,6 +417,7 @@ def solve_lazily(task: Task) -> dict[str, float]:
     learnt = False
     for i, c in writes:
         in_text = identifying(c.arguments, tool_enums(env, c.tool))
+        traced: set[str] = set()  # free-text paths whose choice is already a point
         for path, src in c.sources.items():
             if not src.startswith("obs:"):
                 continue
@@ -420,24 +431,26 @@ def solve_lazily(task: Task) -> dict[str, float]:
             else:
                 values = [str(v) for p, v in leaves(c.arguments) if p == path][:1]
                 seen = [int(src[4:])]
-            found = False
             for value in values:
                 for j in seen:
                     hits = _records_with(obs[j].get("data"), value)
                     if hits and len(hits[0][2]) > 1:
-                        found = True
+                        traced.add(path)
                         if all(hits[0][0] is not p[0] for p in points):
                             points.append(hits[0])
                         break
-            if path.endswith("~") and not found:
-                # no token names a record: the text may still quote one (a field's value, a URL)
-                text = next((str(v) for p, v in leaves(c.arguments) if p == path[:-1]), "")
-                for j in seen:
-                    hit = _shown_in(text, obs[j].get("data"))
-                    if hit is not None:
-                        if all(hit[0] is not p[0] for p in points):
-                            points.append(hit)
-                        break
+        # free text no token traced may still quote a record it read (a field's value, a name, a
+        # URL): the choice of that record is a point too
+        for path, v in leaves(c.arguments):
+            if not isinstance(v, str) or f"{path}~" in traced or not _free_text(path, v):
+                continue
+            for j in reversed(range(i)):
+                hit = _shown_in(v, obs[j].get("data"))
+                if hit is not None:
+                    learnt = True
+                    if all(hit[0] is not p[0] for p in points):
+                        points.append(hit)
+                    break
     if not points:
         # no choice was shown: a solver that skips the reads can only succeed if the writes need
         # nothing the observations revealed

@@ -36,6 +36,7 @@ from compoworld.core.company import Customer, Person
 from compoworld.spec.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
 from compoworld.spec.values import NoValue, valid_args
 from compoworld.tasks.families._common import rows
+from compoworld.tasks.families._fieldvalues import draw, kind_of
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import DOMAINS, Builder, Family, PlantError
 
@@ -57,7 +58,19 @@ PERSONS = {
     "staff",
     "recipient",
 }
-ORGS = {"company", "account", "organization", "organisation", "client", "vendor", "supplier", "partner"}
+# person records of our own people (an HR or admin directory), not of customers' contacts
+STAFF = {"employee", "staff", "worker", "user", "member", "teammate"}
+ORGS = {
+    "company",
+    "customer",
+    "account",
+    "organization",
+    "organisation",
+    "client",
+    "vendor",
+    "supplier",
+    "partner",
+}
 PURPOSES = (
     "renewal",
     "onboarding",
@@ -129,6 +142,7 @@ class Res:
     update_fields: frozenset[str]
     parents: tuple[tuple[str, str], ...]  # (field, parent resource)
     enums: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # field -> allowed values (update)
+    value_enums: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # value field -> its enum
 
 
 def words(name: str) -> str:
@@ -161,56 +175,47 @@ def _props(tool: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return props
 
 
-def _label(fields: dict[str, str]) -> tuple[str, str] | None:
+PERSON_LABELS = ("name", "fullname", "displayname", "contactname", "employeename", "membername")
+NOT_NAMES = ("firstname", "lastname", "middlename", "username", "filename", "hostname", "nickname")
+
+
+def _label(fields: dict[str, str], person: bool = False) -> tuple[str, str] | None:
+    """The field a record is known by. A person is known by a name (never a `title`: a person's
+    title is their job title)."""
+    texty = [f for f, t in fields.items() if t in ("string", "any")]
+    if person:
+        for want in PERSON_LABELS:
+            for f in texty:
+                if norm(f) == want:
+                    return f, "label"
+        for f in texty:
+            n = norm(f)
+            if n.endswith("name") and n not in NOT_NAMES and not n.endswith(("companyname", "orgname")):
+                return f, "label"
+        return None
     for want in LABELS:
-        for f, t in fields.items():
-            if norm(f) == want and t in ("string", "any"):
+        for f in texty:
+            if norm(f) == want:
                 return f, "label"
     for f, t in fields.items():
         n = norm(f)
-        if (
-            t == "string"
-            and n.endswith(("name", "title"))
-            and n not in ("firstname", "lastname", "middlename", "username", "filename", "hostname")
-        ):
+        if t == "string" and n.endswith(("name", "title")) and n not in (*NOT_NAMES, "jobtitle"):
             return f, "label"
     for want in KEYS:
-        for f, t in fields.items():
-            if norm(f) == want and t in ("string", "any"):
+        for f in texty:
+            if norm(f) == want:
                 return f, "key"
     return None
 
 
-def _kind(f: str, t: str) -> str | None:
-    """What kind of value a field holds, by its name and type (None: not one a request carries)."""
-    n = norm(f)
-    if t in ("boolean", "array", "object") or n in NOT_VALUES or n == "id" or n.endswith("id"):
-        return None
-    if n.startswith(("created", "updated", "modified", "deleted", "last")):
-        return None
-    if t in ("integer", "number"):
-        hints = ("amount", "price", "total", "budget", "cost", "value", "balance", "revenue", "fee")
-        hints2 = ("salary", "rate", "quantity", "qty", "estimate", "hours", "points", "capacity")
-        if any(k in n for k in hints + hints2):
-            return "amount" if t == "number" or any(k in n for k in hints) else "number"
-        return None
-    if t not in ("string", "any"):
-        return None
-    if "email" in n:
-        return "email"
-    if "phone" in n or "mobile" in n:
-        return "phone"
-    if "url" in n or "website" in n or "link" in n:
-        return "url"
-    ends = ("dueat", "startat", "endat", "startsat", "endsat", "expiresat", "scheduledat", "dueon")
-    if "date" in n or "deadline" in n or n.startswith("due") or n.endswith(ends):
-        return "date"
-    if any(k in n for k in ("amount", "price", "total", "budget", "cost", "balance")):
-        return "amount"
-    codes = ("code", "reference", "ref", "number", "sku", "invoice", "tracking", "serial", "ponumber", "vat")
-    if any(k in n for k in codes):
-        return "code"
-    return None
+def _is_person(noun: str) -> bool:
+    head = noun.split()[-1] if noun else ""
+    return head in PERSONS or (head.endswith("s") and head[:-1] in PERSONS)
+
+
+def _is_staff(noun: str) -> bool:
+    head = noun.split()[-1] if noun else ""
+    return head in STAFF or (head.endswith("s") and head[:-1] in STAFF)
 
 
 def _status(r: dict[str, Any], tools: list[dict[str, Any]]) -> tuple[str, tuple[Any, Any]] | None:
@@ -242,7 +247,7 @@ def resources_of(cls: Any) -> list[Res]:
     out = []
     for rname, r in sorted(m["resources"].items()):
         tools = [t for t in m["tools"] if t["status"] == "compiled" and t["op"].get("resource") == rname]
-        lab = _label(r["fields"])
+        lab = _label(r["fields"], person=_is_person(words(rname)))
         if lab is None:
             continue
         listers = [t for t in tools if t["op"]["kind"] == "list"]
@@ -275,8 +280,15 @@ def resources_of(cls: Any) -> list[Res]:
         )
         parents = tuple(sorted((cls.refs.get(rname) or {}).items()))
         skip = {lab[0], *(f for f, _ in parents), *([status[0]] if status else [])}
+        value_enums: dict[str, tuple[Any, ...]] = {}
+        for t in writes:
+            for f, sch in _props(t).items():
+                if f in r["fields"] and isinstance(sch, dict) and sch.get("enum"):
+                    value_enums.setdefault(f, tuple(sch["enum"]))
         values = tuple(
-            (f, k, t) for f, t in sorted(r["fields"].items()) if f not in skip and (k := _kind(f, t))
+            (f, k, t)
+            for f, t in sorted(r["fields"].items())
+            if f not in skip and (k := kind_of(f, t, value_enums.get(f)))
         )
         enums: dict[str, tuple[Any, ...]] = {}
         if updater is not None:
@@ -303,6 +315,7 @@ def resources_of(cls: Any) -> list[Res]:
                 update_fields=frozenset(_props(updater)) if updater else frozenset(),
                 parents=parents,
                 enums=enums,
+                value_enums={f: e for f, e in value_enums.items() if any(f == x[0] for x in values)},
             )
         )
     return out
@@ -431,28 +444,44 @@ def list_args(b: Builder, res: Res, query: str | None) -> dict[str, Any]:
 
 
 # ---- planting ------------------------------------------------------------------------------------
-def _value(b: Builder, kind: str, jtype: str, res: Res, avoid: set[str]) -> Any:
+@dataclass(frozen=True)
+class Subject:
+    """Who a person record is about (its own address and phone are theirs)."""
+
+    first: str
+    last: str
+    email: str
+    phone: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.first} {self.last}"
+
+
+def _value(
+    b: Builder,
+    f: str,
+    kind: str,
+    jtype: str,
+    res: Res,
+    avoid: set[str],
+    own: Subject | None = None,
+) -> Any:
+    """A value that fits the field (`_fieldvalues`), not yet used in this task; a person record's own
+    email and phone are the person's."""
+    if own is not None and kind in ("email", "phone") and _is_person(res.noun):
+        v: Any = own.email if kind == "email" else own.phone
+        if str(v) not in avoid:
+            avoid.add(str(v))
+            return v
+    people = [p for p in b.company.people if p.id != b.me.id]
+    domains = [c.domain for c in b.company.customers]
     for _ in range(50):
-        if kind == "email":
-            v: Any = b.rng.choice(b.company.people).email
-        elif kind == "phone":
-            v = b.rng.choice(b.company.people).phone
-        elif kind == "date":
-            v = (b.now + timedelta(days=b.rng.randrange(3, 60))).date().isoformat()
-        elif kind == "url":
-            c = b.rng.choice(b.company.customers)
-            v = f"https://{c.domain}/{res.noun.replace(' ', '-')}/{b.rng.randrange(10000, 99999)}"
-        elif kind == "amount":
-            v = round(b.rng.randrange(120, 48000) + b.rng.choice((0.25, 0.75)), 2)  # two decimals, as written
-        elif kind == "number":
-            v = b.rng.randrange(1200, 9800)  # four digits: a value the transcript can trace
-        else:
-            prefix = re.sub(r"[^A-Z]", "", res.noun.upper())[:3] or "REF"
-            v = b.code(prefix if len(prefix) >= 2 else prefix + "X")
+        v = draw(kind, jtype, b.rng, b.now.date(), people, domains, res.value_enums.get(f))
         if str(v) not in avoid:
             avoid.add(str(v))
             return str(v) if jtype in ("string", "any") and not isinstance(v, str) else v
-    raise PlantError(f"no fresh {kind} value")
+    raise PlantError(f"no fresh value for {res.noun} {f} ({kind})")
 
 
 def _label_value(res: Res, who: Customer | Person, purpose: str) -> str:
@@ -562,53 +591,106 @@ def _an(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _subject(p: Person) -> Subject:
+    return Subject(p.first, p.last, p.email, p.phone)
+
+
 def _setup(b: Builder, res: Res) -> dict[str, Any]:
-    """The shared world of a request: the colleague, the customer, the record's label and its near
-    duplicate (another purpose for the same customer, or the customer's other contact)."""
+    """The shared world of a request: the colleague, the customer, the record's label, and the
+    candidates a careless agent takes for it:
+    - a near-duplicate: another purpose for the same customer, or another person;
+    - a namesake: a record carrying the colleague's own name (a person with the colleague's first
+      name and the target's surname, or the colleague's copy of the record), so that matching the
+      instruction's words picks it and not the target. Only the colleague's email names the target.
+
+    A person resource holds our own people (employees, users) or customers' contacts, by its noun;
+    its records' own address and phone are the person's (`subjects`)."""
     who = _colleague(b)
     taken = {str(r.get(res.label, "")).casefold() for r in b.svc(res.service).table(res.table).values()}
     purpose, other = b.pick(PURPOSES, 2)
-    if res.noun.split()[-1] in PERSONS:  # a person's record is labelled with their name
-        free = [
-            c
-            for c in b.company.customers
-            if all(b.company.person(p).name.casefold() not in taken for p in c.contact_ids)
-            and len(c.contact_ids) > 1
-        ]
-        cust = b.fresh(free, 1, key=lambda c: c.id)[0]
-        label = _label_value(res, b.company.person(cust.contact_ids[0]), purpose)
-        near = _label_value(res, b.company.person(cust.contact_ids[-1]), other)
+    subjects: dict[str, Subject | None] = dict.fromkeys(("target", "near", "closed", "namesake"))
+    if _is_person(res.noun):  # a person's record is labelled with their name
+        if _is_staff(res.noun):
+            pool = [
+                p
+                for p in b.company.employees
+                if p.id not in (b.me.id, who.id) and p.first != who.first and p.name.casefold() not in taken
+            ]
+            target, near_p = b.fresh(pool, 2, key=lambda p: p.id)
+            cust = b.customer()
+        else:
+            free = [
+                c
+                for c in b.company.customers
+                if all(b.company.person(p).name.casefold() not in taken for p in c.contact_ids)
+                and len(c.contact_ids) > 1
+            ]
+            cust = b.fresh(free, 1, key=lambda c: c.id)[0]
+            target, near_p = b.company.person(cust.contact_ids[0]), b.company.person(cust.contact_ids[-1])
+        if target.first == who.first:
+            raise PlantError("the colleague's first name is the target's")
+        domain = target.email.rsplit("@", 1)[-1]
+        old = b.pick([c.domain for c in b.company.customers if c.domain != domain])
+        phones = [p.phone for p in b.company.people if p.id not in (target.id, near_p.id, who.id)]
+        subjects["target"], subjects["near"] = _subject(target), _subject(near_p)
+        subjects["closed"] = Subject(
+            target.first, target.last, f"{target.first}.{target.last}@{old}".lower(), b.pick(phones)
+        )
+        subjects["namesake"] = Subject(
+            who.first, target.last, f"{who.first}.{target.last}@{domain}".lower(), b.pick(phones)
+        )
+        label = _label_value(res, target, purpose)
+        near = _label_value(res, near_p, other)
+        twin = _slug(subjects["namesake"].name) if res.label_kind == "key" else subjects["namesake"].name
+        query = target.last
     else:
         cust = b.customer()
         label, near = _label_value(res, cust, purpose), _label_value(res, cust, other)
-    if near == label or label.casefold() in taken or near.casefold() in taken:
+        if res.label_kind == "key":
+            twin = f"{label}-{_slug(who.first)}-copy"
+        elif label.endswith(")"):
+            twin = f"{label[:-1]}, {who.name}'s copy)"
+        else:
+            twin = f"{label} ({who.name}'s copy)"
+        query = label.split("-")[0] if res.label_kind == "key" else cust.name
+    names = [label.casefold(), near.casefold(), twin.casefold()]
+    if len(set(names)) < 3 or any(n in taken for n in names):
         raise PlantError(f"no fresh label for a {res.noun}")
-    return {"who": who, "cust": cust, "label": label, "near": near}
-
-
-def _query(res: Res, label: str, cust: Customer) -> str:
-    """What a person types in the list's search box: the customer's name (or the key's first part)."""
-    if res.label_kind == "key":
-        return label.split("-")[0]
-    return cust.name
+    return {
+        "who": who,
+        "cust": cust,
+        "label": label,
+        "near": near,
+        "namesake": twin,
+        "subjects": subjects,
+        "query": query,
+    }
 
 
 # ---- families ------------------------------------------------------------------------------------
 def lookup_reply(b: Builder, res: Res) -> None:
     name = display(b.svc(res.service).manifest)
-    traced = [x for x in res.values if x[1] != "date"]  # a date is not traced through the transcript
+    traced = [x for x in res.values if "date" not in x[1]]  # a date is not traced through the transcript
     if not traced:
         raise PlantError(f"{res.resource} has no field a request can ask for")
     f, kind, jtype = b.pick(traced)
     w = _setup(b, res)
-    who, label, near = w["who"], w["label"], w["near"]
+    who, label, near, twin, sub = w["who"], w["label"], w["near"], w["namesake"], w["subjects"]
     used: set[str] = set()
-    v, v_near = _value(b, kind, jtype, res, used), _value(b, kind, jtype, res, used)
+    v = _value(b, f, kind, jtype, res, used, sub["target"])
+    v_near = _value(b, f, kind, jtype, res, used, sub["near"])
+    v_twin = _value(b, f, kind, jtype, res, used, sub["namesake"])
+    # the target is neither the newest record nor the one with the instruction's words
     t = _plant(b, res, label, {f: v}, days_ago=12)
     n = _plant(b, res, near, {f: v_near}, days_ago=6)
+    tw = _plant(b, res, twin, {f: v_twin}, days_ago=2)
     closed = None
     if res.status:
-        v_old = _value(b, kind, jtype, res, used)
+        v_old = _value(b, f, kind, jtype, res, used, sub["closed"])
         closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=300)
     fh = _human(f)
     subject = b.say(f"{fh.capitalize()} for {label}?", f"Quick question: {label}", f"{label} - {fh}")
@@ -625,7 +707,7 @@ def lookup_reply(b: Builder, res: Res) -> None:
     b.fact(v)
     b.begin()
     msg, _ = _read_request(b, who, subject)
-    hits = _find(b, res, _query(res, label, w["cust"]), label)
+    hits = _find(b, res, w["query"], label)
     assert [h["id"] for h in hits] == [t["id"]], (hits, t)
     b.decide()
     value = str(hits[0][f])
@@ -633,6 +715,8 @@ def lookup_reply(b: Builder, res: Res) -> None:
     b.expect_message("email", who, contains=[value], description=f"{who.first} got the {fh} ({value})")
     b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
     b.trap("near_duplicate", f"the {res.noun} {near}", swap={value: str(v_near)}, answer=str(v_near))
+    b.keep(res.service, res.table, tw["id"], "the namesake record was left alone")
+    b.trap("namesake", f"the {res.noun} {twin}", swap={value: str(v_twin)}, answer=str(v_twin))
     if closed is not None:
         b.keep(res.service, res.table, closed["id"], "the closed copy was left alone")
         b.trap("closed", f"the closed copy of {label}", swap={value: str(closed[f])}, answer=str(closed[f]))
@@ -640,8 +724,8 @@ def lookup_reply(b: Builder, res: Res) -> None:
     if ask_answer:
         b.ask(
             value,
-            kind={"amount": "number", "number": "number", "date": "date"}.get(kind, "text"),
-            exclude=(str(v_near), *([str(closed[f])] if closed is not None else [])),
+            kind={"money": "number", "count": "number"}.get(kind, "text"),
+            exclude=(str(v_near), str(v_twin), *([str(closed[f])] if closed is not None else [])),
             what=f"the {fh}",
         )
     b.write(
@@ -695,12 +779,14 @@ def update_from_email(b: Builder, res: Res) -> None:
         raise PlantError(f"{res.resource} has nothing a request can change")
     how, what = b.pick(options)
     w = _setup(b, res)
-    who, label, near = w["who"], w["label"], w["near"]
+    who, label, near, twin = w["who"], w["label"], w["near"], w["namesake"]
     used: set[str] = set()
     extra: dict[str, Any] = {}
     if how == "field":
         f, kind, jtype = what
-        old, new = _value(b, kind, jtype, res, used), _value(b, kind, jtype, res, used)
+        # a person's record moves from an old address (or phone) to their own
+        old = _value(b, f, kind, jtype, res, used, w["subjects"]["closed"])
+        new = _value(b, f, kind, jtype, res, used, w["subjects"]["target"])
         extra = {f: old}
         change = f"change the {_human(f)} to {new}"
         b.fact(new)
@@ -714,11 +800,14 @@ def update_from_email(b: Builder, res: Res) -> None:
             if isinstance(new, bool)
             else f"mark it {words(str(new))}"
         )
+    # the newest records are the traps: a duplicate of the target closed yesterday, the colleague's
+    # own copy, the near-duplicate
     t = _plant(b, res, label, dict(extra), days_ago=15)
     n = _plant(b, res, near, dict(extra), days_ago=4)
-    closed = _plant(b, res, label, dict(extra), closed=True, days_ago=280) if res.status else None
+    tw = _plant(b, res, twin, dict(extra), days_ago=2)
+    closed = _plant(b, res, label, dict(extra), closed=True, days_ago=1) if res.status else None
     subject = b.say(f"{label} in {name}", f"Update to {label}", f"Can you update {label}?")
-    qualifier = " It's the open one; leave the old closed copy alone." if closed else ""
+    qualifier = " It's the open one; leave the duplicate we closed alone." if closed else ""
     _mail(
         b,
         who,
@@ -729,7 +818,7 @@ def update_from_email(b: Builder, res: Res) -> None:
     )
     b.begin()
     msg, _ = _read_request(b, who, subject)
-    hits = _find(b, res, _query(res, label, w["cust"]), label)
+    hits = _find(b, res, w["query"], label)
     assert [h["id"] for h in hits] == [t["id"]], (hits, t)
     rec = hits[0]
     b.decide()
@@ -750,6 +839,8 @@ def update_from_email(b: Builder, res: Res) -> None:
     )
     b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
     b.trap("near_duplicate", f"the {res.noun} {near}", swap={str(rec["id"]): str(n["id"])})
+    b.keep(res.service, res.table, tw["id"], "the namesake record was left alone")
+    b.trap("namesake", f"the {res.noun} {twin}", swap={str(rec["id"]): str(tw["id"])})
     if closed is not None:
         b.keep(res.service, res.table, closed["id"], "the closed copy was left alone")
         b.trap("closed", f"the closed copy of {label}", swap={str(rec["id"]): str(closed["id"])})
@@ -785,12 +876,17 @@ def record_request(b: Builder, res: Res) -> None:
     can_update = res.updater is not None and f in res.update_fields
     exists = can_update and (res.status is None or b.rng.random() < 0.5)
     w = _setup(b, res)
-    who, label, near = w["who"], w["label"], w["near"]
+    who, label, near, twin = w["who"], w["label"], w["near"], w["namesake"]
     used: set[str] = set()
-    v, v_old, v_near = (_value(b, kind, jtype, res, used) for _ in range(3))
+    sub = w["subjects"]
+    v, v_old, v_near, v_twin = (
+        _value(b, f, kind, jtype, res, used, sub[k]) for k in ("target", "closed", "near", "namesake")
+    )
     current = _plant(b, res, label, {f: v_old}, days_ago=20) if exists else None
-    closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=320) if res.status else None
+    # a duplicate closed yesterday is the newest record with the label; it does not count as existing
+    closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=1) if res.status else None
     n = _plant(b, res, near, {f: v_near}, days_ago=8)
+    tw = _plant(b, res, twin, {f: v_twin}, days_ago=3)
     if current is None and closed is None:
         raise PlantError("no existing or closed record to tell apart")
     fh = _human(f)
@@ -807,7 +903,7 @@ def record_request(b: Builder, res: Res) -> None:
     )
     b.begin()
     msg, body = _read_request(b, who, subject)
-    hits = _find(b, res, _query(res, label, w["cust"]), label)
+    hits = _find(b, res, w["query"], label)
     b.decide()
     if hits:
         assert current is not None and [h["id"] for h in hits] == [current["id"]]
@@ -841,6 +937,8 @@ def record_request(b: Builder, res: Res) -> None:
             swap={rid: str(closed["id"])},
         )
     b.trap("near_duplicate", f"the {res.noun} {near}", swap={rid: str(n["id"])})
+    b.keep(res.service, res.table, tw["id"], "the namesake record was left alone")
+    b.trap("namesake", f"the {res.noun} {twin}", swap={rid: str(tw["id"])})
     b.write(
         frame(
             b.rng,
@@ -866,7 +964,7 @@ def record_request(b: Builder, res: Res) -> None:
 
 def total_reply(b: Builder, res: Res) -> None:
     name = display(b.svc(res.service).manifest)
-    nums = [x for x in res.values if x[1] in ("amount", "number") and x[2] in ("integer", "number")]
+    nums = [x for x in res.values if x[1] in ("money", "count") and x[2] in ("integer", "number")]
     if not nums or not res.search or not res.status:
         raise PlantError(f"{res.resource}: no searchable numeric field with a status")
     f, kind, jtype = b.pick(nums)
@@ -878,15 +976,20 @@ def total_reply(b: Builder, res: Res) -> None:
     k = b.rng.randrange(2, 4)
     purposes = b.pick(PURPOSES, k + 2)
     mine = [
-        _plant(b, res, f"{cust.name} {p}", {f: _value(b, kind, jtype, res, used)}, days_ago=5 + i)
+        _plant(b, res, f"{cust.name} {p}", {f: _value(b, f, kind, jtype, res, used)}, days_ago=5 + i)
         for i, p in enumerate(purposes[:k])
     ]
     shut = _plant(
-        b, res, f"{cust.name} {purposes[k]}", {f: _value(b, kind, jtype, res, used)}, closed=True, days_ago=90
+        b,
+        res,
+        f"{cust.name} {purposes[k]}",
+        {f: _value(b, f, kind, jtype, res, used)},
+        closed=True,
+        days_ago=90,
     )
     other = b.customer(where=lambda c: c.name.split()[0] != cust.name.split()[0])
     theirs = _plant(
-        b, res, f"{other.name} {purposes[k + 1]}", {f: _value(b, kind, jtype, res, used)}, days_ago=7
+        b, res, f"{other.name} {purposes[k + 1]}", {f: _value(b, f, kind, jtype, res, used)}, days_ago=7
     )
     fh = _human(f)
     subject = b.say(
@@ -912,7 +1015,7 @@ def total_reply(b: Builder, res: Res) -> None:
     b.aggregate()
     total = round(sum(float(r[f]) for r in got), 2)
     wrong = round(total + float(shut[f]), 2)
-    fmt = (lambda x: f"{x:.2f}") if kind == "amount" else (lambda x: str(int(x)))
+    fmt = (lambda x: f"{x:.2f}") if kind == "money" else (lambda x: str(int(x)))
     b.composed(fmt(total))
     _reply(
         b,
@@ -966,7 +1069,7 @@ KINDS = {
 
 def _fits(kind: str, res: Res) -> bool:
     if kind == "lookup_reply":
-        return any(k != "date" for _, k, _ in res.values)
+        return any("date" not in k for _, k, _ in res.values)
     if kind == "update_from_email":
         return bool(res.transitions) or (
             res.updater is not None
@@ -984,7 +1087,7 @@ def _fits(kind: str, res: Res) -> bool:
     return bool(
         res.search
         and res.status
-        and any(k in ("amount", "number") and t in ("integer", "number") for _, k, t in res.values)
+        and any(k in ("money", "count") and t in ("integer", "number") for _, k, t in res.values)
     )
 
 
