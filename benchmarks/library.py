@@ -104,6 +104,7 @@ def main() -> None:
             print(f"crash: {f.name}: {type(e).__name__}: {e}", file=sys.stderr)
             continue
         status.update(t["status"] for t in m["tools"])
+        status["excluded"] += len(m.get("excluded", []))
         bad_names += sum(not NAME_RE.match(f"{m['service']}__{t['name']}") for t in m["tools"])
         (out / f"{m['service']}.json").write_text(json.dumps(m), encoding="utf-8")
     compile_s = time.perf_counter() - t
@@ -124,12 +125,17 @@ def main() -> None:
     mem = _memory(lambda: Environment(services=ten, seed=0))
     base_mem = _memory(lambda: Environment(services=base10, seed=0))
 
-    total = sum(status.values())
+    total = sum(status.values()) - status["excluded"]
+    entries = total + status["excluded"]
     print(f"specs {len(files)}; services compiled {len(compiled)} (library {len(lib)}), tools {tools}")
     print(
         f"tools compiled {total}: running as code {status['compiled']} ({100 * status['compiled'] / max(total, 1):.1f}%), "
         f"quarantined {status['quarantined']}, simulated {status['simulated']}; crashes {crashes}; "
         f"invalid names {bad_names}"
+    )
+    print(
+        f"spec entries {entries}: running as code {100 * status['compiled'] / max(entries, 1):.1f}%; "
+        f"excluded as no operation {status['excluded']}"
     )
     print(f"{'figure':40} {'value':>10} {'baseline':38} {'base':>10} {'ratio':>7}")
     rows = [
