@@ -67,13 +67,13 @@ def test_without_a_pool_or_a_name_the_default_draw_is_unchanged(library) -> None
     assert pooled and all(f.name.startswith("compiled.linear.") for f in pooled)
 
 
-def _tasks(n: int) -> list:
+def _tasks(n: int, attempts: int = 40) -> list:
     from compoworld.tasks.generator import Rejected, Settings, generate_task
     from compoworld.tasks.model import Task
 
     out = []
     settings = Settings(families=tuple(f"compiled.{s}" for s in SAMPLE.values()))
-    for i in range(40):
+    for i in range(attempts):
         try:
             out.append(Task.model_validate(generate_task(3, i, settings)))
         except Rejected:
@@ -113,3 +113,103 @@ def test_compiled_tasks_pass_every_gate_and_a_correct_alternative_passes(library
         assert v.passed, [(c.id, c.detail) for c in v.checks if not c.passed]
         env.reset()
         assert not verify(t, env.snapshot(), None).passed  # and doing nothing does not
+
+
+def test_lazy_solvers_fail_on_compiled_tasks(library) -> None:
+    """Acting on every candidate, on the newest, or on the best match of the instruction's words
+    passes under 5% of a compiled sample (the audit's bar): the namesake carries the instruction's
+    words, the newest records are traps, and only the colleague's email names the target."""
+    from compoworld.tasks.adversaries import SOLVERS, solve_lazily
+
+    tasks = _tasks(16, attempts=60)
+    assert len(tasks) == 16
+    kinds = {t.meta["family"].rsplit(".", 1)[1] for t in tasks}
+    assert {"lookup_reply", "update_from_email"} <= kinds
+    rates = dict.fromkeys(SOLVERS, 0.0)
+    for t in tasks:
+        for s, p in solve_lazily(t).items():
+            rates[s] += p / len(tasks)
+    assert all(r < 0.05 for r in rates.values()), rates
+    # every task plants a namesake carrying the colleague's name, and guards it
+    for t in tasks:
+        assert any(tr.kind == "namesake" for tr in t.traps), t.meta["family"]
+
+
+def test_the_audit_reads_a_record_quoted_in_free_text() -> None:
+    from compoworld.tasks.adversaries import _shown_in
+
+    recs = [
+        {"id": "C1", "name": "Wonka Labs rollout", "diet": "vegetarian", "status": "open"},
+        {"id": "C2", "name": "Wonka Labs rollout", "diet": "vegan", "status": "closed"},
+        {"id": "C3", "name": "Wonka Labs pilot", "diet": "halal", "status": "open"},
+    ]
+    hit = _shown_in("Hi, the diet on Wonka Labs rollout is vegetarian.", {"data": recs})
+    assert hit is not None and hit[0]["id"] == "C1" and hit[2] == recs
+    assert _shown_in("Hi, Wonka Labs rollout is done.", {"data": recs}) is None  # C1 and C2 tie
+    assert _shown_in("Nothing from the list here.", {"data": recs}) is None
+
+
+def test_field_kinds_and_values_fit_the_field_name() -> None:
+    import random
+    from datetime import date
+
+    from compoworld.core.company import make_company
+    from compoworld.tasks.families._fieldvalues import PHRASES, draw, fits, kind_of
+
+    company = make_company(0, "small")
+    people, domains = company.people, [c.domain for c in company.customers]
+    rng = random.Random(0)
+    cases = {
+        ("dietary_preference", "string"): ("vegetarian", "vegan", "halal"),
+        ("department", "string"): ("Finance", "Engineering"),
+        ("invoice_number", "string"): ("INV-",),
+        ("poNumber", "string"): ("PO-",),
+        ("billing_email", "string"): ("@",),
+        ("website", "string"): ("https://www.",),
+        ("repository_url", "string"): ("https://github.com/",),
+    }
+    for (f, t), shows in cases.items():
+        kind = kind_of(f, t)
+        assert kind is not None, f
+        for _ in range(20):
+            v = draw(kind, t, rng, date(2026, 3, 2), people, domains)
+            assert fits(f, t, v), (f, v)
+        vals = {str(draw(kind, t, rng, date(2026, 3, 2), people, domains)) for _ in range(40)}
+        assert any(any(s in v for s in shows) for v in vals), (f, vals)
+    # a word inside another is not that word: `preference` holds no `ref` code
+    assert not fits("dietary_preference", "string", "EMP-54010")
+    assert kind_of("amount", "number") == "money" and kind_of("headcount", "integer") == "count"
+    assert kind_of("hire_date", "string") == "past_date" and kind_of("due_date", "string") == "date"
+    assert kind_of("status", "string", ("open", "closed")) == "enum"
+    for f, t in [("foo", "string"), ("rate", "number"), ("artifact_location", "string"), ("notes", "string")]:
+        assert kind_of(f, t) is None, f  # no plausible value: never asked for
+    assert kind_of("customer_id", "string") is None and kind_of("created_at", "string") is None
+    assert all(len(v) >= 4 for _, vals in PHRASES for v in vals)  # traceable in a reply
+
+
+def test_planted_values_fit_their_fields(library) -> None:
+    """Every value a compiled task planted or asks for, on the target and on each trap record, reads
+    as a value of its field (no id-shaped codes in a dietary preference)."""
+    from compoworld.tasks.families._fieldvalues import fits
+    from compoworld.tasks.families.compiled import resources_of
+
+    tasks = _tasks(10, attempts=40)
+    checked = 0
+    for t in tasks:
+        s0 = t.environment().initial["services"]
+        for item in t.rubric:
+            c = item.check
+            if c.get("service") not in SAMPLE.values() or "table" not in c:
+                continue
+            res = next(r for r in resources_of(registry()[c["service"]]) if r.table == c["table"])
+            fields = {f: (k, jt) for f, k, jt in res.values}
+            if c["predicate"] == "field_changed" and c["field"] in fields:
+                assert fits(c["field"], fields[c["field"]][1], c["to"], res.value_enums.get(c["field"]))
+                checked += 1
+            if c["predicate"] in ("record_unchanged", "field_changed"):
+                rec = s0[c["service"]][c["table"]][c["key"]]
+                for f, (_k, jt) in fields.items():
+                    if rec.get(f) is not None:
+                        assert fits(f, jt, rec[f], res.value_enums.get(f)), (t.meta["family"], f, rec[f])
+                        checked += 1
+    assert checked >= 10

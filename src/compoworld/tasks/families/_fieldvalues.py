@@ -71,7 +71,7 @@ PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
         ("Germany", "France", "Japan", "Canada", "Brazil", "Australia", "Spain", "Netherlands"),
     ),
     (
-        ("city", "town", "location", "office"),
+        ("city", "town", "hometown"),
         ("Berlin", "Lisbon", "Toronto", "Osaka", "Denver", "Melbourne", "Dublin", "Austin"),
     ),
     (
@@ -81,6 +81,9 @@ PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("carrier", "courier"), ("FedEx", "USPS", "Royal Mail", "La Poste", "Deutsche Post")),
     (("terms", "paymentterms"), ("Net 15", "Net 30", "Net 45", "Net 60", "Due on receipt")),
 )
+REPOS = ("billing-service", "web-app", "data-pipeline", "mobile-client", "auth-gateway", "docs-site")
+# where a person or an office is ("location" alone; an `artifact_location` is a path, not a city)
+PLACES = ("location", "officelocation", "worklocation", "homelocation", "office", "baselocation")
 MIN_LEN = 4  # shorter text values cannot be told apart inside a reply
 PEOPLE = (
     "owner",
@@ -141,6 +144,9 @@ CODE_WORDS = ("number", "no", "num", "code", "ref", "reference", "sku", "serial"
 PROMOS = ("SPRING25", "WELCOME10", "VIP20", "SUMMER15", "LOYAL30", "FALL10", "EARLY20")
 
 
+CITY = next(i for i, (keys, _) in enumerate(PHRASES) if "city" in keys)
+
+
 def name_words(field: str) -> list[str]:
     """`dietaryPreference`, `dietary_preference` -> ["dietary", "preference"]; a run of capitals is
     one word (`SKU`, `poNumber` -> ["po", "number"])."""
@@ -151,7 +157,7 @@ def name_words(field: str) -> list[str]:
 
 def kind_of(field: str, jtype: str, enum: tuple[Any, ...] | None = None) -> str | None:
     """The kind of value `field` holds ("enum", "money", "count", "date", "past_date", "email",
-    "phone", "url", "website", "person", "phrase:<i>", "code:<PREFIX>", "promo", "postal", "hex"),
+    "phone", "url", "repo", "website", "person", "phrase:<i>", "code:<PREFIX>", "promo", "postal", "hex"),
     or None where no plausible value can be planted."""
     w = name_words(field)
     joined = "".join(w)
@@ -176,8 +182,10 @@ def kind_of(field: str, jtype: str, enum: tuple[Any, ...] | None = None) -> str 
         return "phone"
     if "website" in joined or "homepage" in joined or w[-1] == "domain":
         return "website"
-    if "url" in w or "link" in w or joined.endswith("url"):
-        return "url"
+    if w[-1] in ("url", "uri", "link", "href") or joined.endswith("url"):
+        return "repo" if any(x in w for x in ("repository", "repo", "git")) else "url"
+    if joined in PLACES:
+        return f"phrase:{CITY}"
     if any(x in w for x in ("zip", "postal", "postcode", "zipcode")):
         return "postal"
     if ("color" in w and "code" in w) or "hex" in w:
@@ -217,7 +225,7 @@ def draw(
     if kind == "money":
         if jtype == "integer":
             return rng.randrange(12, 480) * 100
-        return round(rng.randrange(120, 48000) + rng.choice((0.25, 0.5, 0.75)), 2)  # two decimals, as written
+        return round(rng.randrange(120, 48000) + rng.choice((0.25, 0.75)), 2)  # two decimals, as written
     if kind == "count":
         return rng.randrange(1200, 9800)  # four digits: a value the transcript can trace
     if kind == "date":
@@ -230,6 +238,8 @@ def draw(
         return rng.choice(people).phone
     if kind == "website":
         return f"https://www.{rng.choice(domains)}"
+    if kind == "repo":
+        return f"https://github.com/{rng.choice(domains).split('.')[0]}/{rng.choice(REPOS)}"
     if kind == "url":
         page = rng.choice(("pricing", "docs", "status", "careers", "blog", "support", "events"))
         return f"https://{rng.choice(domains)}/{page}/{rng.randrange(100, 999)}"
@@ -272,7 +282,7 @@ def fits(field: str, jtype: str, value: Any, enum: tuple[Any, ...] | None = None
         return bool(_EMAIL.match(s))
     if kind == "phone":
         return bool(_PHONE.match(s)) and sum(ch.isdigit() for ch in s) >= 7
-    if kind in ("url", "website"):
+    if kind in ("url", "website", "repo"):
         return s.startswith("https://") and " " not in s
     if kind == "person":
         return len(s.split()) >= 2 and all(p[:1].isupper() for p in s.split())
