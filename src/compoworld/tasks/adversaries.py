@@ -20,6 +20,7 @@ choice too: its identifying tokens, else the record whose own values the text re
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -346,20 +347,24 @@ def _forms(v: Any) -> set[str]:
     return {str(v)}
 
 
-def _shown_in(text: str, obj: Any) -> tuple[dict[str, Any], str, list[dict[str, Any]]] | None:
+def _shown_in(
+    text: str, obj: Any, known: str = ""
+) -> tuple[dict[str, Any], str, list[dict[str, Any]]] | None:
     """The record of a list in `obj` whose own values the free text repeats (a reply that quotes a
     record's field, a name, a URL, an id): the one repeating most of the values that set it apart
-    from its siblings, if exactly one does. Values under four characters are not evidence (nor
+    from its siblings, if exactly one does, and it repeats at least one value the agent learnt
+    here, not before (`known`: a name the request gave is shared by a closed copy, and quoting it
+    says nothing of which record was read). Values under four characters are not evidence (nor
     does `swap_args` replace them inside text)."""
     low = text.casefold()
 
-    def shown(v: str) -> bool:
-        v = v.casefold()
-        if len(v) < 4:
-            return False
-        return re.search(r"(?<![\w])" + re.escape(v) + r"(?![\w])", low) is not None
+    def rx(v: str) -> re.Pattern[str]:
+        return re.compile(r"(?<![\w])" + re.escape(v.casefold()) + r"(?![\w])")
 
-    best: tuple[int, dict[str, Any], str, list[dict[str, Any]]] | None = None
+    def shown(v: str) -> bool:
+        return len(v) >= 4 and rx(v).search(low) is not None
+
+    best: tuple[int, dict[str, Any], str, list[dict[str, Any]], bool] | None = None
     tie = False
     for recs in _record_lists(obj):
         if len(recs) < 2:
@@ -367,14 +372,18 @@ def _shown_in(text: str, obj: Any) -> tuple[dict[str, Any], str, list[dict[str, 
         own = [{k: _forms(v) for k, v in flat(r).items()} for r in recs]
         every = set.intersection(*({x for fs in o.values() for x in fs} for o in own))
         for r, o in zip(recs, own, strict=True):
-            hits = [k for k, fs in o.items() if any(f not in every and shown(f) for f in fs)]
+            quoted = [(k, f) for k, fs in o.items() for f in fs if f not in every and shown(f)]
+            hits = list(dict.fromkeys(k for k, _ in quoted))
             if not hits:
                 continue
+            learnt = any(rx(f).search(known) is None for _, f in quoted)
             if best is None or len(hits) > best[0]:
-                best, tie = (len(hits), r, hits[0], recs), False
+                best, tie = (len(hits), r, hits[0], recs, learnt), False
             elif len(hits) == best[0] and r is not best[1]:
                 tie = True
-    return None if best is None or tie else best[1:]
+    if best is None or tie or not best[4]:
+        return None
+    return best[1], best[2], best[3]
 
 
 def _free_text(path: str, value: str) -> bool:
@@ -412,6 +421,12 @@ def solve_lazily(task: Task) -> dict[str, float]:
         for i, c in enumerate(task.reference_solution)
         if (spec := env.tool_spec(c.tool)) is not None and spec.mutates
     ]
+
+    def before(j: int) -> str:
+        """What the agent had been shown before observation j."""
+        seen = [task.instruction, *(json.dumps(o, ensure_ascii=False, default=str) for o in obs[:j])]
+        return "\n".join(seen).casefold()
+
     # every write value the reference learnt from an observation, with the records shown beside it
     points = []
     learnt = False
@@ -445,7 +460,7 @@ def solve_lazily(task: Task) -> dict[str, float]:
             if not isinstance(v, str) or f"{path}~" in traced or not _free_text(path, v):
                 continue
             for j in reversed(range(i)):
-                hit = _shown_in(v, obs[j].get("data"))
+                hit = _shown_in(v, obs[j].get("data"), before(j))
                 if hit is not None:
                     learnt = True
                     if all(hit[0] is not p[0] for p in points):

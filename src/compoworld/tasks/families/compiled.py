@@ -4,14 +4,20 @@ A compiled service (`spec.compiler`) has resources: typed tables with the spec's
 list, get, update and move them through states. Where a resource can be created and found (a compiled
 `create` and a compiled `list`, probed for real on a seeded copy of the service) it gets the work a
 person asks a colleague for, through the same `Builder` as the hand-built families (so its tasks get
-grounded references, traps, guards, collateral checks and the adversarial gate):
+grounded references, traps, guards, collateral checks and the adversarial gate). Their traps are
+planted so that a solver that skips what it must read fails: the namesake (the colleague's copy of
+the record, or a person with the colleague's first name) carries the instruction's words; the
+newest records are traps; only the colleague's email names the target. Values fit their fields
+(`_fieldvalues`):
 
 - `lookup_reply`: a colleague emails for one field of a record ("what's the due date on the Harbor
-  Health renewal?"); find the open record among a closed copy and a near-duplicate, reply with it;
+  Health renewal?"); find the open record among a closed copy, a near-duplicate and a namesake,
+  and reply with it;
 - `update_from_email`: a colleague asks to change a field (or the status, where the spec has a
   transition or an enum) of a record; change that one, not its closed copy, and confirm;
-- `record_request`: a colleague asks for a new record with a value; if an open one already exists,
-  update it instead of creating a duplicate (a closed one does not count), and reply with its id;
+- `record_request`: a colleague asks for a record with a value "unless one exists"; an open one does
+  (beside a duplicate closed yesterday and look-alikes), so update it rather than duplicate it, and
+  reply with its id (a task where none existed would pass an agent that creates without looking);
 - `total_reply`: a colleague asks for the total of a numeric field over one customer's open records,
   found with the list's own search; closed records and other customers' are left out.
 
@@ -869,12 +875,12 @@ def record_request(b: Builder, res: Res) -> None:
     name = display(b.svc(res.service).manifest)
     if res.create is None:
         raise PlantError(f"{res.resource}: no create takes its {res.label}")
-    vals = [x for x in res.values if x[0] in res.create_fields]
-    if not vals:
-        raise PlantError(f"{res.resource}: create sets no value field")
+    # the open record already exists: one the agent creates without looking would pass whenever
+    # none did, so the work is always to find it among its look-alikes and update it
+    vals = [x for x in res.values if x[0] in res.create_fields and x[0] in res.update_fields]
+    if not vals or res.updater is None:
+        raise PlantError(f"{res.resource}: no value field that create and update both set")
     f, kind, jtype = b.pick(vals)
-    can_update = res.updater is not None and f in res.update_fields
-    exists = can_update and (res.status is None or b.rng.random() < 0.5)
     w = _setup(b, res)
     who, label, near, twin = w["who"], w["label"], w["near"], w["namesake"]
     used: set[str] = set()
@@ -882,13 +888,11 @@ def record_request(b: Builder, res: Res) -> None:
     v, v_old, v_near, v_twin = (
         _value(b, f, kind, jtype, res, used, sub[k]) for k in ("target", "closed", "near", "namesake")
     )
-    current = _plant(b, res, label, {f: v_old}, days_ago=20) if exists else None
+    current = _plant(b, res, label, {f: v_old}, days_ago=20)
     # a duplicate closed yesterday is the newest record with the label; it does not count as existing
     closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=1) if res.status else None
     n = _plant(b, res, near, {f: v_near}, days_ago=8)
     tw = _plant(b, res, twin, {f: v_twin}, days_ago=3)
-    if current is None and closed is None:
-        raise PlantError("no existing or closed record to tell apart")
     fh = _human(f)
     subject = b.say(
         f"{res.noun.capitalize()} for {label}", f"New {res.noun}: {label}", f"{label} - please set up"
@@ -905,27 +909,10 @@ def record_request(b: Builder, res: Res) -> None:
     msg, body = _read_request(b, who, subject)
     hits = _find(b, res, w["query"], label)
     b.decide()
-    if hits:
-        assert current is not None and [h["id"] for h in hits] == [current["id"]]
-        _update_call(b, res, hits[0], {f: _typed(v, {"type": jtype})})
-        rid = str(hits[0]["id"])
-        b.expect_change(res.service, res.table, rid, f, v, f"the open {res.noun} {label} has {fh} {v}")
-    else:
-        assert current is None
-        tool = {**res.create, "service": res.service}
-        args = _args(b, tool, fixed={res.label: label, f: v})
-        args = _set(res.create, args, res.label, label)
-        args = _set(res.create, args, f, v)
-        natural = res.create["op"].get("natural_key")
-        if natural and natural not in (res.label, f):
-            raise PlantError(f"{res.create['name']} takes its key in '{natural}'")
-        _valid(res.create, args)
-        made = b.call(f"{res.service}__{res.create['name']}", args)
-        rid = str((made or {}).get("id", ""))
-        if not rid:
-            raise PlantError(f"{res.create['name']} returned no id")
-        where: dict[str, Any] = {res.label: label, f: {"contains": str(v)} if isinstance(v, str) else v}
-        b.expect_record(res.service, res.table, where, f"a new {res.noun} {label} with {fh} {v} exists")
+    assert [h["id"] for h in hits] == [current["id"]]
+    _update_call(b, res, hits[0], {f: _typed(v, {"type": jtype})})
+    rid = str(hits[0]["id"])
+    b.expect_change(res.service, res.table, rid, f, v, f"the open {res.noun} {label} has {fh} {v}")
     _reply(b, who, msg, f"Hi {who.first}, {label} is in {name} with {fh} {v}: id {rid}.")
     b.expect_message("email", who, contains=[rid], description=f"{who.first} got the record's id ({rid})")
     b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
@@ -1061,7 +1048,8 @@ KINDS = {
     ),
     "record_request": (
         record_request,
-        "Create the record a colleague asks for, or update the open one (no duplicates), and reply with its id.",
+        "A colleague asks for a record that already exists: update the open one (no duplicate, not its "
+        "closed copy or look-alikes) and reply with its id.",
     ),
     "total_reply": (total_reply, "Total a numeric field over a customer's open records and reply by email."),
 }
@@ -1081,8 +1069,8 @@ def _fits(kind: str, res: Res) -> bool:
     if kind == "record_request":
         return (
             res.create is not None
-            and any(f in res.create_fields for f, _, _ in res.values)
-            and (res.status is not None or res.updater is not None)
+            and res.updater is not None
+            and any(f in res.create_fields and f in res.update_fields for f, _, _ in res.values)
         )
     return bool(
         res.search
