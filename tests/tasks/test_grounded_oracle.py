@@ -122,3 +122,12 @@ def test_grounded_gate_rejects_same_turn_reads_and_invented_ids(tasks) -> None:
     ref[k] = ref[k].model_copy(update={"arguments": args})
     invented = t.model_copy(update={"reference_solution": ref})
     assert "before it was shown" in (run_gates(invented, regenerate=False)["grounded"] or "")
+
+
+def test_ids_run_together_in_free_text_must_be_shown_first() -> None:
+    from compoworld.tasks.grounding import identifying
+
+    found = {v for _, v in identifying({"body": "Updated COMda943657 (thread t5b6b94c0b0ceaad7), Q4 plan."})}
+    assert found == {"COMda943657", "t5b6b94c0b0ceaad7"}
+    # plain words, short codes and dates are the agent's own
+    assert not identifying({"body": "Thanks, the Q4 plan v2 looks fine for 2026-05-01."})

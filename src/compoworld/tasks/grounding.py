@@ -81,6 +81,8 @@ _TOKENS = (
     re.compile(r"(?<![\w.])\d+\.\d{2}(?![\w])"),  # amounts
     re.compile(r"\+?\d[\d ()-]{8,}\d"),  # phone numbers
     re.compile(r"(?<![\w-])\d{4,}(?![\w-])"),  # long numbers (ids, order numbers)
+    # generated record ids written into free text: letters and digits run together (COMda943657)
+    re.compile(r"(?<![\w-])(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])[A-Za-z0-9_]{8,}(?![\w-])"),
 )
 
 
