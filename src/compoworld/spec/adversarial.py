@@ -77,17 +77,54 @@ def _expect_error(
         raise Failed("failed_call_changed_state", f"{what}: a failed call changed the state")
 
 
-def _companion(by_name: dict[str, Any], resource: str, kind: str) -> dict[str, Any] | None:
+def _companion(
+    by_name: dict[str, Any], resource: str, kind: str, parent: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The read that shows what a write of `resource` under `parent` wrote: a list / get of the same
+    resource under the same parent resource, else one that needs no parent. A read that requires a
+    parent the write never sets (`list_group_users` after `create_user`) reads another collection:
+    none to check against."""
+    want = (parent or {}).get("resource")
+    fallback = None
     for t in by_name.values():
         op = t["op"]
-        if (
+        if not (
             t["status"] == "compiled"
             and op.get("resource") == resource
             and op["kind"] == kind
             and (kind != "get" or op.get("id_param"))
         ):
+            continue
+        theirs = op.get("parent") or {}
+        if theirs.get("resource") == want:
             return t
-    return None
+        if fallback is None and (
+            not theirs or theirs.get("param") not in flat_required(t) and not theirs.get("default")
+        ):
+            fallback = t
+    return fallback
+
+
+def flat_required(tool: dict[str, Any]) -> set[str]:
+    """The parameters a call must give, those inside a required wrapper object (`path.id`) too."""
+    schema = tool["input_schema"]
+    req = set(schema.get("required", []))
+    for inner, wrapper in (tool["op"].get("wrapped") or {}).items():
+        box = schema.get("properties", {}).get(wrapper, {})
+        if inner in box.get("required", []):
+            req.add(inner)
+    return req
+
+
+def _read_args(svc: Any, get: dict[str, Any], key: str, rng: random.Random) -> dict[str, Any]:
+    """Arguments of `get` that name record `key`, under the parent that record is stored under."""
+    args = put_arg(get, valid_args(svc, get, rng), get["op"]["id_param"], _as(get, key))
+    parent = get["op"].get("parent") or {}
+    table = svc.manifest["resources"][get["op"]["resource"]]["table"]
+    stored = (svc.table(table).get(key) or {}).get(parent.get("field", ""))
+    if parent and stored is not None:
+        args = put_arg(get, args, parent["param"], _typed_like(get, parent["param"], stored))
+    return args
 
 
 def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any], rng: random.Random) -> None:
@@ -140,23 +177,18 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         raise Failed("valid_call_failed", f"a valid call failed: {r['error']['message']}")
     _valid_state(env, t["name"])
     kind = op["kind"]
-    get = _companion(by_name, op["resource"], "get")
+    get = _companion(by_name, op["resource"], "get", op.get("parent"))
     if kind == "create":
         rec = r["data"]
         if rec.get("id") not in svc.table(table):
             raise Failed("create_not_stored", "create returned an id that is not stored")
         if get is not None:
-            g = _call(
-                env,
-                svc,
-                get["name"],
-                put_arg(get, valid_args(svc, get, rng), get["op"]["id_param"], _as(get, rec["id"])),
-            )
+            g = _call(env, svc, get["name"], _read_args(svc, get, str(rec["id"]), rng))
             if not g["success"] or g["data"] != rec:
                 raise Failed(
                     "create_then_get_differs", f"create then {get['name']} did not return the record"
                 )
-        lst = _companion(by_name, op["resource"], "list")
+        lst = _companion(by_name, op["resource"], "list", op.get("parent"))
         if lst is not None:
             largs = {**valid_args(svc, lst, rng)}
             lparent = lst["op"].get("parent") or {}
@@ -174,20 +206,18 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
                 again = _call(env, svc, t["name"], {**args, **wanted})
                 if again["success"]:
                     rec = again["data"]
-            ranges = lst["op"].get("ranges", {})
-            for k in list(largs):
-                n = norm(k)
-                if n in LIMIT_PARAMS or n in OFFSET_PARAMS:  # the whole list, from its start
-                    largs[k] = _widest(lst["input_schema"]["properties"][k], n in LIMIT_PARAMS, largs[k])
-                elif k == lparent.get("param"):
-                    if rec.get(lparent.get("field")) is not None:
-                        largs[k] = _typed_like(lst, k, rec[lparent["field"]])
-                elif k in rec:
-                    largs[k] = rec[k]
-                elif k in ranges and rec.get(ranges[k]["field"]) is not None:
-                    largs[k] = rec[ranges[k]["field"]]  # a bound the record sits on
-                elif isinstance(largs[k], str) and n in QUERY_PARAMS:
-                    largs[k] = rec["id"]  # a query: the id is part of the record's text
+            if (
+                lparent
+                and rec.get(lparent.get("field")) is None
+                and (op.get("parent") or {}).get("resource") == lparent.get("resource")
+            ):  # the create's parent is optional: make one under a parent
+                pkeys = sorted(svc.table(svc.manifest["resources"][lparent["resource"]]["table"]))
+                if pkeys:
+                    pp = op["parent"]["param"]
+                    again = _call(env, svc, t["name"], put_arg(t, args, pp, _typed_like(t, pp, pkeys[0])))
+                    if again["success"]:
+                        rec = again["data"]
+            largs = _list_args_for(lst, largs, rec)
             got = _call(env, svc, lst["name"], largs)
             if not got["success"] or rec["id"] not in {i["id"] for i in got["data"]["items"]}:
                 raise Failed(
@@ -223,12 +253,7 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         if rec is None or any(rec.get(k) != v for k, v in changed.items()):
             raise Failed("update_not_visible", "update then read did not show the change")
         if get is not None:
-            g = _call(
-                env,
-                svc,
-                get["name"],
-                put_arg(get, valid_args(svc, get, rng), get["op"]["id_param"], _as(get, key)),
-            )
+            g = _call(env, svc, get["name"], _read_args(svc, get, str(key), rng))
             if not g["success"] or any(g["data"].get(k) != v for k, v in changed.items()):
                 raise Failed("update_not_visible", f"update then {get['name']} did not show the change")
     elif kind == "delete":
@@ -238,12 +263,7 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         if any(k in svc.table(table) for k in keys):
             raise Failed("delete_not_applied", "delete left the record in place")
         if get is not None:
-            g = _call(
-                env,
-                svc,
-                get["name"],
-                put_arg(get, valid_args(svc, get, rng), get["op"]["id_param"], _as(get, key)),
-            )
+            g = _call(env, svc, get["name"], _read_args(svc, get, str(key), rng))
             if g["success"] or g["error"]["code"] != 404:
                 raise Failed("delete_then_get_not_404", f"delete then {get['name']} did not give 404")
     elif kind == "transition":
@@ -257,6 +277,35 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         linked = all(x in (rec.get(f"{op['member']}_ids") or []) for x in (v if isinstance(v, list) else [v]))
         if linked != (kind == "relate"):
             raise Failed("relation_not_applied", f"{kind} did not change the link")
+
+
+def _list_args_for(lst: dict[str, Any], largs: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+    """The list's arguments set to find `rec`: the whole list from its start, under `rec`'s parent, its
+    own values as filters (an element of a stored list), a bound it sits on, its id as the query."""
+    lparent = lst["op"].get("parent") or {}
+    ranges = lst["op"].get("ranges", {})
+    wrappers = set((lst["op"].get("wrapped") or {}).values())
+    flat = flat_args(lst["op"], largs)
+    for k in [k for k in flat if k not in wrappers]:
+        s = param_schema(lst, k)
+        n = norm(k)
+        v = flat[k]
+        if n in LIMIT_PARAMS or n in OFFSET_PARAMS:  # the whole list, from its start
+            v = _widest(s, n in LIMIT_PARAMS, v)
+        elif k == lparent.get("param"):
+            if rec.get(lparent.get("field")) is not None:
+                v = _typed_like(lst, k, rec[lparent["field"]])
+        elif k in rec:
+            v = rec[k]
+            if isinstance(v, list) and s.get("type") in ("string", "integer", "number") and v:
+                v = v[0]  # a scalar filter on a stored list: one of its elements
+        elif k in ranges and rec.get(ranges[k]["field"]) is not None:
+            v = rec[ranges[k]["field"]]  # a bound the record sits on
+        elif isinstance(v, str) and n in QUERY_PARAMS:
+            v = rec["id"]  # a query: the id is part of the record's text
+        if v is not flat[k]:
+            largs = put_arg(lst, largs, k, v)
+    return largs
 
 
 def _every_field(env: Environment, svc: Any, t: dict[str, Any], rng: random.Random) -> None:
@@ -310,22 +359,25 @@ def _semantic_list_checks(
     created with a name is found by that name."""
     parent = lst["op"].get("parent") or {}
     field, param = parent.get("field"), parent.get("param")
-    if field and param in largs and rec.get(field) is not None:
+    if field and param in flat_args(lst["op"], largs) and rec.get(field) is not None:
         ptable = svc.manifest["resources"][parent["resource"]]["table"]
         others = [k for k in sorted(svc.table(ptable)) if k != str(rec[field])]
         if others:
-            got = _call(env, svc, lst["name"], {**largs, param: _typed_like(lst, param, others[0])})
+            got = _call(env, svc, lst["name"], put_arg(lst, largs, param, _typed_like(lst, param, others[0])))
             if got["success"] and rec["id"] in {i["id"] for i in got["data"]["items"]}:
                 raise Failed(
                     "child_listed_under_other_parent",
                     f"{lst['name']} lists the new {create['op']['resource']} under another {parent['resource']}",
                 )
-    qparam = next((p for p in lst["input_schema"].get("properties", {}) if norm(p) in QUERY_PARAMS), None)
+    lprops = lst["input_schema"].get("properties", {})
+    names = [p for p in lprops if not isinstance(lprops[p].get("properties"), dict)]
+    names += list(lst["op"].get("wrapped") or {})  # a query inside `query: {...}` too
+    qparam = next((p for p in names if norm(p) in QUERY_PARAMS), None)
     label = next(
         (rec[f] for f in ("name", "title", "subject") if isinstance(rec.get(f), str) and rec[f]), None
     )
-    if qparam and label and lst["input_schema"]["properties"][qparam].get("type") in (None, "string"):
-        got = _call(env, svc, lst["name"], {**largs, qparam: label})
+    if qparam and label and param_schema(lst, qparam).get("type") in (None, "string"):
+        got = _call(env, svc, lst["name"], put_arg(lst, largs, qparam, label))
         if not got["success"] or rec["id"] not in {i["id"] for i in got["data"]["items"]}:
             raise Failed(
                 "not_found_by_name", f"{lst['name']} does not find the new record by its name {label!r}"
@@ -373,7 +425,7 @@ def _control(param: str) -> bool:
 
 
 def _typed_like(tool: dict[str, Any], param: str, key: Any) -> Any:
-    t = tool["input_schema"]["properties"].get(param, {}).get("type")
+    t = param_schema(tool, param).get("type")
     key = str(key)
     return int(key) if t in ("integer", "number") and key.isdigit() else [key] if t == "array" else key
 

@@ -10,6 +10,7 @@ The manifest is data: the engine's generic runtime (`spec.runtime`) executes it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections import Counter
@@ -400,6 +401,10 @@ def _infer_http(tool: SpecTool, used: dict[str, str]) -> dict[str, Any] | None:
         return None
     li, lit = literals[-1]
     words = tokens(lit)
+    if words and words[0] in PREPS and li > 0 and not is_param(segs[li - 1]):
+        li, lit = li - 1, segs[li - 1]  # `/variants/from-base`: a variant made from a base
+        words = tokens(lit)
+        last_param = False
     action = words[0] if words else ""
     # a trailing action segment: POST /tickets/{id}/close, POST /pet/findByStatus
     if not last_param and li > 0 and is_param(segs[li - 1]) and action in TRANSITIONS and len(words) == 1:
@@ -442,7 +447,20 @@ def _infer_http(tool: SpecTool, used: dict[str, str]) -> dict[str, Any] | None:
     if method == "post":
         return {**op, "kind": "update", "id_param": idp} if idp else {**op, "kind": "create"}
     if method in ("put", "patch"):
-        idp = idp or id_param(resource, props, list(tool.input_schema.get("required", [])))
+        required = list(tool.input_schema.get("required", []))
+        # `PUT /pet` with `{id?, name, ...}`: the body's own id names the record, not a unique name
+        idp = (
+            idp
+            or id_param(resource, props, required, strings=False)
+            or (
+                None  # the path names the record by a parameter the schema lacks: unusable as given
+                if _path_names_missing_param(tool)
+                else id_param(
+                    resource, props, [p for p in props if p not in required], own=True, strings=False
+                )
+            )
+            or id_param(resource, props, required)
+        )
         return {**op, "kind": "update", "id_param": idp} if idp else None
     if method == "delete":
         return {**op, "kind": "delete", "id_param": idp} if idp else None
@@ -515,6 +533,11 @@ def id_param(
     if not any_param and not own:
         ids = [p for p in required if re.search(r"(id|key|gid)$", norm(p))]
         if len(ids) == 1:
+            # `update_contact(audienceId, id?)`: the one required id is the parent's; an optional id
+            # named for the record (or a bare `id`) names the record itself
+            mine = id_param(resource, props, [p for p in props if p not in required], own=True, strings=False)
+            if mine and _type_of(props.get(mine, {})) in ("string", "integer", "number"):
+                return mine
             return ids[0]
     if not any_param and strings:
         return _unique_string(resource, props, required)
@@ -635,6 +658,15 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     """The operation of one tool, or `{"kind": "simulated", "reason": ...}`."""
     http = infer_http(tool)
     if http is not None:
+        toks = tokens(tool.name)
+        toks = toks[len(prefix) :] if toks[: len(prefix)] == prefix and len(toks) > len(prefix) else toks
+        if http["kind"] in ("create", "update", "delete") and toks and toks[0] in TRANSITIONS:
+            # `follow_playlist` = `PUT /playlists/{id}/followers`: the name says which state changes
+            named = infer_op(
+                dataclasses.replace(tool, http_method=None, http_path=None, http_kind=None), prefix
+            )
+            if named["kind"] == "transition":
+                return named
         return http
     if tool.http_kind and tool.http_method is None:  # open-mcp's `parameters` / `servers` entries
         return {
@@ -828,6 +860,40 @@ def _skip_field(name: str) -> bool:
     return n in LIMIT_PARAMS or n in OFFSET_PARAMS or n in QUERY_PARAMS
 
 
+QUERY_WRAPPERS = {"query", "path", "params", "pathparams", "queryparams", "searchparams", "parameters"}
+TRANSPORT_WRAPPERS = {"header", "headers", "cookie", "cookies"}
+
+
+def _list_params(tool: SpecTool, op: dict[str, Any]) -> list[str]:
+    """The parameters a list reads, those inside a `query: {...}` / `path: {...}` object lifted up
+    (recorded in `op["wrapped"]`, so the runtime reads them there); transport objects (`header`) are
+    no filters."""
+    props = tool.input_schema.get("properties", {})
+    out = []
+    for p, s in props.items():
+        inner = s.get("properties") if isinstance(s, dict) else None
+        if norm(p) in TRANSPORT_WRAPPERS and isinstance(inner, dict):
+            continue
+        if norm(p) in QUERY_WRAPPERS and isinstance(inner, dict):
+            for q in inner:
+                if q not in props:
+                    op.setdefault("wrapped", {}).setdefault(q, p)
+                    out.append(q)
+            continue
+        out.append(p)
+    return out
+
+
+def _sub_key(tool: SpecTool, idp: str) -> bool:
+    """Another required parameter names a part of the record (`column_name`, `template_name`): the
+    call changes that part, keyed by both, not the record itself."""
+    for p in tool.input_schema.get("required", []):
+        toks = tokens(p)
+        if p != idp and len(toks) >= 2 and toks[-1] in ("id", "key", "name", "number", "slug", "uuid", "gid"):
+            return True
+    return False
+
+
 def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     """The manifest of `spec` before adversarial testing (every inferred tool `compiled`)."""
     prefix = _prefix(spec.tools)
@@ -867,16 +933,25 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     for t in spec.tools:  # `update_table_description(table_id)`, `set_start(clip_id)`: a field of the table
         op = ops[t.name]
         idp = op.get("id_param")
-        if op["kind"] not in ("update", "transition") or not idp or op.get("parent") or op.get("wrapped"):
+        if op["kind"] not in ("update", "transition") or not idp:
             continue
-        stem = re.sub(r"(id|key|gid)$", "", norm(idp))
-        other = named.get(stem)
+        parent = op.get("parent")
+        if parent:  # `update_variant_parameters(variant_id)`: the id names the parent, not a child
+            if parent["param"] != idp or _sub_key(t, idp):
+                continue
+            stem, other = norm(parent["resource"]), parent["resource"]
+        elif op.get("wrapped"):
+            continue
+        else:
+            stem = re.sub(r"(id|key|gid)$", "", norm(idp))
+            other = named.get(stem)
         own = {k for r, k in kinds if r == op["resource"]}
         named_in = other in {singular(w) for w in tokens(t.name)} if other else False
         alone = uses[op["resource"]] == 1 or (named_in and not own & {"create", "get", "list", "delete"})
         if other and other != op["resource"] and stem != norm(idp) and alone:
             uses[op["resource"]] -= 1
             op["resource"] = other
+            op.pop("parent", None)
     for t in spec.tools:
         op = ops[t.name]
         if op["kind"] not in ("create", "list", "update") or op.get("parent"):
@@ -953,7 +1028,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             continue
         fields = resources[op["resource"]]["fields"]
         ranges, unsupported = {}, []
-        for p in t.input_schema.get("properties", {}):
+        for p in _list_params(t, op):
             if _skip_field(p) or p in fields or p == (op.get("parent") or {}).get("param"):
                 continue
             m = RANGE.match(p)

@@ -87,6 +87,8 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
     schema = tool["input_schema"]
     props = schema.get("properties", {})
     names = list(props) if optional else list(schema.get("required", []))
+    if op.get("id_param") in props and op["id_param"] not in names:
+        names.append(op["id_param"])  # optional in the schema, but the call names no record without it
     res = svc.manifest["resources"]
     args: dict[str, Any] = {}
     for p in names:
@@ -113,8 +115,10 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
         else:
             args[p] = sample(props[p], p, rng)
     for inner, wrapper in (op.get("wrapped") or {}).items():  # ids inside `path: {...}` name records too
-        ref = op["resource"] if inner == op.get("id_param") else (op.get("parent") or {}).get("resource")
-        if wrapper not in args and wrapper in props:
+        ref = op["resource"] if inner == op.get("id_param") else None
+        if inner == (op.get("parent") or {}).get("param"):
+            ref = op["parent"]["resource"]
+        if wrapper not in args and wrapper in props and ref is not None:
             args[wrapper] = sample(props[wrapper], wrapper, rng)
         if ref in res:
             keys = sorted(svc.table(res[ref]["table"]))
