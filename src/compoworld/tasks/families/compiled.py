@@ -739,13 +739,13 @@ def lookup_reply(b: Builder, res: Res) -> None:
             b.rng,
             b.say(
                 f"answer {who.name}'s email about {_an(res.noun)} in {name}",
-                f"{who.first} emailed asking for {_an(fh)} from {name}; look it up and reply to them",
+                f"look up the {fh} {who.first} emailed to ask about in {name} and reply to them",
                 f"reply to {who.first}'s question about one of our {name} {_pl(res.noun)}",
             )
             + (" and tell me what it is too" if ask_answer else ""),
             context=b.say(
                 f"{who.first} needs the {fh} of {_an(res.noun)}",
-                "Their email says which record they mean",
+                f"{who.first}'s email says which {res.noun} they mean",
                 "",
             ),
         ),
@@ -855,10 +855,12 @@ def update_from_email(b: Builder, res: Res) -> None:
             b.rng,
             b.say(
                 f"take care of {who.name}'s update request for {name}",
-                f"{who.first} emailed a change to one of our {name} {_pl(res.noun)}; make it and let them know",
+                f"make the change {who.first} emailed about one of our {name} {_pl(res.noun)} and let them know",
                 f"handle {who.first}'s email about updating {_an(res.noun)} in {name}",
             ),
-            context=b.say("Reply to them when it's done", "They want the record's id back", ""),
+            context=b.say(
+                f"{who.first} is waiting to hear back", f"{who.first} wants the record's id back", ""
+            ),
         ),
         hint=f"Read {who.first}'s email, find the open {res.noun} it names in {name}, make the change, "
         "then reply on the thread with the record's id.",
@@ -931,11 +933,13 @@ def record_request(b: Builder, res: Res) -> None:
             b.rng,
             b.say(
                 f"sort out {who.name}'s request for {_an(res.noun)} in {name}",
-                f"{who.first} asked for {_an(res.noun)} in {name}; set it up (no duplicates) and send them its id",
+                f"set up the {res.noun} {who.first} asked for in {name} (no duplicates) and send them its id",
                 f"handle {who.first}'s email about {_an(res.noun)} in {name}",
             ),
             context=b.say(
-                "No duplicates, please: an open one should be updated instead", "Reply with the id", ""
+                "No duplicates, please: an open one should be updated instead",
+                f"{who.first} needs its id for their records",
+                "",
             ),
         ),
         hint=f"Read {who.first}'s email, look for an open {res.noun} with that {_human(res.label)} in {name}; "
@@ -1022,7 +1026,7 @@ def total_reply(b: Builder, res: Res) -> None:
             b.rng,
             b.say(
                 f"answer {who.name}'s question about {cust.name}'s {_pl(res.noun)} in {name} and tell me the figure too",
-                f"{who.first} wants a total from {name}; work it out, reply to them, and give me the number",
+                f"work out the total {who.first} asked for from {name}, reply to them, and give me the number",
             ),
             context=b.say(f"It's about the {fh}", ""),
         ),
