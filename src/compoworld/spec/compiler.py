@@ -172,6 +172,9 @@ GENERIC = {
     "record",
     "property",
 }
+# generic words that name a part of a record, not a record (`issue_state`, `page_content`; never
+# `pull_request` or `list_member`)
+FIELD_WORDS = {"content", "status", "state", "data", "info", "setting", "type", "field", "property", "detail"}
 LIMIT_PARAMS = {
     "limit",
     "maxresults",
@@ -526,7 +529,7 @@ def id_param(
         for cand in ("path", "filepath", "folderpath", "fileid", "documentid"):
             if cand in by_norm:
                 return by_norm[cand]
-    for cand in (f"{r}identifier", f"{r}uid", f"{r}uuid", r if bare else ""):
+    for cand in (f"{r}identifier", f"{r}uid", f"{r}uuid", f"{r}slug", f"{last}slug", r if bare else ""):
         # `page_identifier`; with `bare`, `cancel_subscription(subscription)`: named for the record itself
         if cand and cand in by_norm and _type_of(props.get(by_norm[cand], {})) in ("string", "integer"):
             return by_norm[cand]
@@ -706,6 +709,13 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     parent, _ = _resource_of(parent_words)
     content = [w for w in head if w not in STOP and not w.isdigit()]
     qualifier = singular(content[-2]) if len(content) > 1 and resource == singular(content[-1]) else None
+    if (
+        qualifier is None
+        and len(content) > 1
+        and singular(content[-1]) in FIELD_WORDS
+        and resource == f"{singular(content[-2])}_{singular(content[-1])}"
+    ):
+        qualifier = singular(content[-2])  # `update_page_content(page_identifier)`: the page's content
     if resource is None and parent is not None:
         resource, parent = parent, None
     if resource is None:
