@@ -404,10 +404,45 @@ def audit(
 
 
 @app.command("families")
-def list_families() -> None:
+def list_families(
+    compiled: Annotated[
+        bool,
+        typer.Option(
+            "--compiled",
+            help="Per compiled service of the loaded manifests: its families, or per resource why it has none.",
+        ),
+    ] = False,
+) -> None:
     """List the workflow families: name, domain, services."""
     from compoworld.tasks.workflow import families
 
+    if compiled:
+        from collections import Counter
+
+        from compoworld.tasks.families.compiled import coverage
+
+        cov = coverage()
+        if not cov:
+            err.print("[red]error:[/red] no compiled service is loaded (pass --manifests DIR)")
+            raise typer.Exit(2)
+        table = Table(title="compiled services: families, or why none")
+        for col in ("service", "families", "resources without a family: cause"):
+            table.add_column(col)
+        tally: Counter = Counter()
+        for name, c in cov.items():
+            tally.update(c["causes"].values())
+            causes = "; ".join(f"{r}: {why}" for r, why in sorted(c["causes"].items()))
+            table.add_row(name, ", ".join(c["families"]) or "-", causes[:300])
+        console.print(table)
+        have = sum(1 for c in cov.values() if c["families"])
+        console.print(f"{have}/{len(cov)} compiled services have families")
+        top = Table(title="causes, by resources")
+        top.add_column("cause")
+        top.add_column("resources", justify="right")
+        for why, n in tally.most_common(25):
+            top.add_row(why, str(n))
+        console.print(top)
+        return
     table = Table(title="workflow families")
     for col in ("family", "domain", "services", "what"):
         table.add_column(col)

@@ -247,84 +247,95 @@ def _status(r: dict[str, Any], tools: list[dict[str, Any]]) -> tuple[str, tuple[
     return None
 
 
+# API switches a spec stores beside the record: no person asks what they are
+NOT_ASKED = ("responseformat", "sendupdates", "sendnotifications", "notify", "format", "output", "verbose")
+
+
 def resources_of(cls: Any) -> list[Res]:
     """The resources of a compiled service class that can be created and listed (from its manifest)."""
+    return [
+        r
+        for r in (resource_of(cls, rname) for rname in sorted(cls.manifest["resources"]))
+        if isinstance(r, Res)
+    ]
+
+
+def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
+    """One resource as the families see it, or why it has none (`no_create`, `no_list`, `no_label_field`)."""
     m = cls.manifest
-    out = []
-    for rname, r in sorted(m["resources"].items()):
-        tools = [t for t in m["tools"] if t["status"] == "compiled" and t["op"].get("resource") == rname]
-        lab = _label(r["fields"], person=_is_person(words(rname)))
-        if lab is None:
-            continue
-        listers = [t for t in tools if t["op"]["kind"] == "list"]
-        creates = [t for t in tools if t["op"]["kind"] == "create"]
-        if not listers or not creates:
-            continue
+    r = m["resources"][rname]
+    tools = [t for t in m["tools"] if t["status"] == "compiled" and t["op"].get("resource") == rname]
+    listers = [t for t in tools if t["op"]["kind"] == "list"]
+    creates = [t for t in tools if t["op"]["kind"] == "create"]
+    if need_create and not creates:
+        return "no_create"
+    if not listers:
+        return "no_list"
+    lab = _label(r["fields"], person=_is_person(words(rname)))
+    if lab is None:
+        return "no_label_field"
 
-        def searchable(t: dict[str, Any]) -> str | None:
-            props = t["input_schema"].get("properties", {})
-            return next(
-                (p for p in props if norm(p) in QUERY_PARAMS and props[p].get("type", "string") == "string"),
-                None,
-            )
+    def searchable(t: dict[str, Any]) -> str | None:
+        props = t["input_schema"].get("properties", {})
+        return next(
+            (p for p in props if norm(p) in QUERY_PARAMS and props[p].get("type", "string") == "string"),
+            None,
+        )
 
-        listers.sort(key=lambda t: (searchable(t) is None, len(t["input_schema"].get("required", []))))
-        lister = listers[0]
-        create = next((t for t in creates if lab[0] in _props(t)), None)
-        writes = [t for t in tools if t["op"]["kind"] in ("create", "update")]
-        status = _status(r, writes)
-        updaters = [t for t in tools if t["op"]["kind"] == "update" and t["op"].get("id_param")]
-        updater = max(updaters, key=lambda t: len(_props(t)), default=None)
-        trans = tuple(
-            t
-            for t in tools
-            if t["op"]["kind"] == "transition"
-            and status is not None
-            and t["op"].get("field") == status[0]
-            and "value" in t["op"]
-            and t["op"]["value"] != status[1][0]
-        )
-        parents = tuple(sorted((cls.refs.get(rname) or {}).items()))
-        skip = {lab[0], *(f for f, _ in parents), *([status[0]] if status else [])}
-        value_enums: dict[str, tuple[Any, ...]] = {}
-        for t in writes:
-            for f, sch in _props(t).items():
-                if f in r["fields"] and isinstance(sch, dict) and sch.get("enum"):
-                    value_enums.setdefault(f, tuple(sch["enum"]))
-        values = tuple(
-            (f, k, t)
-            for f, t in sorted(r["fields"].items())
-            if f not in skip and (k := kind_of(f, t, value_enums.get(f)))
-        )
-        enums: dict[str, tuple[Any, ...]] = {}
-        if updater is not None:
-            for f, s in _props(updater).items():
-                if f in r["fields"] and isinstance(s, dict) and s.get("enum"):
-                    enums[f] = tuple(s["enum"])
-        out.append(
-            Res(
-                service=cls.name,
-                resource=rname,
-                table=r["table"],
-                noun=words(rname),
-                label=lab[0],
-                label_kind=lab[1],
-                lister=lister,
-                search=searchable(lister),
-                create=create,
-                updater=updater,
-                transitions=trans,
-                status=status[0] if status else None,
-                status_values=status[1] if status else None,
-                values=values,
-                create_fields=frozenset(_props(create)) if create else frozenset(),
-                update_fields=frozenset(_props(updater)) if updater else frozenset(),
-                parents=parents,
-                enums=enums,
-                value_enums={f: e for f, e in value_enums.items() if any(f == x[0] for x in values)},
-            )
-        )
-    return out
+    listers.sort(key=lambda t: (searchable(t) is None, len(t["input_schema"].get("required", []))))
+    lister = listers[0]
+    create = next((t for t in creates if lab[0] in _props(t)), None)
+    writes = [t for t in tools if t["op"]["kind"] in ("create", "update")]
+    status = _status(r, writes)
+    updaters = [t for t in tools if t["op"]["kind"] == "update" and t["op"].get("id_param")]
+    updater = max(updaters, key=lambda t: len(_props(t)), default=None)
+    trans = tuple(
+        t
+        for t in tools
+        if t["op"]["kind"] == "transition"
+        and status is not None
+        and t["op"].get("field") == status[0]
+        and "value" in t["op"]
+        and t["op"]["value"] != status[1][0]
+    )
+    parents = tuple(sorted((cls.refs.get(rname) or {}).items()))
+    skip = {lab[0], *(f for f, _ in parents), *([status[0]] if status else [])}
+    value_enums: dict[str, tuple[Any, ...]] = {}
+    for t in writes:
+        for f, sch in _props(t).items():
+            if f in r["fields"] and isinstance(sch, dict) and sch.get("enum"):
+                value_enums.setdefault(f, tuple(sch["enum"]))
+    values = tuple(
+        (f, k, t)
+        for f, t in sorted(r["fields"].items())
+        if f not in skip and norm(f) not in NOT_ASKED and (k := kind_of(f, t, value_enums.get(f)))
+    )
+    enums: dict[str, tuple[Any, ...]] = {}
+    if updater is not None:
+        for f, s in _props(updater).items():
+            if f in r["fields"] and isinstance(s, dict) and s.get("enum"):
+                enums[f] = tuple(s["enum"])
+    return Res(
+        service=cls.name,
+        resource=rname,
+        table=r["table"],
+        noun=words(rname),
+        label=lab[0],
+        label_kind=lab[1],
+        lister=lister,
+        search=searchable(lister),
+        create=create,
+        updater=updater,
+        transitions=trans,
+        status=status[0] if status else None,
+        status_values=status[1] if status else None,
+        values=values,
+        create_fields=frozenset(_props(create)) if create else frozenset(),
+        update_fields=frozenset(_props(updater)) if updater else frozenset(),
+        parents=parents,
+        enums=enums,
+        value_enums={f: e for f, e in value_enums.items() if any(f == x[0] for x in values)},
+    )
 
 
 # ---- arguments an honest agent could write --------------------------------------------------------
@@ -482,12 +493,22 @@ def _value(
             return v
     people = [p for p in b.company.people if p.id != b.me.id]
     domains = [c.domain for c in b.company.customers]
-    for _ in range(50):
+    first = getattr(avoid, "first", None)
+    for i in range(80):
         v = draw(kind, jtype, b.rng, b.now.date(), people, domains, res.value_enums.get(f))
-        if str(v) not in avoid:
+        # a small vocabulary (an enum of three) runs out: the decoys may share a value, never the target's
+        if str(v) not in avoid or (i >= 50 and first is not None and str(v) != first):
             avoid.add(str(v))
+            if first is None and isinstance(avoid, _Used):
+                avoid.first = str(v)
             return str(v) if jtype in ("string", "any") and not isinstance(v, str) else v
     raise PlantError(f"no fresh value for {res.noun} {f} ({kind})")
+
+
+class _Used(set):
+    """The values a task has used; `first` is the target's (the one no decoy may repeat)."""
+
+    first: str | None = None
 
 
 def _label_value(res: Res, who: Customer | Person, purpose: str) -> str:
@@ -686,7 +707,7 @@ def lookup_reply(b: Builder, res: Res) -> None:
     f, kind, jtype = b.pick(traced)
     w = _setup(b, res)
     who, label, near, twin, sub = w["who"], w["label"], w["near"], w["namesake"], w["subjects"]
-    used: set[str] = set()
+    used = _Used()
     v = _value(b, f, kind, jtype, res, used, sub["target"])
     v_near = _value(b, f, kind, jtype, res, used, sub["near"])
     v_twin = _value(b, f, kind, jtype, res, used, sub["namesake"])
@@ -786,7 +807,7 @@ def update_from_email(b: Builder, res: Res) -> None:
     how, what = b.pick(options)
     w = _setup(b, res)
     who, label, near, twin = w["who"], w["label"], w["near"], w["namesake"]
-    used: set[str] = set()
+    used = _Used()
     extra: dict[str, Any] = {}
     if how == "field":
         f, kind, jtype = what
@@ -885,7 +906,7 @@ def record_request(b: Builder, res: Res) -> None:
     f, kind, jtype = b.pick(vals)
     w = _setup(b, res)
     who, label, near, twin = w["who"], w["label"], w["near"], w["namesake"]
-    used: set[str] = set()
+    used = _Used()
     sub = w["subjects"]
     v, v_old, v_near, v_twin = (
         _value(b, f, kind, jtype, res, used, sub[k]) for k in ("target", "closed", "near", "namesake")
@@ -963,7 +984,7 @@ def total_reply(b: Builder, res: Res) -> None:
     who, cust = w["who"], w["cust"]
     if res.noun.split()[-1] in PERSONS | ORGS:
         raise PlantError("totals are over records per customer")
-    used: set[str] = set()
+    used = _Used()
     k = b.rng.randrange(2, 4)
     purposes = b.pick(PURPOSES, k + 2)
     mine = [
@@ -1098,6 +1119,12 @@ PROBES = 3  # seeds a resource is tried with before a family gives up on it
 def works(cls: Any, kind: str, res: Res) -> bool:
     """Whether the family's work can really be done on this resource: planted and solved on a seeded
     copy of the service (the spec's tools may need ids no request can name, or refuse the values)."""
+    return probe(cls, kind, res) is None
+
+
+def probe(cls: Any, kind: str, res: Res) -> str | None:
+    """None when the family's work is planted and solved on a seeded copy of the service, else why
+    not (the cause of the last seed tried, see `_cause`)."""
     from compoworld.core.company import make_company
     from compoworld.core.environment import Environment
     from compoworld.tasks.workflow import Unsolvable
@@ -1106,6 +1133,7 @@ def works(cls: Any, kind: str, res: Res) -> bool:
     s0 = env.snapshot()
     company = make_company(0, "small")
     stub = Family(f"compiled.{cls.name}.{kind}", "project_management", (cls.name, "email"), lambda b: None)
+    cause = "probe_failed:no instruction"
     for seed in range(PROBES):
         env.restore(s0)
         b = Builder(env=env, rng=random.Random(seed), company=company, family=stub)
@@ -1120,11 +1148,56 @@ def works(cls: Any, kind: str, res: Res) -> bool:
             KeyError,
             ValueError,
             TypeError,
-        ):
+        ) as e:
+            cause = _cause(res, e)
             continue
         if b.instruction and b.s0 is not None:
-            return True
-    return False
+            return None
+    return cause
+
+
+_NAMES_RECORD = re.compile(r"'([^']+)' names a record")
+
+
+def _cause(res: Res, e: Exception) -> str:
+    """A probe's failure as a class: `needs_parent:<param>` (a tool needs the id of a parent the work
+    does not name), `needs_unknown_id:<param>`, `search_misses_planted`, `tool_refused`, `plant:<why>`."""
+    from compoworld.tasks.workflow import Unsolvable
+
+    msg = str(e)
+    if isinstance(e, NoValue):
+        m = _NAMES_RECORD.search(msg)
+        if m:
+            p = m.group(1)
+            parents = {norm(f) for f, _ in res.parents} | {norm(f).removesuffix("id") for f, _ in res.parents}
+            return (
+                f"needs_parent:{p}"
+                if norm(p) in parents or norm(p).removesuffix("id") in parents
+                else f"needs_unknown_id:{p}"
+            )
+        return f"value_refused:{msg[:60]}"
+    if isinstance(e, AssertionError):
+        return "search_misses_planted"
+    if isinstance(e, Unsolvable):
+        return f"tool_refused:{msg.split(': ', 1)[-1][:60]}"
+    if isinstance(e, PlantError):
+        return f"plant:{msg[:60]}"
+    return f"probe_failed:{type(e).__name__}:{msg[:50]}"
+
+
+def _unfit(kind: str, res: Res) -> str:
+    """Why a family does not fit a resource at all (before any probe)."""
+    if kind == "lookup_reply":
+        return "no_value_field"
+    if kind == "update_from_email":
+        return "no_updater" if res.updater is None and not res.transitions else "nothing_to_change"
+    if kind == "record_request":
+        return "no_updater" if res.updater is None else "no_value_create_and_update_share"
+    if kind == "child_request":
+        return "no_parent" if not res.parents else "parent_not_findable"
+    if not res.status:
+        return "no_status"
+    return "no_search" if not res.search else "no_numeric_field"
 
 
 @lru_cache(maxsize=512)
@@ -1138,18 +1211,63 @@ def _probe_world(service: str) -> dict[str, Any]:
 def _families_for(classes: tuple[Any, ...]) -> dict[str, Family]:
     from compoworld.spec.domains import domains_of
 
+    return _survey(classes)[0]
+
+
+@lru_cache(maxsize=8)
+def _survey(classes: tuple[Any, ...]) -> tuple[dict[str, Family], dict[str, dict[str, dict[str, str]]]]:
+    """(families by name, per service and resource: kind -> "ok" or why the kind does not fit it)."""
+    from compoworld.spec.domains import domains_of
+
     out: dict[str, Family] = {}
+    why: dict[str, dict[str, dict[str, str]]] = {}
     for cls in classes:
-        res = resources_of(cls)
+        mine = why.setdefault(cls.name, {})
+        res = []
+        for rname in sorted(cls.manifest["resources"]):
+            r = resource_of(cls, rname)
+            if isinstance(r, Res):
+                res.append(r)
+            elif r != "no_create":  # a resource nothing creates is no work of these families
+                mine[rname] = {"*": r}
         work = getattr(cls, "work_domain", None) or domains_of(cls.manifest)[1]
         work = work if work in DOMAINS else "project_management"
         for kind, (_, summary) in KINDS.items():
-            fit = tuple(r for r in res if _fits(kind, r) and works(cls, kind, r))
+            fit = []
+            for r in res:
+                cause = probe(cls, kind, r) if _fits(kind, r) else _unfit(kind, r)
+                mine.setdefault(r.resource, {})[kind] = cause or "ok"
+                if cause is None:
+                    fit.append(r)
             if fit:
                 name = f"compiled.{cls.name}.{kind}"
                 out[name] = Family(
-                    name, work, tuple(sorted((cls.name, "email"))), _builder(kind, fit), summary
+                    name, work, tuple(sorted((cls.name, "email"))), _builder(kind, tuple(fit)), summary
                 )
+    return out, why
+
+
+def coverage() -> dict[str, dict[str, Any]]:
+    """Per compiled service of the current library: its families, and per resource without one the
+    cause (the first kind's, in the order `KINDS` tries them; a probe failure over a mere unfit)."""
+    from compoworld.services import registry
+    from compoworld.spec.runtime import CompiledService
+
+    reg = registry()
+    if "email" not in reg:
+        return {}
+    classes = tuple(c for _, c in sorted(reg.items()) if issubclass(c, CompiledService))
+    fams, why = _survey(classes)
+    out: dict[str, dict[str, Any]] = {}
+    for cls in classes:
+        names = sorted(f.name.split(".", 2)[2] for f in fams.values() if f.name.split(".")[1] == cls.name)
+        causes = {}
+        for rname, kinds in why.get(cls.name, {}).items():
+            if "ok" in kinds.values():
+                continue
+            probed = [c for c in kinds.values() if ":" in c or c == "search_misses_planted"]
+            causes[rname] = probed[0] if probed else next(iter(kinds.values()))
+        out[cls.name] = {"families": names, "causes": causes}
     return out
 
 
