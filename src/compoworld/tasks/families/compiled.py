@@ -1062,6 +1062,212 @@ def total_reply(b: Builder, res: Res) -> None:
     )
 
 
+# what a colleague asks to have added (a child record's label; a person's record is their name)
+ITEMS = (
+    "kickoff checklist",
+    "contract review",
+    "security questionnaire",
+    "data export",
+    "training session",
+    "handover notes",
+    "budget sign-off",
+    "launch plan",
+    "access review",
+    "status report",
+)
+
+
+def _parent_of(b: Builder, res: Res) -> tuple[str, str, Res] | None:
+    """(the create's parent parameter, the stored field, the parent resource) where the create names
+    its parent and the parent is known by a label and can be listed; else None."""
+    par = (res.create or {}).get("op", {}).get("parent") if res.create else None
+    if not par:
+        return None
+    p = resource_of(b.svc(res.service).__class__, par["resource"], need_create=False)
+    if not isinstance(p, Res):
+        raise PlantError(f"parent_{p}:{par['resource']}")
+    if p.parents and any(
+        norm(x) in {norm(f) for f, _ in p.parents} for x in p.lister["input_schema"].get("required", [])
+    ):
+        raise PlantError(f"parent_needs_parent:{par['resource']}")
+    return par["param"], par.get("field", par["param"]), p
+
+
+def _create_call(b: Builder, res: Res, fixed: dict[str, Any]) -> Any:
+    """Create the record with the values the work decides (its label, its parent, the asked value)."""
+    tool = {**res.create, "service": res.service}  # type: ignore[dict-item]
+    args = _args(b, tool, fixed=fixed)
+    for k, v in fixed.items():
+        args = _set(res.create, args, k, v)  # type: ignore[arg-type]
+    _valid(res.create, args)  # type: ignore[arg-type]
+    return b.call(f"{res.service}__{res.create['name']}", args)  # type: ignore[index]
+
+
+def _created_key(res: Res, data: Any, before: set[str], b: Builder) -> str:
+    new = sorted(set(b.svc(res.service).table(res.table)) - before)
+    if len(new) != 1:
+        raise PlantError(f"the create of {res.noun} left {len(new)} new records")
+    return new[0]
+
+
+def child_request(b: Builder, res: Res) -> None:
+    """A colleague asks for a record under a parent they name by its name (a task in a project, a
+    goal for an employee): find the parent among its look-alikes, add the record there, confirm."""
+    if res.create is None:
+        raise PlantError(f"{res.resource}: no create takes its {res.label}")
+    found = _parent_of(b, res)
+    if found is None:
+        raise PlantError(f"{res.resource}: its create names no parent")
+    param, pfield, par = found
+    w = _setup(b, par)  # the parent is what the email names among its look-alikes
+    pt = _plant(b, par, w["label"], {}, days_ago=30)
+    pn = _plant(b, par, w["near"], {}, days_ago=9)
+    ptw = _plant(b, par, w["namesake"], {}, days_ago=3)
+    pc = _plant(b, par, w["label"], {}, closed=True, days_ago=1) if par.status else None
+    _add(b, res, w, (param, pfield, par, pt, pn, ptw, pc))
+
+
+def create_request(b: Builder, res: Res) -> None:
+    """A colleague asks for a new record (a page, a template, a list) with a value they give: add it
+    with their words, leave the look-alike that already exists alone, confirm."""
+    if res.create is None:
+        raise PlantError(f"{res.resource}: no create takes its {res.label}")
+    if res.create["op"].get("parent"):
+        raise PlantError(f"{res.resource}: its create names a parent")
+    _add(b, res, {"who": _colleague(b)}, None)
+
+
+def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None) -> None:
+    name = display(b.svc(res.service).manifest)
+    who = w["who"]
+    if parent is not None:
+        param, pfield, par, pt, pn, ptw, pc = parent
+        plabel, near, twin = w["label"], w["near"], w["namesake"]
+    else:
+        pc = None
+    taken = {str(r.get(res.label, "")).casefold() for r in b.svc(res.service).table(res.table).values()}
+    if _is_person(res.noun):
+        pool = [
+            p for p in b.company.employees if p.id not in (b.me.id, who.id) and p.name.casefold() not in taken
+        ]
+        person = b.fresh(pool, 1, key=lambda p: p.id)[0]
+        label = _slug(person.name) if res.label_kind == "key" else person.name
+    else:
+        item = b.pick([i for i in ITEMS if i.casefold() not in taken])
+        label = _slug(item) if res.label_kind == "key" else item.capitalize()
+    # one value the request gives, where the create takes one (a due date, a priority, an amount)
+    vals = [x for x in res.values if x[0] in res.create_fields and "date" not in x[1]]
+    extra: dict[str, Any] = {}
+    clause = ""
+    if vals and b.rng.random() < 0.7:
+        f, kind, jtype = b.pick(vals)
+        v = _value(b, f, kind, jtype, res, _Used())
+        extra[f] = _typed(v, {"type": jtype})
+        clause = f" with {_human(f)} {v}"
+    if parent is None:  # a look-alike already exists: it is no reason to skip the new one, nor to edit
+        look = _plant(
+            b, res, f"{label} (old)" if res.label_kind == "label" else f"{label}-old", {}, days_ago=40
+        )
+        subject = b.say(f"New {res.noun}: {label}", f"{label} in {name}", f"Please set up {label}")
+        _mail(
+            b,
+            who,
+            subject,
+            f'Hi {b.me.first},\n\nCould you set up {_an(res.noun)} "{label}" in {name}{clause}? '
+            f"Let me know when it's there.\n\nThanks,\n{who.first}",
+            hours_ago=b.rng.choice((2, 5, 26)),
+        )
+        b.begin()
+        msg, _ = _read_request(b, who, subject)
+        b.call(f"{res.service}__{res.lister['name']}", list_args(b, res, None))  # what is there already
+        before = set(b.svc(res.service).table(res.table))
+        data = _create_call(b, res, {res.label: label, **extra})
+        _created_key(res, data, before, b)
+        _reply(b, who, msg, f"Hi {who.first}, {label} is set up in {name}.")
+        b.expect_record(
+            res.service,
+            res.table,
+            {res.label: label, **extra},
+            f"the {res.noun} {label} exists" + (clause and f" ({clause.strip()})"),
+        )
+        b.expect_message(
+            "email", who, contains=[label], description=f"{who.first} heard that {label} is set up"
+        )
+        b.keep(res.service, res.table, look["id"], "the older look-alike was left alone")
+        b.write(
+            frame(
+                b.rng,
+                b.say(
+                    f"set up the {res.noun} {who.first} asked for in {name} and let them know",
+                    f"take care of {who.name}'s request for a new {res.noun} in {name}",
+                    f"handle {who.first}'s email about {_an(res.noun)} in {name}",
+                ),
+                context=b.say(f"{who.first} is waiting on it", ""),
+            ),
+            hint=f"Read {who.first}'s email, create the {res.noun} it asks for in {name} with its values, "
+            "then reply on the thread.",
+            subtasks=[
+                f"Read {who.first}'s email",
+                f"Create the {res.noun} in {name}",
+                f"Reply to {who.first}",
+            ],
+        )
+        return
+    pn_ = par.noun
+    subject = b.say(f"{label} for {plabel}", f"New {res.noun} under {plabel}", f"Please add {label}")
+    _mail(
+        b,
+        who,
+        subject,
+        f'Hi {b.me.first},\n\nCould you add {_an(res.noun)} "{label}" to the {pn_} "{plabel}" in {name}{clause}? '
+        f"{'It goes on the open one, not the old closed copy. ' if pc else ''}"
+        f"Let me know when it's there.\n\nThanks,\n{who.first}",
+        hours_ago=b.rng.choice((2, 5, 26)),
+    )
+    b.begin()
+    msg, _ = _read_request(b, who, subject)
+    hits = _find(b, par, w["query"], plabel)
+    assert [h["id"] for h in hits] == [pt["id"]], (hits, pt)
+    pid = hits[0]["id"]
+    b.decide()
+    before = set(b.svc(res.service).table(res.table))
+    data = _create_call(b, res, {res.label: label, param: pid, **extra})
+    _created_key(res, data, before, b)
+    _reply(b, who, msg, f"Hi {who.first}, {label} is added to {plabel} in {name}.")
+    b.expect_record(
+        res.service,
+        res.table,
+        {res.label: label, pfield: str(pid), **extra},
+        f"the {res.noun} {label} is under the {pn_} {plabel}" + (clause and f" ({clause.strip()})"),
+    )
+    b.expect_message("email", who, contains=[label], description=f"{who.first} heard that {label} was added")
+    b.trap("near_duplicate", f"the {pn_} {near}", swap={str(pid): str(pn["id"])})
+    b.trap("namesake", f"the {pn_} {twin}", swap={str(pid): str(ptw["id"])})
+    if pc is not None:
+        b.trap("closed", f"the closed copy of the {pn_} {plabel}", swap={str(pid): str(pc["id"])})
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f"add the {res.noun} {who.first} asked for in {name} and let them know",
+                f"take care of {who.name}'s request for a new {res.noun} in {name}",
+                f"handle {who.first}'s email about adding {_an(res.noun)} in {name}",
+            ),
+            context=b.say(
+                f"{who.first}'s email says which {pn_} it belongs to", f"{who.first} is waiting on it", ""
+            ),
+        ),
+        hint=f"Read {who.first}'s email, find the open {pn_} it names in {name} (that exact {_human(par.label)}), "
+        f"add the {res.noun} under it, then reply on the thread.",
+        subtasks=[
+            f"Read {who.first}'s email",
+            f"Find the {pn_} in {name}",
+            f"Add the {res.noun} under it",
+            f"Reply to {who.first}",
+        ],
+    )
+
+
 KINDS = {
     "lookup_reply": (
         lookup_reply,
@@ -1077,6 +1283,14 @@ KINDS = {
         "closed copy or look-alikes) and reply with its id.",
     ),
     "total_reply": (total_reply, "Total a numeric field over a customer's open records and reply by email."),
+    "create_request": (
+        create_request,
+        "Create the record a colleague asks for, with the value they give (the look-alike left alone), and confirm.",
+    ),
+    "child_request": (
+        child_request,
+        "Add a record under the parent a colleague names (not its closed copy or look-alikes) and confirm.",
+    ),
 }
 
 
@@ -1097,6 +1311,10 @@ def _fits(kind: str, res: Res) -> bool:
             and res.updater is not None
             and any(f in res.create_fields and f in res.update_fields for f, _, _ in res.values)
         )
+    if kind == "child_request":
+        return bool(res.create and res.create["op"].get("parent"))
+    if kind == "create_request":
+        return bool(res.create and not res.create["op"].get("parent"))
     return bool(
         res.search
         and res.status
@@ -1194,7 +1412,9 @@ def _unfit(kind: str, res: Res) -> str:
     if kind == "record_request":
         return "no_updater" if res.updater is None else "no_value_create_and_update_share"
     if kind == "child_request":
-        return "no_parent" if not res.parents else "parent_not_findable"
+        return "create_names_no_parent"
+    if kind == "create_request":
+        return "no_create_of_label" if res.create is None else "create_names_a_parent"
     if not res.status:
         return "no_status"
     return "no_search" if not res.search else "no_numeric_field"
@@ -1209,8 +1429,6 @@ def _probe_world(service: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=8)
 def _families_for(classes: tuple[Any, ...]) -> dict[str, Family]:
-    from compoworld.spec.domains import domains_of
-
     return _survey(classes)[0]
 
 
