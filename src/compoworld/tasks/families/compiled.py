@@ -410,6 +410,8 @@ def _plain(
         if b is None:
             raise NoValue(f"'{key}' needs an address")
         return b.me.email
+    if "phone" in k or k in ("mobile", "fax"):
+        raise NoValue(f"'{key}' needs a number")
     if k in FREE_TEXT:
         return _DIGITS.sub("", s).strip() or "n/a"
     if (
@@ -1156,14 +1158,18 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         item = b.pick([i for i in ITEMS if i.casefold() not in taken])
         label = _slug(item) if res.label_kind == "key" else item.capitalize()
     # one value the request gives, where the create takes one (a due date, a priority, an amount)
+    # values the request gives: every one the create requires, else one it takes (a priority, an amount)
+    req = set(res.create["input_schema"].get("required", []))  # type: ignore[index]
     vals = [x for x in res.values if x[0] in res.create_fields and "date" not in x[1]]
+    need = [x for x in vals if x[0] in req]
+    chosen = need[:3] if need else [b.pick(vals)] if vals and b.rng.random() < 0.7 else []
     extra: dict[str, Any] = {}
-    clause = ""
-    if vals and b.rng.random() < 0.7:
-        f, kind, jtype = b.pick(vals)
+    said = []
+    for f, kind, jtype in chosen:
         v = _value(b, f, kind, jtype, res, _Used())
         extra[f] = _typed(v, {"type": jtype})
-        clause = f" with {_human(f)} {v}"
+        said.append(f"{_human(f)} {v}")
+    clause = f" with {' and '.join(said)}" if said else ""
     if parent is None:  # a look-alike already exists: it is no reason to skip the new one, nor to edit
         look = _plant(
             b, res, f"{label} (old)" if res.label_kind == "label" else f"{label}-old", {}, days_ago=40
@@ -1179,7 +1185,8 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         )
         b.begin()
         msg, _ = _read_request(b, who, subject)
-        b.call(f"{res.service}__{res.lister['name']}", list_args(b, res, None))  # what is there already
+        if not res.lister["op"].get("parent"):  # what is there already (a list under a parent needs its id)
+            b.call(f"{res.service}__{res.lister['name']}", list_args(b, res, None))
         before = set(b.svc(res.service).table(res.table))
         data = _create_call(b, res, {res.label: label, **extra})
         _created_key(res, data, before, b)
@@ -1194,6 +1201,7 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
             "email", who, contains=[label], description=f"{who.first} heard that {label} is set up"
         )
         b.keep(res.service, res.table, look["id"], "the older look-alike was left alone")
+        b.trap("near_duplicate", f"the older {res.noun} {look[res.label]}", swap={label: look[res.label]})
         b.write(
             frame(
                 b.rng,
@@ -1241,9 +1249,12 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         f"the {res.noun} {label} is under the {pn_} {plabel}" + (clause and f" ({clause.strip()})"),
     )
     b.expect_message("email", who, contains=[label], description=f"{who.first} heard that {label} was added")
+    b.keep(res.service, par.table, pn["id"], f"the {pn_} {near} was left alone")
     b.trap("near_duplicate", f"the {pn_} {near}", swap={str(pid): str(pn["id"])})
+    b.keep(res.service, par.table, ptw["id"], f"the {pn_} {twin} was left alone")
     b.trap("namesake", f"the {pn_} {twin}", swap={str(pid): str(ptw["id"])})
     if pc is not None:
+        b.keep(res.service, par.table, pc["id"], f"the closed copy of the {pn_} {plabel} was left alone")
         b.trap("closed", f"the closed copy of the {pn_} {plabel}", swap={str(pid): str(pc["id"])})
     b.write(
         frame(
