@@ -1148,9 +1148,11 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
     else:
         pc = None
     taken = {str(r.get(res.label, "")).casefold() for r in b.svc(res.service).table(res.table).values()}
-    if _is_person(res.noun):
+    if _is_person(res.noun):  # our own people for a directory, else the contacts of customers
         pool = [
-            p for p in b.company.employees if p.id not in (b.me.id, who.id) and p.name.casefold() not in taken
+            p
+            for p in (b.company.employees if _is_staff(res.noun) else b.company.contacts)
+            if p.id not in (b.me.id, who.id) and p.name.casefold() not in taken
         ]
         person = b.fresh(pool, 1, key=lambda p: p.id)[0]
         label = _slug(person.name) if res.label_kind == "key" else person.name
