@@ -1,7 +1,7 @@
 """Red-team tests for the trainer adapters (issue 13): rewards a policy should not be able to earn,
 inputs that must not crash a trainer, and what held.
 
-Tests marked xfail(strict=True) are findings that still stand; the fix flips them to passing.
+Each finding is a test that failed before its fix.
 """
 
 from __future__ import annotations
@@ -54,11 +54,6 @@ def _calls(task):
 
 
 # ---- findings ----------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="compute_score replays every <tool_call> in the text, also those verl never ran "
-    "(max_parallel_calls cap; a last turn cut by max_assistant_turns/response_length)",
-)
 def test_compute_score_never_rewards_calls_verl_did_not_run(world) -> None:
     for row in world["verl"]:
         info = row["extra_info"]
@@ -81,22 +76,12 @@ def test_compute_score_never_rewards_calls_verl_did_not_run(world) -> None:
         assert cv.compute_score("compoworld", one_turn, None, dict(info))["score"] <= truth
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_parse_bare catches JSONDecodeError only: ~1000 nested brackets raise RecursionError "
-    "out of compute_score and into verl's reward worker",
-)
 def test_compute_score_survives_deeply_nested_text(world) -> None:
     info = dict(world["verl"][0]["extra_info"])
     out = cv.compute_score("compoworld", '{"name": "list_services", "arguments": ' + "[" * 2000, None, info)
     assert out["score"] == 0.0 and out["V"] == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="score_completion keeps running calls after `finish` (and a later finish replaces the "
-    "answer); CompoWorldEnv and verl's tool end the episode at finish",
-)
 def test_score_completion_ends_the_episode_at_finish(world) -> None:
     for task, row in zip(world["tasks"], world["trl"], strict=True):
         calls = _calls(task)
@@ -126,11 +111,6 @@ def test_score_completion_ends_the_episode_at_finish(world) -> None:
         assert score_completion(row["task"], messages)["score"] == env.get_reward()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sft.py _args raises for one call whose arguments are not a JSON object, which aborts "
-    "the whole default (--tools gateway) export of a run",
-)
 def test_sft_gateway_form_keeps_an_episode_with_a_malformed_call(world) -> None:
     task = world["tasks"][0]
     ep = asyncio.run(run_episode(task, OracleAgent(), mode="direct")).record()
@@ -161,9 +141,6 @@ def test_sft_gateway_form_keeps_an_episode_with_a_malformed_call(world) -> None:
     assert called <= tools
 
 
-@pytest.mark.xfail(
-    strict=True, reason="export rl on an empty task file writes a schemaless 0-row parquet, rc 0"
-)
 def test_export_rl_refuses_an_empty_task_file(tmp_path) -> None:
     (tmp_path / "empty.jsonl").write_text("")
     res = runner.invoke(
@@ -172,7 +149,6 @@ def test_export_rl_refuses_an_empty_task_file(tmp_path) -> None:
     assert res.exit_code != 0 and "error" in res.output.lower()
 
 
-@pytest.mark.xfail(strict=True, reason="an --out under a regular file ends in a FileExistsError traceback")
 def test_export_commands_give_one_line_for_an_unwritable_out(world, tmp_path) -> None:
     save_tasks(world["tasks"], tmp_path / "tasks.jsonl")
     (tmp_path / "afile").write_text("")

@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +21,14 @@ export_app = typer.Typer(help="Export datasets for trainers.", no_args_is_help=T
 def _fail(msg: str) -> None:
     err.print(f"[red]error:[/red] {msg}", soft_wrap=True)
     raise typer.Exit(2)
+
+
+def _write(out: Path, write: Any) -> Any:
+    """Run `write()`, turning a path that cannot be written into one line naming it."""
+    try:
+        return write()
+    except OSError as e:
+        _fail(f"cannot write {out}: {e.strerror or e}")
 
 
 def eval_command(
@@ -319,6 +327,8 @@ def export_sft_command(
         _fail(str(e))
     tok = None
     if tokenizer is not None:
+        if not tokenizer.is_dir():
+            _fail(f"--tokenizer {tokenizer}: no such folder (a tokenizer saved with save_pretrained)")
         try:
             from transformers import AutoTokenizer
 
@@ -331,7 +341,7 @@ def export_sft_command(
         rows = sft_rows(episodes, format, min_score, tools)
     except (TooManyTools, ValueError) as e:
         _fail(str(e))
-    n = write_rows(rows, out)
+    n = _write(out, lambda: write_rows(rows, out))
     console.print(f"wrote {n} conversation(s) ({format}, tools {tools}) -> {out}")
     if n:
         s = length_summary(rows, tok)
@@ -365,7 +375,9 @@ def export_rl_command(
         task_list = load_tasks(tasks)
     except (OSError, ValueError) as e:
         _fail(str(e))
-    n = export_rl(task_list, out, format, mode)
+    if not task_list:
+        _fail(f"{tasks} holds no tasks")
+    n = _write(out, lambda: export_rl(task_list, out, format, mode))
     console.print(f"wrote {n} prompt(s) ({format}, {mode}) -> {out}")
     if format == "verl":
         console.print(
@@ -404,7 +416,7 @@ def export_verl_tools_command(
         except (OSError, ValueError) as e:
             _fail(str(e))
     cfg = tool_config(mode, task_list, reward)
-    write_tool_config(out, cfg)
+    _write(out, lambda: write_tool_config(out, cfg))
     console.print(f"wrote {len(cfg['tools'])} tool(s) ({mode}) -> {out}")
 
 

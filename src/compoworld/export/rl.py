@@ -40,7 +40,10 @@ def score_completion(task_json: str | dict[str, Any], messages: list[dict[str, A
     task = Task.model_validate(json.loads(task_json) if isinstance(task_json, str) else task_json)
     env = task.environment()
     answer = None
+    finished = False
     for m in messages:
+        if finished:
+            break  # the episode ends at `finish`: nothing after it counts (as in the environments)
         if m.get("role") != "assistant":
             continue
         calls = m.get("tool_calls") or []
@@ -51,12 +54,13 @@ def score_completion(task_json: str | dict[str, Any], messages: list[dict[str, A
             args = fn.get("arguments")
             try:
                 args = json.loads(args) if isinstance(args, str) else (args or {})
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 continue
             if fn.get("name") == FINISH:
-                answer = (args or {}).get("answer")
-            else:
-                env.call(fn.get("name", ""), args)
+                answer = args.get("answer") if isinstance(args, dict) else None
+                finished = True
+                break
+            env.call(fn.get("name", ""), args)
     r = verify(task, env.snapshot(), answer)
     return {"V": int(r.passed), "score": r.score, "checks": [c.model_dump() for c in r.checks]}
 

@@ -158,12 +158,41 @@ def gateway_messages(episode: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _object_args(raw: Any) -> bool:
+    if isinstance(raw, dict) or raw is None or (isinstance(raw, str) and not raw.strip()):
+        return True
+    try:
+        return isinstance(json.loads(raw), dict)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def without_malformed_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation without tool calls whose arguments are not a JSON object, and without the
+    errors they got: a row teaches the calls that worked, never malformed JSON (the episode retried)."""
+    dropped: set[str] = set()
+    out = []
+    for m in messages:
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            keep = [tc for tc in m["tool_calls"] if _object_args(tc["function"].get("arguments"))]
+            dropped |= {tc.get("id", "") for tc in m["tool_calls"] if tc not in keep}
+            if len(keep) != len(m["tool_calls"]):
+                if not keep and not (m.get("content") or "").strip():
+                    continue
+                m = {**m, "tool_calls": keep} if keep else {k: v for k, v in m.items() if k != "tool_calls"}
+        elif m["role"] == "tool" and m.get("tool_call_id") in dropped:
+            continue
+        out.append(m)
+    return out
+
+
 def sft_record(episode: dict[str, Any], fmt: str, tools: str = "gateway") -> dict[str, Any]:
     if fmt not in ("openai", "trl"):
         raise ValueError(f"unknown SFT format {fmt!r}: expected openai or trl")
     if tools not in TOOL_CHOICES:
         raise ValueError(f"unknown tools choice {tools!r}: expected {', '.join(TOOL_CHOICES)}")
     offered = offered_tools(episode)
+    episode = {**episode, "messages": without_malformed_calls(episode["messages"])}
     source = episode["messages"]
     if episode.get("mode", "direct") == "direct" and (
         tools == "gateway" or (tools == "auto" and len(offered) > MAX_OPENAI_TOOLS)

@@ -222,15 +222,17 @@ def reward_of(verdict: Mapping[str, Any], reward: str = "score") -> float:
 
 
 # ---- the text verl passes --------------------------------------------------------------------------
-_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-_RESPONSE = re.compile(r"<tool_response>.*?</tool_response>", re.DOTALL)
+_OPEN_CALL, _CLOSE_CALL = "<tool_call>", "</tool_call>"
+_OPEN_RESP, _CLOSE_RESP = "<tool_response>", "</tool_response>"
 _ROLE = re.compile(r"^\s*(assistant|user)\s*\n", re.IGNORECASE)
 MALFORMED = object()  # a tool call that does not parse
+_RESULT_KEYS = ("success", "finished")  # what a bare tool result (an envelope, finish's reply) carries
 
 
 class Turn(NamedTuple):
     calls: list[Any]  # (name, arguments) or MALFORMED
     text: str
+    ran: int = 0  # how many of its parsed calls verl ran: one tool response each, in order
 
 
 def format_tool_call(name: str, arguments: Any) -> str:
@@ -247,73 +249,124 @@ def _parse_call(body: str) -> Any:
     try:
         obj = json.loads(body)
         name, args = obj["name"], obj["arguments"]
-    except Exception:
+    except Exception:  # malformed, too deep (RecursionError), not an object
         return MALFORMED
     return (name, args) if isinstance(name, str) else MALFORMED
 
 
+def _segments(text: str) -> list[tuple[str, str]]:
+    """('text' | 'call' | 'response', body) in order, in one linear scan (an unclosed tag is text,
+    as verl's parser reads it; no backtracking regex, so hostile text cannot make it quadratic)."""
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(text)
+    next_call, next_resp = text.find(_OPEN_CALL), text.find(_OPEN_RESP)
+    while i < n:
+        if next_call != -1 and next_call < i:
+            next_call = text.find(_OPEN_CALL, i)
+        if next_resp != -1 and next_resp < i:
+            next_resp = text.find(_OPEN_RESP, i)
+        starts = [p for p in (next_call, next_resp) if p != -1]
+        if not starts:
+            out.append(("text", text[i:]))
+            break
+        at = min(starts)
+        if at > i:
+            out.append(("text", text[i:at]))
+        kind, open_, close = (
+            ("call", _OPEN_CALL, _CLOSE_CALL) if at == next_call else ("response", _OPEN_RESP, _CLOSE_RESP)
+        )
+        end = text.find(close, at + len(open_))
+        if end == -1:  # never closed: the rest is text (an unclosed response still ends the turn)
+            out.append(("response", "") if kind == "response" else ("text", text[at:]))
+            break
+        out.append((kind, text[at + len(open_) : end]))
+        i = end + len(close)
+    return out
+
+
+def _turns(events: list[tuple[str, Any]]) -> list[Turn]:
+    """Group (kind, value) events into assistant turns: a turn's calls, then its tool responses. verl
+    answers each call it runs with one response, so a call with no response after it never ran (the
+    max_parallel_calls cap, or a last turn cut by max_assistant_turns or the response length)."""
+    turns: list[Turn] = []
+    calls: list[Any] = []
+    text: list[str] = []
+    responses = 0
+    for kind, value in events:
+        if kind == "response":
+            responses += 1
+            continue
+        if kind == "text" and not _ROLE.sub("", value).strip():
+            continue  # whitespace and role markers between blocks belong to no turn
+        if responses:  # the first event after the responses opens the next turn
+            turns.append(Turn(calls, " ".join(text).strip(), responses))
+            calls, text, responses = [], [], 0
+        if kind == "call":
+            calls.append(value)
+        else:
+            text.append(_ROLE.sub("", value).strip())
+    if calls or text or responses:
+        turns.append(Turn(calls, " ".join(t for t in text if t).strip(), responses))
+    return [t for t in turns if t.calls or t.text]
+
+
 def parse_turns(text: str) -> list[Turn]:
-    """The assistant turns of a decoded multi-turn response, each with its tool calls.
+    """The assistant turns of a decoded multi-turn response, each with its tool calls and how many
+    of them ran.
 
     Tool results (`<tool_response>` blocks) separate turns and are never read as calls. Where the
     tokenizer dropped the markup (`skip_special_tokens` on a template whose tags are special tokens),
     calls are the bare `{"name", "arguments"}` objects and results the bare envelopes."""
-    if "<tool_call>" not in text and "<tool_response>" not in text:
-        return _parse_bare(text)
-    turns = []
-    parts = _RESPONSE.split(text)
-    for i, part in enumerate(parts):
-        calls = [_parse_call(m) for m in _CALL.findall(part)]
-        rest = _ROLE.sub("", _CALL.sub("", part)).strip()
-        if calls or (i == len(parts) - 1 and rest):
-            turns.append(Turn(calls, _ROLE.sub("", rest).strip()))
-    return turns
+    if _OPEN_CALL not in text and _OPEN_RESP not in text:
+        return _turns(_bare_events(text))
+    events: list[tuple[str, Any]] = []
+    for kind, body in _segments(text):
+        events.append((kind, _parse_call(body) if kind == "call" else body))
+    return _turns(events)
 
 
-def _parse_bare(text: str) -> list[Turn]:
+def _bare_events(text: str) -> list[tuple[str, Any]]:
     dec = json.JSONDecoder()
-    turns: list[Turn] = []
-    calls: list[Any] = []
+    events: list[tuple[str, Any]] = []
     last = 0
     pos = text.find("{")
     while pos != -1:
         try:
             obj, end = dec.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
             pos = text.find("{", pos + 1)
             continue
+        if pos > last:
+            events.append(("text", text[last:pos]))
         if isinstance(obj, dict) and "name" in obj and "arguments" in obj:
-            calls.append(_parse_call(json.dumps(obj)))
-        elif isinstance(obj, dict) and "success" in obj and calls:  # a result: the turn is over
-            turns.append(Turn(calls, ""))
-            calls = []
+            events.append(("call", _parse_call(json.dumps(obj))))
+        elif isinstance(obj, dict) and any(k in obj for k in _RESULT_KEYS):
+            events.append(("response", ""))
+        else:
+            events.append(("text", text[pos:end]))
         last = end
         pos = text.find("{", end)
-    tail = _ROLE.sub("", text[last:]).strip()
-    if calls:
-        turns.append(Turn(calls, ""))
-    elif tail:  # after the last result: the final reply
-        turns.append(Turn([], tail))
-    return turns
+    if last < len(text):
+        events.append(("text", text[last:]))
+    return events
 
 
 def replay_text(task: Task, text: str, offered: Iterable[str] | None = None) -> dict[str, Any]:
-    """Replay a response's tool calls on a fresh copy of `task`, as the episode loop runs them: calls in
-    order, up to `finish`; a final turn without calls is the answer. A call to a tool not `offered` is
-    unknown (as verl answers it). Returns the verdict."""
+    """Replay a response's tool calls on a fresh copy of `task`, as verl ran them: in order, only the
+    calls a tool response shows ran, up to `finish`; a final turn without calls is the answer. A call
+    to a tool not `offered` is unknown (as verl answers it). Returns the verdict."""
     r = Rollout(task, frozenset(offered) if offered is not None else None)
     for turn in parse_turns(text):
         if not turn.calls:
             r.answer = turn.text
             break
         r.malformed_turn()  # opens the turn; a usable call below marks it usable
-        for c in turn.calls:
-            if c is MALFORMED:
-                continue
+        parsed = [c for c in turn.calls if c is not MALFORMED]
+        for c in parsed[: turn.ran]:
             r.call(c[0], c[1], turn=r.turn)
             if r.done:
                 break
-        if r.done:
+        if r.done or turn.ran < len(parsed):  # calls verl never ran: the rollout ended there
             break
     return r.result()
 
