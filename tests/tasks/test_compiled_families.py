@@ -20,6 +20,9 @@ SAMPLE = {
     "klavis_mailchimp.json": "mailchimp",
 }
 
+# a service whose records live under a parent known by its name (a broadcast goes to an audience)
+PARENTED = {"corpus/klavis_resend.json": "resend"}
+
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is not checked out")
 
 
@@ -30,12 +33,13 @@ def _clear() -> None:
     moves.all_moves.cache_clear()
     generator.base_world.cache_clear()
     compiled._families_for.cache_clear()
+    compiled._survey.cache_clear()
 
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     out = tmp_path_factory.mktemp("manifests")
-    for spec, name in SAMPLE.items():
+    for spec, name in {**SAMPLE, **PARENTED}.items():
         (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
     mp = pytest.MonkeyPatch()
     mp.setenv("COMPOWORLD_MANIFESTS", str(out))
@@ -67,12 +71,12 @@ def test_without_a_pool_or_a_name_the_default_draw_is_unchanged(library) -> None
     assert pooled and all(f.name.startswith("compiled.linear.") for f in pooled)
 
 
-def _tasks(n: int, attempts: int = 40) -> list:
+def _tasks(n: int, attempts: int = 40, families: tuple[str, ...] = ()) -> list:
     from compoworld.tasks.generator import Rejected, Settings, generate_task
     from compoworld.tasks.model import Task
 
     out = []
-    settings = Settings(families=tuple(f"compiled.{s}" for s in SAMPLE.values()))
+    settings = Settings(families=families or tuple(f"compiled.{s}" for s in SAMPLE.values()))
     for i in range(attempts):
         try:
             out.append(Task.model_validate(generate_task(3, i, settings)))
@@ -101,7 +105,14 @@ def test_compiled_tasks_pass_every_gate_and_a_correct_alternative_passes(library
             for x in r.check.get("contains", [])
         ]
         env = t.environment()
-        lister = next(c for c in t.reference_solution if c.tool.split("__")[0] != "email")
+        lister = next(  # a read of the service (or, where the work reads none, of the mailbox)
+            (
+                c
+                for c in t.reference_solution
+                if c.tool.split("__")[0] != "email" and not env.tool_spec(c.tool).mutates
+            ),
+            t.reference_solution[0],
+        )
         for c in t.reference_solution:
             args = dict(c.arguments)
             if c.tool == "email__gmail_send_email":
@@ -213,3 +224,53 @@ def test_planted_values_fit_their_fields(library) -> None:
                         assert fits(f, jt, rec[f], res.value_enums.get(f)), (t.meta["family"], f, rec[f])
                         checked += 1
     assert checked >= 10
+
+
+def test_a_child_goes_under_the_parent_the_email_names(library) -> None:
+    """A Resend broadcast belongs to an audience: the colleague names the audience by its name, the
+    reference finds it among its namesake and near-duplicate (ids only once a list showed them) and
+    creates the broadcast there; every gate passes, a lazy solver does not, and a broadcast put
+    under the look-alike audience fails the goal."""
+    from compoworld.tasks.adversaries import solve_lazily
+    from compoworld.tasks.gates import run_gates
+    from compoworld.verify.verifier import verify
+
+    tasks = _tasks(3, attempts=12, families=("compiled.resend.child_request",))
+    assert len(tasks) == 3
+    for t in tasks:
+        failed = {g: why for g, why in run_gates(t).items() if why}
+        assert not failed, failed
+        tools = [c.tool for c in t.reference_solution]
+        assert "resend__resend_list_audiences" in tools, tools
+        lister = tools.index("resend__resend_list_audiences")
+        assert tools.index("resend__resend_create_broadcast") > lister  # the parent is looked up first
+        goal = next(r.check for r in t.rubric if r.check["predicate"] == "record_exists")
+        audiences = t.environment().initial["services"]["resend"]["audiences"]
+        target = audiences[goal["where"]["audience_id"]]
+        twins = [
+            a
+            for a in audiences.values()
+            if a["name"] != target["name"] and a["name"].startswith(target["name"])
+        ]
+        assert twins and target["name"] not in t.instruction  # only the email names the audience
+        assert {tr.kind for tr in t.traps} >= {"near_duplicate", "namesake"}
+        assert all(p == 0.0 for p in solve_lazily(t).values()), solve_lazily(t)
+        # the same work under the namesake audience does not pass
+        env = t.environment()
+        for c in t.reference_solution:
+            args = dict(c.arguments)
+            if c.tool == "resend__resend_create_broadcast":
+                args["audienceId"] = twins[0]["id"]
+            env.call(c.tool, args)
+        assert not verify(t, env.snapshot(), t.answer).passed
+
+
+def test_every_compiled_service_gets_families_or_a_cause(library) -> None:
+    from compoworld.tasks.families.compiled import coverage
+
+    cov = coverage()
+    assert set(SAMPLE.values()) | set(PARENTED.values()) <= set(cov)
+    assert "child_request" in cov["resend"]["families"]
+    for name, c in cov.items():
+        assert c["families"] or c["causes"], name  # nothing goes unexplained
+        assert all(isinstance(why, str) and why for why in c["causes"].values())

@@ -1173,9 +1173,12 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         said.append(f"{_human(f)} {v}")
     clause = f" with {' and '.join(said)}" if said else ""
     if parent is None:  # a look-alike already exists: it is no reason to skip the new one, nor to edit
-        look = _plant(
-            b, res, f"{label} (old)" if res.label_kind == "label" else f"{label}-old", {}, days_ago=40
-        )
+        # look-alikes that already exist (an old one, the colleague's own draft): no reason to skip the
+        # new record, nor ones to edit
+        key = res.label_kind != "label"
+        look = _plant(b, res, f"{label}-old" if key else f"{label} (old)", {}, days_ago=40)
+        mine = f"{label}-{_slug(who.first)}-draft" if key else f"{label} ({who.name}'s draft)"
+        draft = _plant(b, res, mine, {}, days_ago=2)
         subject = b.say(f"New {res.noun}: {label}", f"{label} in {name}", f"Please set up {label}")
         _mail(
             b,
@@ -1204,6 +1207,8 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         )
         b.keep(res.service, res.table, look["id"], "the older look-alike was left alone")
         b.trap("near_duplicate", f"the older {res.noun} {look[res.label]}", swap={label: look[res.label]})
+        b.keep(res.service, res.table, draft["id"], f"{who.first}'s own draft was left alone")
+        b.trap("namesake", f"the {res.noun} {mine}", swap={label: mine})
         b.write(
             frame(
                 b.rng,
