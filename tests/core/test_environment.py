@@ -186,3 +186,17 @@ def test_bad_environment_arguments() -> None:
     env = Environment(services=["email"], seed=0, size="small")
     with pytest.raises(ValueError, match="does not match"):
         env.restore({"clock": "2026-01-01T00:00:00Z", "services": {}})
+
+
+def test_arguments_nested_past_the_recursion_limit_are_a_400_and_change_nothing() -> None:
+    env = Environment(services=["kv", "email"], seed=0)
+    deep: list = []
+    node = deep
+    for _ in range(5000):
+        node.append([])
+        node = node[0]
+    before = env.state_hash()
+    for name, args in (("kv__delete", {"key": deep}), ("email__gmail_send_email", {"to": deep})):
+        r = env.call(name, args)
+        assert r["success"] is False and r["error"]["code"] == 400, r
+    assert env.state_hash() == before

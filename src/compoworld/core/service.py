@@ -159,13 +159,16 @@ class Service:
     # ---- calls --------------------------------------------------------------------------
     def invoke(self, spec: ToolSpec, arguments: Any) -> dict[str, Any]:
         """Validate, run and commit one call; any failure rolls back and becomes an envelope."""
-        arguments, bad = decode_arguments(spec.name, arguments)
-        if bad is not None:
-            return bad
         try:
-            kwargs = spec.validate(arguments)
-        except ValidationError as e:
-            return failure(400, "invalid_arguments", spec.explain(e))
+            arguments, bad = decode_arguments(spec.name, arguments)
+            if bad is not None:
+                return bad
+            try:
+                kwargs = spec.validate(arguments)
+            except ValidationError as e:
+                return failure(400, "invalid_arguments", spec.explain(e))
+        except RecursionError:  # nothing ran yet: arguments nested deeper than Python can walk
+            return failure(400, "invalid_arguments", f"Arguments of {spec.name} are nested too deeply")
         store = self.store
         try:
             data = spec.fn(self, **kwargs)
