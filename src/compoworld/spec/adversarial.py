@@ -271,6 +271,10 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         want = args.get(op["from_param"]) if "from_param" in op else op["value"]
         if rec.get(op["field"]) != want:
             raise Failed("transition_not_applied", f"transition did not set {op['field']}")
+    elif kind in ("save", "unsave", "check"):
+        _check_collection(env, svc, t, by_name, args, r["data"], rng)
+    elif kind == "player":
+        _check_player(env, svc, t, args, r["data"])
     elif kind in ("relate", "unrelate"):
         rec = svc.table(table)[str(flat_args(op, args)[op["id_param"]])]
         v = args[op["member_param"]]
@@ -433,3 +437,100 @@ def _typed_like(tool: dict[str, Any], param: str, key: Any) -> Any:
 def _as(tool: dict[str, Any], key: str) -> Any:
     t = param_schema(tool, tool["op"]["id_param"]).get("type")
     return int(key) if t in ("integer", "number") and key.isdigit() else [key] if t == "array" else key
+
+
+def _ids(op: dict[str, Any], args: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for p in op.get("ids_params", ()):
+        v = args.get(p)
+        vals = v if isinstance(v, list) else str(v).split(",") if isinstance(v, str) else []
+        out += [str(x).strip().rsplit(":", 1)[-1] for x in vals if str(x).strip()]
+    return list(dict.fromkeys(out))
+
+
+def _check_collection(
+    env: Environment,
+    svc: Any,
+    t: dict[str, Any],
+    by_name: dict[str, Any],
+    args: dict[str, Any],
+    data: Any,
+    rng: random.Random,
+) -> None:
+    """Save then check is true for each id, remove then check false, a check answers one boolean per id
+    in order; an id of a record that does not exist is a 404 that changes nothing."""
+    op = t["op"]
+    table = svc.table(svc.manifest["resources"][op["resource"]]["table"])
+    ids = _ids(op, args)
+    held = [i in table for i in ids]
+    if op["kind"] == "save" and not all(held):
+        raise Failed("save_not_stored", "save left an id out of the collection")
+    if op["kind"] == "unsave" and any(held):
+        raise Failed("remove_not_applied", "remove left an id in the collection")
+    if op["kind"] == "check" and data != held:
+        raise Failed("check_differs", f"check answered {data!r} for ids saved as {held!r}")
+    check = next(
+        (
+            x
+            for x in by_name.values()
+            if x["status"] == "compiled"
+            and x["op"]["kind"] == "check"
+            and x["op"].get("resource") == op["resource"]
+        ),
+        None,
+    )
+    if check is not None and op["kind"] != "check":
+        cargs = valid_args(svc, check, rng)
+        for p in check["op"]["ids_params"]:
+            if p in cargs:
+                cargs[p] = ids if param_schema(check, p).get("type") == "array" else ",".join(ids)
+        tp = check["op"].get("type_param")
+        if tp and op.get("type_param") and args.get(op["type_param"]) is not None:
+            cargs[tp] = args[op["type_param"]]
+        got = _call(env, svc, check["name"], cargs)
+        want = [op["kind"] == "save"] * len(ids)
+        if not got["success"] or got["data"][: len(ids)] != want:
+            raise Failed("check_differs", f"{op['kind']} then {check['name']} did not answer {want}")
+    kind = args.get(op["type_param"]) if op.get("type_param") else None
+    r = svc.manifest["resources"].get(kind or op["item"])
+    if r and not r.get("collection_of") and not r.get("singleton"):
+        bad = {
+            p: [UNKNOWN_ID] if param_schema(t, p).get("type") == "array" else UNKNOWN_ID
+            for p in op["ids_params"]
+        }
+        _expect_error(
+            env, svc, t["name"], {**args, **{p: v for p, v in bad.items() if p in args}}, "an unknown id", 404
+        )
+
+
+def _check_player(env: Environment, svc: Any, t: dict[str, Any], args: dict[str, Any], data: Any) -> None:
+    """Each transition lands in the player record, and a read shows the record as stored."""
+    op = t["op"]
+    p = op.get("params", {})
+    rec = svc.table(svc.manifest["resources"][op["resource"]]["table"]).get("player") or {}
+    a = op["action"]
+    want: dict[str, Any] = {}
+    if a == "play":
+        want["is_playing"] = True
+    elif a == "pause":
+        want["is_playing"] = False
+    elif a == "seek":
+        want["progress_ms"] = int(args[p["position"]])
+    elif a == "volume":
+        want["volume_percent"] = int(args[p["volume"]])
+    elif a == "repeat":
+        want["repeat_state"] = str(args[p["state"]])
+    elif a == "transfer":
+        d = args[p["device"]]
+        want["device_id"] = str(d[0] if isinstance(d, list) else d)
+    elif a == "state" and data != rec:
+        raise Failed("read_differs", "the player read differs from the stored player")
+    elif a == "queue_get" and data.get("queue") != rec.get("queue"):
+        raise Failed("read_differs", "the queue read differs from the stored queue")
+    elif a == "enqueue" and (rec.get("queue") or [None])[-1] != str(args[p["item"]]).rsplit(":", 1)[-1]:
+        raise Failed("player_not_changed", "the queued item is not last in the queue")
+    elif a == "next" and not rec.get("history"):
+        raise Failed("player_not_changed", "next kept no history")
+    bad = {k: rec.get(k) for k, v in want.items() if rec.get(k) != v}
+    if bad:
+        raise Failed("player_not_changed", f"{a} left the player with {bad}")

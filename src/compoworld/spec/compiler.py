@@ -671,6 +671,25 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
             if named["kind"] == "transition":
                 return named
         return http
+    if tool.http_method == "delete" and tool.http_path:
+        # `DELETE /playlists/{id}/tracks` (`remove_tracks_playlist`) removes part of a playlist: a name
+        # read without the path would delete the playlist itself
+        segs = [x for x in tool.http_path.strip("/").split("/") if x]
+        if (
+            len(segs) >= 2
+            and not re.fullmatch(r"\{[^}]+\}|:\w+", segs[-1])
+            and re.fullmatch(r"\{[^}]+\}|:\w+", segs[-2])
+        ):
+            named = infer_op(
+                dataclasses.replace(tool, http_method=None, http_path=None, http_kind=None), prefix
+            )
+            last = _resource_of(tokens(segs[-1]))[0]
+            if named["kind"] == "delete" and named.get("resource") != last:
+                return {
+                    "kind": "simulated",
+                    "cause": "removes_part_of_record",
+                    "reason": f"DELETE {tool.http_path} removes {segs[-1]} of a record, not the record",
+                }
     if tool.http_kind and tool.http_method is None:  # open-mcp's `parameters` / `servers` entries
         return {
             "kind": "simulated",
@@ -904,10 +923,347 @@ def _sub_key(tool: SpecTool, idp: str) -> bool:
     return False
 
 
+# ---- the current user's saved collections and the player: relations and a singleton record ----------
+# words that say a tool reads or changes what the current user keeps (`get_user_saved_tracks`,
+# `save_tracks_to_user_library`, `add_to_liked`, `check_user_follows`)
+COLLECTION_WORDS = {"saved", "library", "liked", "likes", "follows", "followed", "following", "favorites"}
+FOLLOW_WORDS = {"follow", "unfollow", "follows", "followed", "following"}
+COLLECTION_VERBS = {
+    "save": "save",
+    "add": "save",
+    "follow": "save",
+    "remove": "unsave",
+    "delete": "unsave",
+    "unsave": "unsave",
+    "unfollow": "unsave",
+    "check": "check",
+    "get": "list",
+    "list": "list",
+    "retrieve": "list",
+    "fetch": "list",
+}
+OWNER_WORDS = {
+    "user",
+    "users",
+    "current",
+    "me",
+    "my",
+    "for",
+    "to",
+    "from",
+    "in",
+    "of",
+    "if",
+    "the",
+    "or",
+    "and",
+}
+OWNER_WORDS |= {"contains", "contain", "spotify", "a", "an", "multiple", "one", "more", "all"}
+ITEM_WORDS = {
+    "track",
+    "album",
+    "show",
+    "episode",
+    "audiobook",
+    "artist",
+    "playlist",
+    "song",
+    "user",
+    "chapter",
+}
+ITEM_WORDS |= {
+    "video",
+    "podcast",
+    "book",
+    "movie",
+    "channel",
+    "station",
+    "item",
+    "post",
+    "repo",
+    "repository",
+}
+
+
+def _collection_paths(spec: Spec) -> set[str]:
+    """REST paths of the current user's collections: `/me/tracks` where the spec both writes (PUT / DELETE)
+    and reads it. Its `contains` is the membership check."""
+    writes = {
+        t.http_path.rstrip("/") for t in spec.tools if t.http_method in ("put", "delete") and t.http_path
+    }
+    reads = {t.http_path.rstrip("/") for t in spec.tools if t.http_method == "get" and t.http_path}
+    return {
+        p for p in writes if re.fullmatch(r"/(me|user|users/me)/[a-z_-]+", p) and f"{p}/contains" in reads
+    }
+
+
+def _ids_params(props: dict[str, Any], item: str | None) -> list[str]:
+    """The parameters that carry the ids of a collection call (`ids`, `track_ids`, `song_ids`, `b_ids`)."""
+    out = []
+    for p, s in props.items():
+        n, t = norm(p), _type_of(s) if isinstance(s, dict) else "any"
+        if t not in ("array", "string"):
+            continue
+        if (
+            n in ("ids", "bids", "uris", "itemids")
+            or (item and n in (f"{item}ids", f"{item}uris"))
+            or t == "array"
+            and n.endswith("ids")
+            and len(out) == 0
+        ):
+            out.append(p)
+    return out
+
+
+def _collection_op(tool: SpecTool, prefix: list[str], paths: set[str]) -> dict[str, Any] | None:
+    """A save / remove / check / list of the current user's saved collection (a relation table keyed by
+    the ids it holds), or a follow / unfollow / check / list of whom the user follows. None otherwise."""
+    toks = tokens(tool.name)
+    if toks[: len(prefix)] == prefix and len(toks) > len(prefix):
+        toks = toks[len(prefix) :]
+    props = tool.input_schema.get("properties", {})
+    path = (tool.http_path or "").rstrip("/")
+    base = path.removesuffix("/contains")
+    by_path = base in paths
+    verb = next((COLLECTION_VERBS[t] for t in toks[:2] if t in COLLECTION_VERBS), None)
+    if by_path:
+        verb = {
+            "put": "save",
+            "delete": "unsave",
+            "get": "check" if path.endswith("/contains") else "list",
+        }.get(tool.http_method or "")
+    mine = "current" in toks and "user" in toks  # `save_tracks_for_current_user`
+    signal = by_path or any(t in COLLECTION_WORDS for t in toks)
+    signal = signal or (verb in ("save", "unsave") and (mine or toks[0] in FOLLOW_WORDS))
+    if verb is None or not signal:
+        return None
+    follows = any(t in FOLLOW_WORDS for t in toks) or base.endswith("/following")
+    nouns = [singular(t) for t in toks if t not in COLLECTION_VERBS and t not in COLLECTION_WORDS]
+    nouns = [w for w in nouns if w in ITEM_WORDS or w not in OWNER_WORDS | STOP | VERBS]
+    if follows and "or" in toks and "user" in {singular(t) for t in toks[toks.index("or") + 1 :]}:
+        nouns.append("user")  # `follow_artists_or_users`: users are followed too
+    if by_path and not follows:
+        nouns = [singular(tokens(base.rsplit("/", 1)[-1])[-1])]
+    if not follows:  # the user owns a saved collection; only a follow names users as items
+        nouns = [w for w in nouns if w != "user"]
+    item = next((w for w in nouns if w in ITEM_WORDS), nouns[0] if nouns else None)
+    ids = _ids_params(props, item)
+    if item is None and ids:
+        stem = re.sub(r"(ids|uris)$", "", norm(ids[0]))
+        item = singular(stem) if stem else None
+    if item is None and not follows:
+        m = re.search(r"\b(?:liked|saved|favou?rite)\s+([a-z]+)", tool.description.lower())
+        item = singular(m.group(1)) if m else None
+    if item is None and not follows:
+        return None
+    # an id named for one record (`follow_playlist(playlist_id)`) changes that record: not this class
+    own = [
+        p
+        for p in props
+        for w in {*nouns, item} - {None, "user"}
+        if norm(p) in (f"{w}id", f"{w}key") and _type_of(props[p]) != "array"
+    ]
+    if own:
+        if verb == "check":  # `check_if_user_follows_playlist(playlist_id, ids)`: other users' follows
+            return {
+                "kind": "simulated",
+                "cause": "other_users_state",
+                "reason": "checks what other users follow; only the current user's state is kept",
+            }
+        return None
+    type_param = next((p for p in props if norm(p) == "type" and follows), None)
+    resource = "followed" if follows else f"saved_{item}"
+    op: dict[str, Any] = {"resource": resource, "verb": verb, "collection": True}
+    if follows:  # what is followed: a kind the name gives, else the type parameter's default
+        kinds = [w for w in nouns if w in ITEM_WORDS and w != "user"]
+        tdef = (
+            (described_default(props[type_param]) or (props[type_param].get("enum") or [None])[0])
+            if type_param
+            else None
+        )
+        op["item"] = kinds[0] if kinds else str(tdef) if tdef else "user" if "user" in nouns else "artist"
+        if type_param:
+            op["type_param"] = type_param
+    else:
+        op["item"] = item
+    if verb == "list":
+        if ids:  # `get_user_saved_tracks(ids)` is no list of the collection
+            return None
+        if follows and not type_param and item in ITEM_WORDS:
+            op["where"] = {"type": item}
+        return {**op, "kind": "list"}
+    if not ids:
+        return None
+    return {**op, "kind": verb, "ids_params": ids}
+
+
+PLAYER_WORDS = {"playback", "player", "playing"}
+PLAYER_ACTIONS = (  # first match wins: (words any of which the name has, action)
+    ({"currently", "current"}, "state"),
+    ({"queue"}, "queue"),
+    ({"next"}, "next"),
+    ({"previous", "prev", "back"}, "previous"),
+    ({"pause"}, "pause"),
+    ({"seek"}, "seek"),
+    ({"volume"}, "volume"),
+    ({"shuffle"}, "shuffle"),
+    ({"repeat"}, "repeat"),
+    ({"transfer"}, "transfer"),
+    ({"play", "start", "resume"}, "play"),
+)
+PLAYER_ITEMS = ("track", "song", "episode", "playlist", "album", "artist", "show", "audiobook")
+
+
+def _player_signal(tool: SpecTool) -> bool:
+    toks = set(tokens(tool.name)) | set(tokens(tool.http_path or ""))
+    words = set(re.findall(r"[a-z]+", tool.description.lower()))
+    return bool(toks & PLAYER_WORDS or words & {"playback", "player"})
+
+
+def _player_op(tool: SpecTool, prefix: list[str], service_plays: bool) -> dict[str, Any] | None:
+    """A transition of the service's one player record (play, pause, next, seek, volume, shuffle, ...),
+    or a read of it (currently playing, the queue): only where the tool, or the service around a track
+    or song tool, clearly says player / playback."""
+    toks = tokens(tool.name)
+    if toks[: len(prefix)] == prefix and len(toks) > len(prefix):
+        toks = toks[len(prefix) :]
+    lead = {"play", "pause", "skip", "seek", "next", "previous", "shuffle", "repeat", "resume"}
+    if not service_plays or not (
+        _player_signal(tool) or set(toks) & {"track", "song", "position"} or toks[0] in lead
+    ):
+        return None
+    if set(toks) & {"recently", "played", "top", "devices", "device", "recommendations"} - {"device"}:
+        return None
+    if "device" in toks and "transfer" not in toks:
+        return None
+    action = next((a for words, a in PLAYER_ACTIONS if set(toks) & words), None)
+    if action is None:
+        return None
+    props = tool.input_schema.get("properties", {})
+    if action == "state" and not (set(toks) & {"playing", "playback", "currently"}):
+        return None
+    if action == "queue":
+        if toks[0] in GET or toks[0] in LIST:
+            action = "queue_get"
+        elif toks[0] in ("add", "append", "enqueue", "queue"):
+            action = "enqueue"
+        else:
+            return None
+    if action == "previous" and "back" in toks and "skip" not in toks:
+        action = "previous"
+    if toks[0] in GET and action not in ("queue_get",) and action != "state":
+        action = "state"  # `get_information_about_the_users_current_playback`
+    params: dict[str, str] = {}
+    for p, s in props.items():
+        n, t = norm(p), _type_of(s)
+        if n in ("deviceid", "deviceids"):
+            params["device"] = p
+        elif n in ("uris", "trackids", "songids") and t == "array":
+            params["items"] = p
+        elif n in ("uri", "trackid", "songid", "spotifyidoruri", "itemid", "id", "trackuri"):
+            params["item"] = p
+        elif n in ("contexturi", "context"):
+            params["context"] = p
+        elif n in ("positionms", "position", "progressms"):
+            params["position"] = p
+        elif n in ("volumepercent", "volume", "level"):
+            params["volume"] = p
+        elif n in ("state", "enabled", "mode") and action in ("shuffle", "repeat"):
+            params["state"] = p
+        elif n in ("name", "query", "songname", "trackname") and action == "play":
+            params["name"] = p
+        elif n == "play" and action == "transfer":
+            params["play"] = p
+    need = {"seek": "position", "volume": "volume", "shuffle": "state", "repeat": "state", "enqueue": "item"}
+    if action in need and need[action] not in params:
+        return None
+    if action == "transfer" and "device" not in params:
+        return None
+    if action == "repeat":
+        modes = [m for m in ("track", "context", "off") if m in json_text(props[params["state"]])]
+        params_modes = modes if len(modes) >= 2 else []
+    op: dict[str, Any] = {"kind": "player", "resource": "player", "verb": toks[0], "action": action}
+    op["params"] = params
+    if action == "repeat" and params_modes:
+        op["modes"] = params_modes
+    return op
+
+
+def json_text(schema: Any) -> str:
+    return str(schema).lower()
+
+
+# a resource named by a word that is no noun (`skip_to_next_track` -> `next`, `check_saved` ->
+# `contain`, `get_current` -> `current`, `redirect_to` -> `to`): a made-up table, never the tool's
+# semantics; such tools are simulated with this cause
+NOT_NOUNS = PREPS | {"next", "previous", "prev", "contain", "contains", "current", "all", "me", "up", "out"}
+NOT_NOUNS |= {"about", "back", "off", "down", "away", "again", "now", "recent", "recently", "latest"}
+NOT_NOUNS |= {"playing", "played", "liked", "missing", "started", "used", "unmasked", "combined"}
+NOT_NOUNS |= {"cancel", "restart", "terminate", "pause", "resume", "uninstall", "remove", "delete", "add"}
+NOT_NOUNS |= {"create", "fetch", "enable", "disable", "stop", "start", "edit", "fork", "assign", "revoke"}
+NOT_NOUNS |= {"get", "send", "register", "unsubscribe", "publish", "anything", "granted", "rotated"}
+NOT_NOUNS |= {"rescued", "weighted", "enriched", "annotated", "received", "predicted", "returning"}
+
+
+def _not_a_noun(op: dict[str, Any]) -> bool:
+    r = op.get("resource")
+    return bool(r) and op["kind"] not in ("compute", "simulated") and r.rsplit("_", 1)[-1] in NOT_NOUNS
+
+
+PLAYER_FIELDS = {
+    "is_playing": "boolean",
+    "item": "any",
+    "context_uri": "any",
+    "progress_ms": "integer",
+    "volume_percent": "integer",
+    "shuffle_state": "boolean",
+    "repeat_state": "string",
+    "device_id": "any",
+    "queue": "array",
+    "history": "array",
+}
+
+
+def _library_resources(ops: dict[str, dict[str, Any]], resources: dict[str, dict[str, Any]]) -> None:
+    """The tables behind saved collections (one row per saved id, the followed ones with their `type`)
+    and the service's one player record; each names the tables its ids come from."""
+    items = [r for r in PLAYER_ITEMS if r in resources]
+    for op in ops.values():
+        r = resources.get(op.get("resource") or "")
+        if r is None:
+            continue
+        if op.get("collection"):
+            r["collection_of"] = op["item"]
+            if op["resource"] == "followed":
+                r["fields"]["type"] = "string"
+        elif op["kind"] == "player":
+            r["singleton"] = True
+            r["fields"] = dict(PLAYER_FIELDS)
+            r["items_from"] = items
+            op["items_from"] = items
+            if "device" in resources:
+                op["device_resource"] = "device"
+    for op in ops.values():  # a saved id must name a record where the service keeps that kind
+        if (
+            op.get("collection")
+            and op["item"] in resources
+            and not resources[op["item"]].get("collection_of")
+        ):
+            op["item_resource"] = op["item"]
+
+
 def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     """The manifest of `spec` before adversarial testing (every inferred tool `compiled`)."""
     prefix = _prefix(spec.tools)
-    ops = {t.name: _compute_op(t, prefix) or infer_op(t, prefix) for t in spec.tools}
+    paths = _collection_paths(spec)
+    plays = sum(1 for t in spec.tools if _player_signal(t)) >= 2  # a service with a player
+    ops = {
+        t.name: _collection_op(t, prefix, paths)
+        or _player_op(t, prefix, plays)
+        or _compute_op(t, prefix)
+        or infer_op(t, prefix)
+        for t in spec.tools
+    }
     if (expand := _expand_op(spec)) is not None:
         ops["expandSchema"] = expand
     resources: dict[str, dict[str, Any]] = {}
@@ -964,7 +1320,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             op.pop("parent", None)
     for t in spec.tools:
         op = ops[t.name]
-        if op["kind"] not in ("create", "list", "update") or op.get("parent"):
+        if op["kind"] not in ("create", "list", "update") or op.get("parent") or op.get("collection"):
             continue
         for p in t.input_schema.get("properties", {}):
             stem = re.sub(r"(id|key|gid)$", "", norm(p))
@@ -972,6 +1328,14 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             if other and other != op["resource"] and stem != norm(p):
                 op["parent"] = {"resource": other, "param": p}
                 break
+
+    for t in spec.tools:
+        if _not_a_noun(ops[t.name]):
+            ops[t.name] = {
+                "kind": "simulated",
+                "cause": "resource_not_a_noun",
+                "reason": f"the resource the name gives, {ops[t.name]['resource']!r}, is no noun",
+            }
 
     def res(r: str) -> dict[str, Any]:
         return resources.setdefault(
@@ -1027,6 +1391,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             _merge_field(r["fields"], f"{op['member']}_ids", "array")
         if op["kind"] == "get" and op.get("lookup"):
             _merge_field(r["fields"], op["lookup"], _type_of(props.get(op["lookup"], {})))
+    _library_resources(ops, resources)
     for r in resources.values():
         ids = r.pop("id_params")
         r["id_param"] = ids.most_common(1)[0][0] if ids else None

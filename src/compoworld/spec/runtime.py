@@ -95,6 +95,8 @@ class CompiledService(Service):
         people = [p for p in ctx.company.people if p.id != ctx.company.me.id]
         res = self.manifest["resources"]
         for rname, r in res.items():
+            if r.get("collection_of") or r.get("singleton"):
+                continue  # seeded from the records they name, below
             for i in range(n):
                 p = people[(i * 7 + len(rname)) % len(people)]
                 try:
@@ -116,6 +118,27 @@ class CompiledService(Service):
                     if keys:
                         new[f] = keys[k % len(keys)]
                 self.store.put(table, key, new)
+        for r in res.values():
+            if r.get("collection_of"):  # the user has saved (or follows) about half of what exists
+                kind = r["collection_of"]
+                keys = sorted(self.table(res[kind]["table"])) if self._item_kind(kind) else []
+                for key in keys[: len(keys) // 2]:
+                    rec = {"id": key, "created_at": ctx.clock.iso()}
+                    if "type" in r["fields"]:
+                        rec["type"] = kind
+                    self.store.put(r["table"], key, rec)
+            elif r.get("singleton"):
+                keys = next(
+                    (sorted(self.table(res[k]["table"])) for k in r.get("items_from", []) if k in res), []
+                )
+                keys = keys or ["track-1", "track-2", "track-3"]
+                devices = sorted(self.table(res["device"]["table"])) if "device" in res else []
+                self.store.put(r["table"], PLAYER_KEY, _player_record(keys, devices, ctx.clock.iso()))
+
+    def _item_kind(self, kind: Any) -> bool:
+        """`kind` names a table of records (not a collection or the player): ids of it must exist."""
+        r = self.manifest["resources"].get(kind) if isinstance(kind, str) else None
+        return bool(r) and not r.get("collection_of") and not r.get("singleton")
 
     def new_key(self, resource: str) -> str:
         """A fresh record id that fits the parameters naming it: numeric where one is an integer (within
@@ -361,6 +384,7 @@ class CompiledService(Service):
                 query = v
             elif k in r["fields"] and isinstance(v, str | int | float | bool):
                 filters[k] = v
+        filters.update(op.get("where", {}))  # `get_followed_artists`: only the artists followed
         parent = op.get("parent")
         if parent and "default" in parent and args.get(parent["param"]) is None:
             args = {**args, parent["param"]: parent["default"]}  # the spec's default parent
@@ -450,8 +474,185 @@ class CompiledService(Service):
             )
         return self._change(self._res(op)["table"], rec["id"], {field: [m for m in members if m not in gone]})
 
+    # ---- saved collections: one row per saved id ------------------------------------------------
+    def _collection_ids(self, op: dict[str, Any], args: dict[str, Any]) -> tuple[list[str], str | None]:
+        """The ids a call names (a list, or a comma-separated string; a URI's last part is its id), in
+        order, and the kind of record they name. An id of a kind the service keeps must exist (404)."""
+        ids: list[str] = []
+        for p in op["ids_params"]:
+            v = args.get(p)
+            vals = v if isinstance(v, list) else str(v).split(",") if isinstance(v, str) else []
+            ids += [str(x).strip().rsplit(":", 1)[-1] for x in vals if str(x).strip()]
+        ids = list(dict.fromkeys(ids))
+        names = " or ".join(f"'{p}'" for p in op["ids_params"])
+        if not ids:
+            raise InvalidArguments(f"{names} names no {str(op['item']).replace('_', ' ')}")
+        kind = args.get(op["type_param"]) if op.get("type_param") else None
+        kind = kind or op["item"]
+        if self._item_kind(kind):
+            table = self.table(self.manifest["resources"][kind]["table"])
+            missing = [i for i in ids if i not in table]
+            if missing:
+                raise NotFound(
+                    f"{kind.replace('_', ' ')} {', '.join(repr(m) for m in missing)} not found",
+                    type=f"{kind}_not_found",
+                )
+        return ids, kind
 
-WRITES = {"create", "update", "transition", "relate", "unrelate"}
+    def _op_save(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        ids, kind = self._collection_ids(op, args)
+        r = self._res(op)
+        table = self.table(r["table"])
+        for i in ids:
+            if i not in table:  # saving what is saved already changes nothing
+                rec = {"id": i, "created_at": self.clock.iso()}
+                if "type" in r["fields"]:
+                    rec["type"] = kind
+                self.store.put(r["table"], i, rec)
+        return {"saved": ids}
+
+    def _op_unsave(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        ids, _ = self._collection_ids(op, args)
+        r = self._res(op)
+        gone = [i for i in ids if i in self.table(r["table"])]
+        for i in gone:
+            self.remove(r["table"], i)
+        return {"removed": gone, "not_saved": [i for i in ids if i not in gone]}
+
+    def _op_check(self, op: dict[str, Any], args: dict[str, Any]) -> list[bool]:
+        """One boolean per id, in the order given (ids repeated answer again)."""
+        self._collection_ids(op, args)
+        ids: list[str] = []
+        for p in op["ids_params"]:
+            v = args.get(p)
+            vals = v if isinstance(v, list) else str(v).split(",") if isinstance(v, str) else []
+            ids += [str(x).strip().rsplit(":", 1)[-1] for x in vals if str(x).strip()]
+        table = self.table(self._res(op)["table"])
+        kind = args.get(op["type_param"]) if op.get("type_param") else None
+        return [i in table and (kind is None or table[i].get("type") in (None, kind)) for i in ids]
+
+    # ---- the player: one record per service -------------------------------------------------------
+    def _player_item(self, op: dict[str, Any], value: Any) -> str:
+        """The id of a playable item (a URI's last part), which must exist where the service keeps one."""
+        key = str(value).strip().rsplit(":", 1)[-1]
+        kinds = [k for k in op.get("items_from", []) if self._item_kind(k)]
+        if not key:
+            raise InvalidArguments("the item to play is empty")
+        if kinds and not any(key in self.table(self.manifest["resources"][k]["table"]) for k in kinds):
+            raise NotFound(f"no {' or '.join(kinds)} '{key}'", type=f"{kinds[0]}_not_found")
+        return key
+
+    def _op_player(self, op: dict[str, Any], args: dict[str, Any]) -> Any:
+        table = self._res(op)["table"]
+        rec = dict(self.table(table).get(PLAYER_KEY) or _player_record([], [], self.clock.iso()))
+        p = op.get("params", {})
+        action = op["action"]
+        device = args.get(p["device"]) if "device" in p else None
+        if isinstance(device, list):
+            if len(device) != 1:
+                raise InvalidArguments(f"'{p['device']}' must name exactly one device, got {len(device)}")
+            device = device[0]
+        if device is not None and op.get("device_resource"):
+            self._find(op, device, op["device_resource"])
+        if action == "state":
+            return rec
+        if action == "queue_get":
+            return {"currently_playing": rec.get("item"), "queue": list(rec.get("queue") or [])}
+        if device is not None:
+            rec["device_id"] = str(device)
+        if action == "play":
+            items = [self._player_item(op, v) for v in (args.get(p.get("items", "")) or [])]
+            if args.get(p.get("item", "")) is not None:
+                items = [self._player_item(op, args[p["item"]]), *items]
+            if args.get(p.get("name", "")) is not None:
+                items = [self._named_item(op, str(args[p["name"]])), *items]
+            if items:
+                rec["history"] = [*(rec.get("history") or []), *([rec["item"]] if rec.get("item") else [])]
+                rec["item"], rec["queue"] = items[0], [*items[1:], *(rec.get("queue") or [])]
+                rec["progress_ms"] = 0
+            if args.get(p.get("context", "")) is not None:
+                rec["context_uri"] = str(args[p["context"]])
+                rec["progress_ms"] = 0
+            if rec.get("item") is None and rec.get("context_uri") is None:
+                raise RuleViolation("nothing to play: give an item, or queue one first")
+            if args.get(p.get("position", "")) is not None:
+                rec["progress_ms"] = max(0, int(args[p["position"]]))
+            rec["is_playing"] = True
+        elif action == "pause":
+            rec["is_playing"] = False
+        elif action == "next":
+            queue = list(rec.get("queue") or [])
+            if not queue:
+                raise RuleViolation("the queue is empty: there is no next track")
+            rec["history"] = [*(rec.get("history") or []), *([rec["item"]] if rec.get("item") else [])]
+            rec["item"], rec["queue"], rec["progress_ms"], rec["is_playing"] = queue[0], queue[1:], 0, True
+        elif action == "previous":
+            history = list(rec.get("history") or [])
+            if history:  # with nothing before it, the track starts again
+                rec["queue"] = [*([rec["item"]] if rec.get("item") else []), *(rec.get("queue") or [])]
+                rec["item"], rec["history"] = history[-1], history[:-1]
+            rec["progress_ms"] = 0
+        elif action == "seek":
+            pos = args[p["position"]]
+            if pos < 0:
+                raise InvalidArguments(f"'{p['position']}' must be 0 or more, got {pos!r}")
+            rec["progress_ms"] = int(pos)
+        elif action == "volume":
+            v = args[p["volume"]]
+            if not 0 <= v <= 100:
+                raise InvalidArguments(f"'{p['volume']}' must be between 0 and 100, got {v!r}")
+            rec["volume_percent"] = int(v)
+        elif action == "shuffle":
+            v = args[p["state"]]
+            if not isinstance(v, bool):
+                v = str(v).strip().lower() in ("true", "on", "1", "yes")
+            rec["shuffle_state"] = v
+        elif action == "repeat":
+            v = str(args[p["state"]])
+            if op.get("modes") and v not in op["modes"]:
+                raise InvalidArguments(f"'{p['state']}' must be one of {', '.join(op['modes'])}, got {v!r}")
+            rec["repeat_state"] = v
+        elif action == "transfer":
+            if args.get(p.get("play", "")) is True:
+                rec["is_playing"] = True
+        elif action == "enqueue":
+            rec["queue"] = [*(rec.get("queue") or []), self._player_item(op, args[p["item"]])]
+        self.store.put(table, PLAYER_KEY, rec)
+        return rec
+
+    def _named_item(self, op: dict[str, Any], name: str) -> str:
+        """`play_song(name)`: the first item whose name or title holds `name` (404 where none does)."""
+        want = name.casefold().strip()
+        for k in op.get("items_from", []):
+            if not self._item_kind(k):
+                continue
+            for key, rec in sorted(self.table(self.manifest["resources"][k]["table"]).items()):
+                if any(want and want in str(rec.get(f, "")).casefold() for f in ("name", "title")):
+                    return key
+        raise NotFound(f"no track named {name!r}", type="track_not_found")
+
+
+PLAYER_KEY = "player"
+
+
+def _player_record(keys: list[str], devices: list[str], now: str) -> dict[str, Any]:
+    return {
+        "id": PLAYER_KEY,
+        "created_at": now,
+        "is_playing": False,
+        "item": keys[0] if keys else None,
+        "context_uri": None,
+        "progress_ms": 0,
+        "volume_percent": 50,
+        "shuffle_state": False,
+        "repeat_state": "off",
+        "device_id": devices[0] if devices else None,
+        "queue": list(keys[1:3]),
+        "history": [],
+    }
+
+
+WRITES = {"create", "update", "transition", "relate", "unrelate", "save", "player"}
 PAGE_PARAMS = {"page", "pagenumber", "pageno", "pagenum"}  # numbered pages, not offsets
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 

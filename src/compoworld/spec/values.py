@@ -127,6 +127,7 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
             args = put_arg(
                 tool, args, inner, _typed(keys[rng.randrange(len(keys))], param_schema(tool, inner))
             )
+    args = _library_args(svc, op, props, args, rng)
     for p, (lo, hi) in (op.get("bounds") or {}).items():  # the range a description states
         v = args.get(p)
         if isinstance(v, int | float) and not isinstance(v, bool):
@@ -285,3 +286,69 @@ def from_pattern(pattern: str, rng: random.Random) -> str | None:
         if re.search(pattern, out):
             return out
     return None
+
+
+def _keys_of(svc: Any, kind: Any) -> list[str]:
+    r = svc.manifest["resources"].get(kind) if isinstance(kind, str) else None
+    if not r or r.get("collection_of") or r.get("singleton"):
+        return []
+    return sorted(svc.table(r["table"]))
+
+
+def _library_args(
+    svc: Any, op: dict[str, Any], props: dict[str, Any], args: dict[str, Any], rng: random.Random
+) -> dict[str, Any]:
+    """Ids that name existing records in the calls of saved collections (two of the kind saved) and of
+    the player (an item to play or queue, a device), where the service keeps those records."""
+    args = dict(args)
+    if op.get("collection") and op.get("ids_params"):
+        tp = op.get("type_param")
+        if tp and tp in props and isinstance(props[tp].get("enum"), list) and op["item"] in props[tp]["enum"]:
+            args[tp] = op["item"]
+        kind = args.get(tp) if tp else None
+        keys = _keys_of(svc, kind or op["item"])
+        if keys:
+            pick = [keys[rng.randrange(len(keys))] for _ in range(2)]
+            pick = list(dict.fromkeys(pick))
+            for p in op["ids_params"]:
+                if p in args:
+                    args[p] = pick if _type(props[p]) == "array" else ",".join(pick)
+    if op.get("kind") == "player":
+        params = op.get("params", {})
+        keys = next((ks for k in op.get("items_from", []) if (ks := _keys_of(svc, k))), [])
+        for role in ("item", "items"):
+            p = params.get(role)
+            if p in args and keys:
+                key = keys[rng.randrange(len(keys))]
+                args[p] = [key] if _type(props[p]) == "array" else key
+        p = params.get("name")
+        if p in args:  # `play_song(name)`: the name of an item the service keeps
+            names = [
+                str(rec[f])
+                for k in op.get("items_from", [])
+                if _keys_of(svc, k)
+                for rec in svc.table(svc.manifest["resources"][k]["table"]).values()
+                for f in ("name", "title")
+                if rec.get(f)
+            ]
+            if not names:
+                raise NoValue(f"no item has a name to play in '{p}'")
+            args[p] = sorted(names)[0]
+        p = params.get("device")
+        devices = _keys_of(svc, op.get("device_resource"))
+        if p in args and devices:
+            args[p] = [devices[0]] if _type(props[p]) == "array" else devices[0]
+        p = params.get("volume")
+        if p in args and isinstance(args[p], int | float) and not isinstance(args[p], bool):
+            args[p] = 40
+        p = params.get("position")
+        if p in args and isinstance(args[p], int | float) and not isinstance(args[p], bool):
+            args[p] = 1500
+        p = params.get("state")
+        if p in args and op.get("modes"):
+            args[p] = op["modes"][0]
+    return args
+
+
+def _type(schema: Any) -> Any:
+    return schema.get("type") if isinstance(schema, dict) else None
