@@ -187,6 +187,15 @@ def test_cli_compile_report_and_tasks_over_compiled_and_library_services(tmp_pat
     assert rep["specs"] == 3 and rep["compiled"] >= 0.7 * rep["tools"]
     assert sum(rep["causes"].values()) == rep["quarantined"] + rep["simulated"]
     m = tmp_path / "m"
+    # the library lists the compiled services, with how many of their tools run as code
+    r = _cli("--manifests", str(m), "services", "--json")
+    lib = {x["name"]: x for x in json.loads(r.stdout)["services"]}
+    man = json.loads((m / "tasker.json").read_text())
+    as_code = sum(t["status"] == "compiled" for t in man["tools"])
+    assert lib["tasker"]["tools"] == len(man["tools"]) and lib["tasker"]["as_code"] == as_code < len(
+        man["tools"]
+    )
+    assert lib["email"]["as_code"] == lib["email"]["tools"]  # hand-built tools are all code
     out = tmp_path / "tasks.jsonl"
     r = _cli(
         "--manifests",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -117,11 +117,21 @@ def services(
     """List the library's services with their domain, tool count and description."""
     from compoworld.services import registry
 
+    def as_code(c: Any) -> int:
+        # a compiled service's simulated and quarantined tools are the world model's; the rest is code
+        ops = getattr(c, "ops", None) or {}
+        return sum(
+            1
+            for t in c.tool_specs
+            if not (ops.get(t, {}).get("kind") == "simulated" or ops.get(t, {}).get("quarantined"))
+        )
+
     rows = [
         {
             "name": n,
             "domain": c.domain,
             "tools": len(c.tool_specs),
+            "as_code": as_code(c),
             "spec": c.spec,
             "description": c.summary(),
         }
@@ -132,15 +142,21 @@ def services(
             "services": rows,
             "total_services": len(rows),
             "total_tools": sum(r["tools"] for r in rows),
+            "total_as_code": sum(r["as_code"] for r in rows),
             "domains": sorted({r["domain"] for r in rows}),
         }
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
         return
-    table = Table(title=f"{len(rows)} services, {sum(r['tools'] for r in rows)} tools")
-    for col in ("name", "domain", "tools", "spec", "description"):
+    table = Table(
+        title=f"{len(rows)} services, {sum(r['tools'] for r in rows)} tools "
+        f"({sum(r['as_code'] for r in rows)} run as code)"
+    )
+    for col in ("name", "domain", "tools", "as code", "spec", "description"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["name"], r["domain"], str(r["tools"]), r["spec"] or "", r["description"])
+        table.add_row(
+            r["name"], r["domain"], str(r["tools"]), str(r["as_code"]), r["spec"] or "", r["description"]
+        )
     console.print(table)
 
 
