@@ -354,6 +354,35 @@ def _prefix(tools: list[SpecTool]) -> list[str]:
     return out
 
 
+def _tool_prefix(tool: SpecTool, prefix: list[str], name_words: set[str]) -> list[str]:
+    """The prefix to strip from this tool's name: none where stripping it leaves no noun and the prefix
+    is not the server's name (`ticket_create`, `ticket_list` of mcp-ticketer: `ticket` is the resource,
+    in the noun-verb order; `jira_search` of Jira stays a prefix)."""
+    if not prefix:
+        return prefix
+    toks = tokens(tool.name)
+    if toks[: len(prefix)] != prefix or len(toks) <= len(prefix):
+        return prefix
+    rest = _split_verb(toks[len(prefix) :])
+    if any(t not in VERBS and t not in STOP and t not in PREPS and not t.isdigit() for t in rest):
+        return prefix
+    if not any(t in VERBS for t in rest):
+        return prefix
+    if any(w in name_words or singular(w) in name_words or w in SOURCE_WORDS for w in prefix):
+        return prefix
+    if prefix[-1] in VERBS:
+        return prefix
+    return []
+
+
+def _name_words(spec: Spec) -> set[str]:
+    """The words of the server's own name (its prefix is no resource)."""
+    words = set(tokens(spec.server or ""))
+    if spec.source not in ("", "<memory>"):
+        words |= set(tokens(re.sub(r"\.json$", "", spec.source.rsplit("/", 1)[-1])))
+    return words | {singular(w) for w in words}
+
+
 VERSION_SEGMENT = re.compile(r"^(v\d+(\.\d+)*|api|rest|beta|alpha|latest)$", re.I)
 
 
@@ -657,6 +686,18 @@ def _expand_op(spec: Spec) -> dict[str, Any] | None:
     return {**op, "expand": True, "schemas": schemas, **({"aliases": aliases} if aliases else {})}
 
 
+BY_ID_WORDS = {"id", "key", "uuid", "gid", "identifier", "uid"}
+# fields that name one record where no id is given (`get_company_details(domain)`)
+UNIQUE_FIELDS = {"domain", "email", "slug", "username", "handle", "uri", "url", "code", "number", "name"}
+
+
+def _named_for(param: str, resource: str, generic: bool = False) -> bool:
+    """`invoice_id` / `invoiceId` names an `invoice`; with `generic`, so does a bare `id`."""
+    n = norm(param)
+    r, last = resource.replace("_", ""), resource.rsplit("_", 1)[-1]
+    return (generic and n in GENERIC_IDS) or n.startswith(r) or n.startswith(last)
+
+
 def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     """The operation of one tool, or `{"kind": "simulated", "reason": ...}`."""
     http = infer_http(tool)
@@ -722,6 +763,10 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     if "by" in rest:
         k = rest.index("by")
         by, rest = "_".join(rest[k + 1 :]), rest[:k]
+    # `invoices_fetch_by_id(invoice_id)`: the name says the record is named by its id: one record
+    by_id = by in BY_ID_WORDS
+    if by_id:
+        by = None
     pi = next((i for i, t in enumerate(rest) if t in PREPS), None)
     head, parent_words = (rest[:pi], rest[pi + 1 :]) if pi is not None else (rest, [])
     resource, plural = _resource_of(head)
@@ -781,7 +826,18 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
             "id_param": parent_param,
             "parent": None,
         }
-    if verb in GET and (plural or (idp is None and by is None)) or verb in LIST:
+    # a plural read with an id named for the record itself (`customers_fetch(customer_id)`) or a name
+    # that says `by_id` fetches that one record; a plural read by another's id lists its children
+    own_id = idp if idp and (by_id or _named_for(idp, resource)) else None
+    if verb in GET and idp is None and by is None and not plural or by_id and idp is None:
+        # `get_company_details(company_id?, domain?)`: an optional own id, or a unique field, names it
+        opt = id_param(resource, props, [p for p in props if p not in required], own=True, strings=False)
+        if opt and _named_for(opt, resource, generic=True):
+            alts = [
+                p for p in props if p != opt and norm(p) in UNIQUE_FIELDS and _type_of(props[p]) == "string"
+            ]
+            return {**op, "kind": "get", "id_param": opt, "optional_id": True, "lookups": alts}
+    if verb in GET and ((plural and not own_id) or (idp is None and by is None)) or verb in LIST:
         return {**op, "kind": "list"}
     if verb in GET:
         if by and idp is None:
@@ -863,6 +919,8 @@ ENVELOPE_PARAMS = {
     "record",
     "params",
     "request",
+    "updates",
+    "changes",
 }
 
 
@@ -882,6 +940,20 @@ def _is_envelope_param(name: str) -> bool:
     """A parameter that wraps the record's fields (`body`, `productData`, `contact_input`)."""
     toks = tokens(name)
     return bool(toks) and (norm(name) in ENVELOPE_PARAMS or toks[-1] in ENVELOPE_PARAMS)
+
+
+OPEN_QUALIFIERS = {"additional", "extra", "update", "updated", "new", "other", "record", "row", "input"}
+
+
+def _open_envelope(name: str, resource: str) -> bool:
+    """A free-form object whose keys are the record's fields: `properties`, `updates`, `contact_data`,
+    `additional_properties`; never a field the record keeps as an object (`custom_fields`, `merge_fields`)."""
+    toks = tokens(name)
+    if not _is_envelope_param(name):
+        return False
+    if norm(name) in ENVELOPE_PARAMS:
+        return True
+    return "_".join(singular(t) for t in toks[:-1]) == resource or toks[0] in OPEN_QUALIFIERS
 
 
 def _skip_field(name: str) -> bool:
@@ -1254,16 +1326,19 @@ def _library_resources(ops: dict[str, dict[str, Any]], resources: dict[str, dict
 
 def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     """The manifest of `spec` before adversarial testing (every inferred tool `compiled`)."""
-    prefix = _prefix(spec.tools)
+    shared = _prefix(spec.tools)
+    name_words = _name_words(spec)
     paths = _collection_paths(spec)
     plays = sum(1 for t in spec.tools if _player_signal(t)) >= 2  # a service with a player
-    ops = {
-        t.name: _collection_op(t, prefix, paths)
-        or _player_op(t, prefix, plays)
-        or _compute_op(t, prefix)
-        or infer_op(t, prefix)
-        for t in spec.tools
-    }
+    ops = {}
+    for t in spec.tools:
+        prefix = _tool_prefix(t, shared, name_words)
+        ops[t.name] = (
+            _collection_op(t, prefix, paths)
+            or _player_op(t, prefix, plays)
+            or _compute_op(t, prefix)
+            or infer_op(t, prefix)
+        )
     if (expand := _expand_op(spec)) is not None:
         ops["expandSchema"] = expand
     resources: dict[str, dict[str, Any]] = {}
@@ -1375,6 +1450,13 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                     for q2, s2 in inner.items():
                         if not _skip_field(q2) and q2 not in ("id", op.get("id_param")):
                             _merge_field(r["fields"], q2, _type_of(s2) if isinstance(s2, dict) else "any")
+                    continue
+                if _type_of(s) == "object" and not inner and _open_envelope(p, op["resource"]):
+                    # `update_contact(contact_id, properties: {})`: a free-form object of the record's
+                    # fields, those no tool declares too (kept on the record, never as `properties`)
+                    op.setdefault("nested", []).append(p)
+                    op.setdefault("open_nested", []).append(p)
+                    r["open"] = True
                     continue
                 _merge_field(r["fields"], p, _type_of(s))
         if op.get("parent"):

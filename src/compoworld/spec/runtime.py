@@ -71,12 +71,13 @@ class ManifestError(ValueError):
     pass
 
 
-def _record_model(cls_name: str, fields: dict[str, str]) -> type[BaseModel]:
+def _record_model(cls_name: str, fields: dict[str, str], open_fields: bool = False) -> type[BaseModel]:
     spec: dict[str, Any] = {"id": (str, ...), "created_at": (str | None, None)}
     for f, t in fields.items():
         if f.isidentifier() and not f.startswith("_") and f not in spec and f not in BaseModel.__dict__:
             spec[f] = (PY_TYPES.get(t, Any) | None, None)
-    extra = "forbid" if all(f in spec for f in fields) else "allow"  # odd field names stay loose
+    # odd field names, and records a free-form `properties: {}` writes, stay loose
+    extra = "forbid" if all(f in spec for f in fields) and not open_fields else "allow"
     return create_model(cls_name, __config__=ConfigDict(extra=extra), **spec)  # type: ignore[call-overload]
 
 
@@ -215,8 +216,12 @@ class CompiledService(Service):
             idp
             and idp not in arguments
             and op["kind"] in ("get", "update", "delete", "transition", "relate", "unrelate")
+            and not any(arguments.get(p) not in (None, "") for p in op.get("lookups", ()))
         ):
             where = op.get("wrapped", {}).get(idp)
+            if op.get("lookups"):  # `get_company_details(company_id?, domain?)`: one of them names it
+                names = " or ".join(f"'{p}'" for p in (idp, *op["lookups"]))
+                return self._mark(failure(400, "invalid_arguments", f"{spec.name}: give {names}"), op)
             return self._mark(
                 failure(
                     400,
@@ -273,10 +278,11 @@ class CompiledService(Service):
     _validators: dict[str, Any] = {}
 
     def _validator(self, spec: ToolSpec) -> Any:
-        key = f"{self.name}:{spec.name}"
-        v = CompiledService._validators.get(key)
+        # one cache per compiled class: two manifests may serve the same service and tool names
+        # with different schemas (tests compile many specs as `svc`)
+        v = type(self)._validators.get(spec.name)
         if v is None:
-            v = CompiledService._validators[key] = jsonschema.Draft202012Validator(spec.input_schema)
+            v = type(self)._validators[spec.name] = jsonschema.Draft202012Validator(spec.input_schema)
         return v
 
     # ---- operations -----------------------------------------------------------------------
@@ -298,8 +304,22 @@ class CompiledService(Service):
         out = {k: v for k, v in args.items() if k in fields and k not in skip}
         for wrapper in op.get("nested", ()):  # `body: {...}`: its fields are the record's own
             inner = args.get(wrapper)
-            if isinstance(inner, dict):
-                out.update({k: v for k, v in inner.items() if k in fields and k not in skip})
+            if not isinstance(inner, dict):
+                continue
+            if wrapper in op.get("open_nested", ()):  # free-form: every key is a field of the record
+                for k in inner:
+                    if k in ENGINE_FIELDS or k in skip or not FIELD_NAME.match(str(k)):
+                        raise InvalidArguments(
+                            f"'{wrapper}.{k}' cannot be set: "
+                            + (
+                                "it is the record's own key"
+                                if k in ENGINE_FIELDS or k in skip
+                                else "not a field name"
+                            )
+                        )
+                out.update(inner)
+                continue
+            out.update({k: v for k, v in inner.items() if k in fields and k not in skip})
         if parent and parent["param"] in args and "field" in parent:
             out[parent["field"]] = str(args[parent["param"]])
         return out
@@ -364,6 +384,16 @@ class CompiledService(Service):
                     return rec
             raise NotFound(
                 f"no {op['resource'].replace('_', ' ')} with {op['lookup']} '{args[op['lookup']]}'",
+                type=f"{op['resource']}_not_found",
+            )
+        if op["id_param"] not in args:  # an optional id left out: a unique field names the record
+            p = next(p for p in op.get("lookups", ()) if args.get(p) not in (None, ""))
+            want = str(args[p]).casefold()
+            for rec in self.table(self._res(op)["table"]).values():
+                if str(rec.get(p, "")).casefold() == want:
+                    return self._own(op, args, rec)
+            raise NotFound(
+                f"no {op['resource'].replace('_', ' ')} with {p} '{args[p]}'",
                 type=f"{op['resource']}_not_found",
             )
         return self._own(op, args, self._find(op, args[op["id_param"]]))
@@ -652,6 +682,8 @@ def _player_record(keys: list[str], devices: list[str], now: str) -> dict[str, A
     }
 
 
+ENGINE_FIELDS = {"id", "created_at"}
+FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 WRITES = {"create", "update", "transition", "relate", "unrelate", "save", "player"}
 PAGE_PARAMS = {"page", "pagenumber", "pageno", "pagenum"}  # numbered pages, not offsets
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
@@ -806,7 +838,10 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
             params=tuple(schema.get("properties", {})),
             required=frozenset(schema.get("required", [])),
         )
-    records = {r["table"]: _record_model(f"{name}_{rn}", r["fields"]) for rn, r in resources.items()}
+    records = {
+        r["table"]: _record_model(f"{name}_{rn}", r["fields"], bool(r.get("open")))
+        for rn, r in resources.items()
+    }
     state = create_model(  # type: ignore[call-overload]
         f"{name}_state",
         __config__=ConfigDict(extra="forbid"),
@@ -824,6 +859,7 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
             "ops": ops,
             "refs": refs,
             "record_models": records,
+            "_validators": {},
             "__doc__": f"{manifest.get('server') or name} (compiled from its MCP spec)",
         },
     )

@@ -1,0 +1,154 @@
+"""Bug classes found on held-out specs (issue 14), each on a small synthetic spec written like the real
+one, plus a corpus spec of the same shape where one exists: a shared noun prefix before a verb is the
+resource; free-form `properties` objects are the record's fields; date-range filters narrow; fetch by
+id is a get; calculators, unit conversions and echo are code; the current time is the simulated
+clock's; parent ids in arrays must exist; multi-word nouns; a transition to the state a record is in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compoworld.core.environment import Environment
+from compoworld.spec import compile_spec, service_from_manifest
+
+SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
+corpus = pytest.mark.skipif(not SPECS.is_dir(), reason="the corpus of real specs is not here")
+S, N, INT = {"type": "string"}, {"type": "number"}, {"type": "integer"}
+
+
+def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "object", "properties": props, **({"required": required} if required else {})}
+
+
+def _spec(server: str, tools: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    return {
+        "server": server,
+        "tools": [{"name": n, "description": f"{n.replace('_', ' ')}.", "inputSchema": s} for n, s in tools],
+    }
+
+
+def _env(spec: Any, seed: int = 0) -> tuple[Environment, dict[str, Any]]:
+    m = compile_spec(spec, "svc")
+    return Environment([service_from_manifest(m)], seed=seed, size="small"), m
+
+
+def _ops(m: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["original_name"]: t for t in m["tools"]}
+
+
+def _ok(r: dict[str, Any]) -> Any:
+    assert r["success"], r
+    return r["data"]
+
+
+def _err(r: dict[str, Any]) -> int:
+    assert not r["success"], r
+    return r["error"]["code"]
+
+
+# ---- 1. a shared prefix that is the resource (`ticket_create`, `ticket_list`) -------------------------
+TICKETER = _spec(
+    "acme_helpdesk",
+    [
+        ("ticket_create", _obj({"title": S, "priority": S}, ["title"])),
+        ("ticket_list", _obj({"limit": INT, "priority": S})),
+        ("ticket_update", _obj({"ticket_id": S, "title": S, "priority": S}, ["ticket_id"])),
+        ("ticket_search", _obj({"query": S, "limit": INT}, ["query"])),
+        ("ticket_create_pr", _obj({"ticket_id": S, "title": S}, ["ticket_id", "title"])),
+    ],
+)
+
+
+def test_a_shared_noun_prefix_before_a_verb_is_the_resource() -> None:
+    env, m = _env(TICKETER)
+    ops = _ops(m)
+    for name in ("ticket_create", "ticket_list", "ticket_update", "ticket_search"):
+        assert ops[name]["status"] == "compiled", (name, ops[name]["reason"])
+        assert ops[name]["op"]["resource"] == "ticket"
+    assert ops["ticket_create_pr"]["op"]["resource"] == "pr"  # a noun after the verb: the prefix goes
+    rec = _ok(env.call("svc__ticket_create", {"title": "Printer on fire", "priority": "high"}))
+    _ok(env.call("svc__ticket_update", {"ticket_id": rec["id"], "priority": "low"}))
+    found = _ok(env.call("svc__ticket_search", {"query": "Printer on fire"}))["items"]
+    assert [r["id"] for r in found] == [rec["id"]] and found[0]["priority"] == "low"
+
+
+def test_a_prefix_that_is_the_servers_name_stays_a_prefix() -> None:
+    spec = _spec("ticket", [(n, s) for n, s in ((t["name"], t["inputSchema"]) for t in TICKETER["tools"])])
+    ops = _ops(compile_spec(spec, "svc"))
+    assert ops["ticket_create"]["status"] == "simulated"  # `ticket_` is the server's name: no resource
+
+
+# ---- 2. free-form argument objects hold the record's fields ---------------------------------------
+CRM = _spec(
+    "crm",
+    [
+        ("create_contact", _obj({"email": S, "firstname": S, "additional_properties": {"type": "object"}})),
+        ("update_contact", _obj({"contact_id": S, "properties": {"type": "object"}}, ["contact_id"])),
+        ("get_contact", _obj({"contact_id": S}, ["contact_id"])),
+        ("create_ticket", _obj({"subject": S, "custom_fields": {"type": "object"}}, ["subject"])),
+    ],
+)
+
+
+def test_fields_inside_a_free_form_properties_object_are_the_records_fields() -> None:
+    env, m = _env(CRM)
+    assert "properties" not in m["resources"]["contact"]["fields"]
+    rec = _ok(
+        env.call("svc__create_contact", {"email": "a@x.io", "additional_properties": {"stage": "lead"}})
+    )
+    assert rec["stage"] == "lead" and "additional_properties" not in rec
+    _ok(env.call("svc__update_contact", {"contact_id": rec["id"], "properties": {"firstname": "Nested"}}))
+    got = _ok(env.call("svc__get_contact", {"contact_id": rec["id"]}))
+    assert got["firstname"] == "Nested" and "properties" not in got
+    assert _err(env.call("svc__update_contact", {"contact_id": rec["id"], "properties": {"id": "X"}})) == 400
+    assert not any(v for v in env.validate().values())
+    # a field the record keeps as an object (`custom_fields`) stays one
+    t = _ok(env.call("svc__create_ticket", {"subject": "s", "custom_fields": {"tier": "gold"}}))
+    assert t["custom_fields"] == {"tier": "gold"}
+
+
+@corpus
+def test_salesforce_contact_data_is_the_contacts_fields() -> None:
+    env, m = _env(SPECS / "klavis_salesforce.json")
+    ops = _ops(m)
+    assert ops["salesforce_update_contact"]["status"] == "compiled"
+    rec = _ok(env.call("svc__salesforce_create_contact", {"contact_data": {"LastName": "Okafor"}}))
+    _ok(
+        env.call("svc__salesforce_update_contact", {"contact_id": rec["id"], "contact_data": {"Phone": "+1"}})
+    )
+    stored = env.services["svc"].table(m["resources"]["contact"]["table"])[rec["id"]]
+    assert stored["LastName"] == "Okafor" and stored["Phone"] == "+1" and "contact_data" not in stored
+
+
+# ---- 4. fetch / retrieve / details with an id is a get ---------------------------------------------
+PAYMENTS = _spec(
+    "payments",
+    [
+        ("invoices_create", _obj({"amount": INT, "customer": S}, ["amount"])),
+        ("invoices_fetch_by_id", _obj({"invoice_id": S}, ["invoice_id"])),
+        ("invoices_fetch_all", _obj({"count": INT})),
+        ("qr_codes_create", _obj({"name": S}, ["name"])),
+        ("qr_codes_fetch_by_id", _obj({"qr_id": S}, ["qr_id"])),
+        ("create_company", _obj({"name": S, "domain": S}, ["name"])),
+        ("get_company_details", _obj({"company_id": S, "domain": S})),
+    ],
+)
+
+
+def test_fetch_by_id_is_a_get_of_that_record() -> None:
+    env, m = _env(PAYMENTS)
+    ops = _ops(m)
+    for name in ("invoices_fetch_by_id", "qr_codes_fetch_by_id", "get_company_details"):
+        assert ops[name]["status"] == "compiled" and ops[name]["op"]["kind"] == "get", name
+    assert ops["invoices_fetch_all"]["op"]["kind"] == "list"
+    inv = _ok(env.call("svc__invoices_create", {"amount": 5}))
+    assert _ok(env.call("svc__invoices_fetch_by_id", {"invoice_id": inv["id"]})) == inv
+    assert _err(env.call("svc__invoices_fetch_by_id", {"invoice_id": "inv_does_not_exist"})) == 404
+    co = _ok(env.call("svc__create_company", {"name": "Acme", "domain": "acme.example"}))
+    assert _ok(env.call("svc__get_company_details", {"domain": "acme.example"}))["id"] == co["id"]
+    assert _ok(env.call("svc__get_company_details", {"company_id": co["id"]}))["id"] == co["id"]
+    assert _err(env.call("svc__get_company_details", {"domain": "no-such.example"})) == 404
+    assert _err(env.call("svc__get_company_details", {})) == 400
