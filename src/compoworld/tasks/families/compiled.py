@@ -1190,8 +1190,6 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         )
         b.begin()
         msg, _ = _read_request(b, who, subject)
-        if not res.lister["op"].get("parent"):  # what is there already (a list under a parent needs its id)
-            b.call(f"{res.service}__{res.lister['name']}", list_args(b, res, None))
         before = set(b.svc(res.service).table(res.table))
         data = _create_call(b, res, {res.label: label, **extra})
         _created_key(res, data, before, b)
@@ -1286,6 +1284,8 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
     )
 
 
+# `create_request` is not drawn: its only choice is which of the colleague's emails to read, and
+# every one names the same sender, so the audit's lazy solvers pass it (a decision is still to add)
 KINDS = {
     "lookup_reply": (
         lookup_reply,
@@ -1301,10 +1301,6 @@ KINDS = {
         "closed copy or look-alikes) and reply with its id.",
     ),
     "total_reply": (total_reply, "Total a numeric field over a customer's open records and reply by email."),
-    "create_request": (
-        create_request,
-        "Create the record a colleague asks for, with the value they give (the look-alike left alone), and confirm.",
-    ),
     "child_request": (
         child_request,
         "Add a record under the parent a colleague names (not its closed copy or look-alikes) and confirm.",
