@@ -152,3 +152,54 @@ def test_fetch_by_id_is_a_get_of_that_record() -> None:
     assert _ok(env.call("svc__get_company_details", {"company_id": co["id"]}))["id"] == co["id"]
     assert _err(env.call("svc__get_company_details", {"domain": "no-such.example"})) == 404
     assert _err(env.call("svc__get_company_details", {})) == 400
+
+
+# ---- 3. date-range filters narrow on a stored or engine time, or are reported ------------------------
+DEALS = _spec(
+    "deals",
+    [
+        ("create_deal", _obj({"title": S, "expected_close_date": S}, ["title"])),
+        (
+            "get_deals",
+            _obj(
+                {
+                    "created_date_start": S,
+                    "created_date_end": S,
+                    "expected_close_date_end": S,
+                    "since": INT,
+                    "region_from": S,
+                }
+            ),
+        ),
+    ],
+)
+
+
+def test_date_range_filters_narrow_on_the_stored_or_engine_time() -> None:
+    env, m = _env(DEALS)
+    op = _ops(m)["get_deals"]["op"]
+    assert op["ranges"]["created_date_start"] == {"field": "created_at", "op": ">="}
+    assert op["ranges"]["expected_close_date_end"] == {"field": "expected_close_date", "op": "<="}
+    assert op["unsupported_filters"] == ["region_from"]  # no stored field: reported, not ignored
+    total = _ok(env.call("svc__get_deals", {}))["total"]
+    assert total > 0
+    assert _ok(env.call("svc__get_deals", {"created_date_start": "2999-01-01"}))["total"] == 0
+    assert _ok(env.call("svc__get_deals", {"created_date_start": "2000-01-01"}))["total"] == total
+    today = env.services["svc"].clock.iso()[:10]
+    assert _ok(env.call("svc__get_deals", {"created_date_end": today}))["total"] == total  # the whole day
+    assert _ok(env.call("svc__get_deals", {"since": 32503680000}))["total"] == 0  # Unix seconds, year 3000
+    early = _ok(env.call("svc__create_deal", {"title": "early", "expected_close_date": "2001-05-01"}))
+    got = _ok(env.call("svc__get_deals", {"expected_close_date_end": "2001-12-31"}))["items"]
+    assert [r["id"] for r in got] == [early["id"]]
+    r = _ok(env.call("svc__get_deals", {"region_from": "emea"}))
+    assert r["unsupported_filters"] == ["region_from"]
+
+
+@corpus
+def test_salesforce_created_date_from_narrows() -> None:
+    env, m = _env(SPECS / "klavis_salesforce.json")
+    t = _ops(m)["salesforce_get_contacts"]
+    assert t["op"]["ranges"]["created_date_from"]["field"] == "created_at"
+    assert t["status"] == "compiled", t["reason"]
+    assert _ok(env.call("svc__salesforce_get_contacts", {"created_date_from": "2999-01-01"}))["total"] == 0
+    assert _ok(env.call("svc__salesforce_get_contacts", {"created_date_from": "2000-01-01"}))["total"] > 0

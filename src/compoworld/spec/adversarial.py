@@ -13,7 +13,7 @@ from typing import Any
 
 from compoworld.core.environment import Environment
 from compoworld.spec.compiler import LIMIT_PARAMS, OFFSET_PARAMS, QUERY_PARAMS, norm
-from compoworld.spec.runtime import service_from_manifest
+from compoworld.spec.runtime import epoch, service_from_manifest
 from compoworld.spec.values import (
     UNKNOWN_ID,
     NoValue,
@@ -305,6 +305,9 @@ def _list_args_for(lst: dict[str, Any], largs: dict[str, Any], rec: dict[str, An
                 v = v[0]  # a scalar filter on a stored list: one of its elements
         elif k in ranges and rec.get(ranges[k]["field"]) is not None:
             v = rec[ranges[k]["field"]]  # a bound the record sits on
+            if s.get("type") in ("integer", "number") and isinstance(v, str):
+                stamp = epoch(v, ms="ms" in str(s.get("description", "")).lower() or "milli" in str(s))
+                v = v if stamp is None else int(stamp) if s.get("type") == "integer" else stamp
         elif isinstance(v, str) and n in QUERY_PARAMS:
             v = rec["id"]  # a query: the id is part of the record's text
         if v is not flat[k]:

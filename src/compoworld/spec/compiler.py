@@ -924,6 +924,40 @@ ENVELOPE_PARAMS = {
 }
 
 
+# `created_date_start`, `updated_after`, `amount_max`: the bound after the field
+RANGE_AFTER = re.compile(r"^(.+?)_?(min|max|from|to|since|until|before|after|start|end)$", re.I)
+TIME_WORDS = ("date", "time", "datetime", "timestamp", "on", "at")
+ENGINE_TIME = ("created_at",)  # every record has it, though no tool writes it
+
+
+def _range_target(param: str, fields: dict[str, str]) -> tuple[str, str | None]:
+    """The bound (`start`, `max`, ...) and the stored field a range filter compares with, where one is:
+    `minEmployees` -> `employees`, `created_date_start` / `createdAfter` -> `created_at`, a bare
+    `since` / `until` -> `created_at`; else no field (the filter is reported unsupported)."""
+    n = norm(param)
+    if n in ("since", "until"):  # when it changed, where the record says, else when it was made
+        return n, next((f for f in fields if norm(f) in ("updatedat", "modifiedat")), "created_at")
+    cands = []
+    if m := RANGE.match(param):
+        cands.append((m.group(1).lower(), norm(m.group(2))))
+    if m := RANGE_AFTER.match(re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", param)):
+        cands.append((m.group(2).lower(), norm(m.group(1))))
+    pool = [*fields, *ENGINE_TIME]
+    for bound, stem in cands:
+        if not stem:
+            continue
+        core = stem
+        for w in TIME_WORDS:  # `created_date` / `createdtime` / `created_on` is `created_at`
+            if core.endswith(w) and len(core) > len(w) + 2:
+                core = core[: -len(w)]
+                break
+        for f in pool:
+            nf = norm(f)
+            if nf in (stem, stem + "at", stem + "date") or (core != stem and nf in (core + "at", core)):
+                return bound, f
+    return "", None
+
+
 def _merge_field(fields: dict[str, str], name: str, t: str) -> None:
     """A stored field's type follows every tool that writes it: one tool's string `status` and
     another's integer one make a field of either (`any`); integer and number make a number."""
@@ -1488,13 +1522,9 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         for p in _list_params(t, op):
             if _skip_field(p) or p in fields or p == (op.get("parent") or {}).get("param"):
                 continue
-            m = RANGE.match(p)
-            target = None
-            if m:
-                stem = norm(m.group(2))
-                target = next((f for f in fields if norm(f) == stem or norm(f) == stem + "at"), None)
+            bound, target = _range_target(p, fields)
             if target:
-                ranges[p] = {"field": target, "op": ">=" if m.group(1).lower() in LOWER_BOUND else "<="}
+                ranges[p] = {"field": target, "op": ">=" if bound in LOWER_BOUND else "<="}
             else:
                 unsupported.append(p)
         if ranges:

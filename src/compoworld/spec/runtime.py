@@ -12,6 +12,7 @@ import json
 import math
 import re
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -683,6 +684,7 @@ def _player_record(keys: list[str], devices: list[str], now: str) -> dict[str, A
 
 
 ENGINE_FIELDS = {"id", "created_at"}
+DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 WRITES = {"create", "update", "transition", "relate", "unrelate", "save", "player"}
 PAGE_PARAMS = {"page", "pagenumber", "pageno", "pagenum"}  # numbered pages, not offsets
@@ -743,12 +745,29 @@ def _non_finite(value: Any, tool: str, where: str = "") -> str:
     return ""
 
 
+def epoch(text: str, ms: bool = False) -> float | None:
+    """An ISO time as Unix seconds (milliseconds with `ms`), or None where it is none."""
+    try:
+        d = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=UTC)
+    return d.timestamp() * (1000 if ms else 1)
+
+
 def _in_range(have: Any, op: str, want: Any) -> bool:
     if have is None:
         return False
     try:
+        if isinstance(have, str) and isinstance(want, int | float) and not isinstance(want, bool):
+            stamp = epoch(have, ms=want > 10**11)  # `since: 1700000000000` against a stored ISO time
+            if stamp is not None:
+                return stamp >= want if op == ">=" else stamp <= want
         if isinstance(want, str) or isinstance(have, str):
             a, b = str(have), str(want)
+            if DATE_ONLY.match(b) and DATE_ONLY.match(a[:10]):
+                a = a[:10]  # an end date takes in the whole of that day
         else:
             a, b = float(have), float(want)
     except (TypeError, ValueError):
