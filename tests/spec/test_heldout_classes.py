@@ -203,3 +203,86 @@ def test_salesforce_created_date_from_narrows() -> None:
     assert t["status"] == "compiled", t["reason"]
     assert _ok(env.call("svc__salesforce_get_contacts", {"created_date_from": "2999-01-01"}))["total"] == 0
     assert _ok(env.call("svc__salesforce_get_contacts", {"created_date_from": "2000-01-01"}))["total"] > 0
+
+
+# ---- 5. calculators by schema shape, unit conversion and echo are code ----------------------------------
+UTILS = _spec(
+    "utils",
+    [
+        (
+            "calculate",
+            _obj(
+                {
+                    "operation": {"type": "string", "enum": ["add", "subtract", "multiply", "divide"]},
+                    "a": N,
+                    "b": N,
+                },
+                ["operation", "a", "b"],
+            ),
+        ),
+        ("do_math", _obj({"op": {"type": "string", "enum": ["+", "-", "*", "/"]}, "x": N, "y": N})),
+        (
+            "convert_temperature",
+            _obj(
+                {"value": N, "from_unit": {"type": "string", "enum": ["C", "F", "K"]}}, ["value", "from_unit"]
+            ),
+        ),
+        ("convert_units", _obj({"value": N, "from": S, "to": S}, ["value", "from", "to"])),
+        ("echo", _obj({"message": S}, ["message"])),
+        ("get_current_time", _obj({"timezone": S})),
+    ],
+)
+
+
+def test_calculators_conversions_and_echo_run_as_code() -> None:
+    env, m = _env(UTILS)
+    ops = _ops(m)
+    for name in ("calculate", "do_math", "convert_temperature", "convert_units", "echo"):
+        assert ops[name]["status"] == "compiled" and ops[name]["op"]["kind"] == "compute", name
+    assert _ok(env.call("svc__calculate", {"operation": "add", "a": 2, "b": 3}))["result"] == 5
+    assert _ok(env.call("svc__do_math", {"op": "*", "x": 4, "y": 2.5}))["result"] == 10
+    assert _err(env.call("svc__calculate", {"operation": "divide", "a": 1, "b": 0})) == 422
+    assert _ok(env.call("svc__convert_temperature", {"value": 100, "from_unit": "C"}))["results"] == {
+        "F": 212.0,
+        "K": 373.15,
+    }
+    assert _err(env.call("svc__convert_temperature", {"value": -300, "from_unit": "C"})) == 422
+    km = _ok(env.call("svc__convert_units", {"value": 5, "from": "km", "to": "mi"}))["result"]
+    assert km == pytest.approx(3.10686, rel=1e-5)
+    assert _ok(env.call("svc__convert_units", {"value": 2, "from": "lb", "to": "oz"}))[
+        "result"
+    ] == pytest.approx(32)
+    assert (
+        _err(env.call("svc__convert_units", {"value": 1, "from": "kg", "to": "km"})) == 400
+    )  # two dimensions
+    assert _ok(env.call("svc__echo", {"message": "hi there"}))["result"] == "hi there"
+
+
+@corpus
+def test_a_real_echo_is_code() -> None:
+    env, m = _env(SPECS / "corpus" / "docker_taiga-mcp.json")
+    assert _ops(m)["echo"]["op"]["fn"] == "echo"
+    assert _ok(env.call("svc__echo", {"message": "ping"}))["result"] == "ping"
+
+
+# ---- 6. the current time is the simulated clock's, in the zone asked ------------------------------------
+def test_current_time_is_the_simulated_clock_in_the_zone_asked() -> None:
+    env, m = _env(UTILS)
+    assert _ops(m)["get_current_time"]["op"]["fn"] == "now"
+    svc = env.services["svc"]
+    now = _ok(env.call("svc__get_current_time", {}))
+    assert now["datetime"] == svc.clock.iso() and now["timezone"] == "UTC"
+    ny = _ok(env.call("svc__get_current_time", {"timezone": "America/New_York"}))
+    assert ny["unix"] == now["unix"] and ny["datetime"][:19] != now["datetime"][:19]
+    assert _ok(env.call("svc__get_current_time", {"timezone": "+05:30"}))["datetime"].endswith("+05:30")
+    assert _err(env.call("svc__get_current_time", {"timezone": "Mars/Olympus"})) == 400
+    svc.clock.advance(minutes=90)
+    assert _ok(env.call("svc__get_current_time", {}))["unix"] == now["unix"] + 5400
+
+
+@corpus
+def test_a_real_current_time_tool_reads_the_clock() -> None:
+    env, m = _env(SPECS / "klavis_google_calendar.json")
+    assert _ops(m)["google_calendar_get_current_time"]["op"]["fn"] == "now"
+    got = _ok(env.call("svc__google_calendar_get_current_time", {}))
+    assert got["datetime"] == env.services["svc"].clock.iso()

@@ -18,6 +18,7 @@ from typing import Any
 
 from compoworld.spec.compute import (
     described_default,
+    match_clock,
     match_compute,
     match_geo,
     match_info,
@@ -662,7 +663,11 @@ def _compute_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any] | None:
     if tool.http_kind and tool.http_method is None:  # not an operation: nothing to compute
         return None
     split = _split_verb(toks)
-    op = match_compute(toks, tool.input_schema) or match_info(split, tool.input_schema)
+    op = (
+        match_compute(toks, tool.input_schema)
+        or match_clock(split, tool.input_schema)
+        or match_info(split, tool.input_schema)
+    )
     if op is not None or tool.http_method in ("post", "put", "patch", "delete"):  # a REST write is no lookup
         return op
     return match_geo(split, tool.input_schema) or match_service_info(

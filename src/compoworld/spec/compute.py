@@ -651,6 +651,9 @@ def described_default(schema: dict[str, Any]) -> Any:
 def match_compute(name_tokens: list[str], schema: dict[str, Any]) -> dict[str, Any] | None:
     """The compute op of a tool, from its name (prefix removed) and parameters, or None."""
     key = "_".join(name_tokens)
+    shaped = match_calculator(name_tokens, schema) or match_convert(name_tokens, schema)
+    if shaped:
+        return shaped
     props = schema.get("properties", {})
     required = set(schema.get("required", []))
     nums = _params(schema, NUM)
@@ -730,6 +733,10 @@ def run_compute(op: dict[str, Any], args: dict[str, Any], rng: Callable[[], Any]
             else r.uniform(lo, hi)
         )
         return {"value": value, "min": lo, "max": hi}
+    if fn == "calculator":
+        return _calculator(*vals)
+    if fn == "convert_units":
+        return _convert(vals[0], vals[1], args.get(params[2]) if params[2] else None)
     if op.get("named"):
         vals = [args.get(p, (op.get("defaults") or {}).get(p)) if p else None for p in params]
         optional = ["?" in aliases for aliases in NAMED[fn][1]]
@@ -1224,3 +1231,281 @@ def run_expand(op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         where = ", ".join(map(str, missing[:5]))
         raise NotFound(f"{name} has no truncated part at {where}", type="pointer_not_found")
     return {"toolName": name, "schemas": {p: schemas[p] for p in pointers}}
+
+
+# ---- calculators of an operation and two operands; unit conversion; echo; the simulated clock ----------
+# `calculate(operation: enum[add, subtract, ...], a, b)`: the operation a parameter names, over two numbers
+OPERATION_PARAMS = {"operation", "op", "operator", "action", "function", "method", "type"}
+OPERATION_ALIASES = {
+    "+": "add",
+    "plus": "add",
+    "addition": "add",
+    "-": "subtract",
+    "minus": "subtract",
+    "sub": "subtract",
+    "subtraction": "subtract",
+    "*": "multiply",
+    "x": "multiply",
+    "times": "multiply",
+    "mul": "multiply",
+    "multiplication": "multiply",
+    "/": "divide",
+    "div": "divide",
+    "division": "divide",
+    "%": "mod",
+    "^": "power",
+    "**": "power",
+    "exponent": "power",
+}
+
+
+def _operation(v: Any) -> str | None:
+    w = str(v).strip().lower()
+    w = OPERATION_ALIASES.get(w, w)
+    return w if w in BINARY else None
+
+
+CALC_WORDS = {"calculate", "calculator", "calc", "arithmetic", "math", "compute", "evaluate", "operate"}
+
+
+def match_calculator(name_tokens: list[str], schema: dict[str, Any]) -> dict[str, Any] | None:
+    """An operation parameter whose values are arithmetic (its enum; else its name, in a calculator's
+    name) and two numbers."""
+    named = bool(CALC_WORDS & set(name_tokens))
+    props = schema.get("properties", {})
+    nums = _params(schema, NUM)
+    ops = [
+        p
+        for p, s in props.items()
+        if isinstance(s, dict)
+        and s.get("type") in ("string", None)
+        and (
+            (isinstance(s.get("enum"), list) and s["enum"] and all(_operation(v) for v in s["enum"]))
+            or (named and not s.get("enum") and re.sub(r"[^a-z]", "", p.lower()) in OPERATION_PARAMS)
+        )
+    ]
+    if len(ops) != 1 or len(nums) != 2 or set(props) != {ops[0], *nums}:
+        return None
+    enum = props[ops[0]].get("enum") or ["add"]
+    samples = {ops[0]: enum[0], nums[0]: 6, nums[1]: 3}  # what a valid call gives, required or not
+    return {
+        "kind": "compute",
+        "fn": "calculator",
+        "params": [ops[0], *nums],
+        "resource": None,
+        "samples": samples,
+    }
+
+
+def _calculator(op: Any, a: Any, b: Any) -> dict[str, Any]:
+    fn = _operation(op)
+    if fn is None:
+        raise InvalidArguments(f"unknown operation {op!r}: use one of add, subtract, multiply, divide")
+    if a is None or b is None:
+        raise InvalidArguments(f"{fn} needs two numbers")
+    try:
+        result = BINARY[fn](a, b)
+    except (ValueError, ArithmeticError) as e:
+        raise _rule(f"{fn}({a}, {b}) is undefined: {e}") from None
+    return {
+        "operation": fn,
+        "a": a,
+        "b": b,
+        "result": _finite(result) if isinstance(result, float) else result,
+    }
+
+
+# unit -> (dimension, factor to the base unit); temperature is affine and converted apart
+UNITS: dict[str, tuple[str, float]] = {}
+for _dim, _table in {
+    "length": {
+        ("m", "meter", "meters", "metre", "metres"): 1.0,
+        ("km", "kilometer", "kilometers", "kilometre", "kilometres"): 1000.0,
+        ("cm", "centimeter", "centimeters"): 0.01,
+        ("mm", "millimeter", "millimeters"): 0.001,
+        ("mi", "mile", "miles"): 1609.344,
+        ("ft", "foot", "feet"): 0.3048,
+        ("in", "inch", "inches"): 0.0254,
+        ("yd", "yard", "yards"): 0.9144,
+        ("nmi", "nautical_mile", "nautical_miles"): 1852.0,
+    },
+    "mass": {
+        ("kg", "kilogram", "kilograms"): 1.0,
+        ("g", "gram", "grams"): 0.001,
+        ("mg", "milligram", "milligrams"): 1e-6,
+        ("lb", "lbs", "pound", "pounds"): 0.45359237,
+        ("oz", "ounce", "ounces"): 0.028349523125,
+        ("t", "tonne", "tonnes", "metric_ton"): 1000.0,
+        ("st", "stone", "stones"): 6.35029318,
+    },
+    "volume": {
+        ("l", "liter", "liters", "litre", "litres"): 1.0,
+        ("ml", "milliliter", "milliliters", "millilitre"): 0.001,
+        ("gal", "gallon", "gallons"): 3.785411784,
+        ("qt", "quart", "quarts"): 0.946352946,
+        ("pt", "pint", "pints"): 0.473176473,
+        ("cup", "cups"): 0.2365882365,
+        ("floz", "fl_oz", "fluid_ounce", "fluid_ounces"): 0.0295735295625,
+        ("m3", "cubic_meter", "cubic_meters"): 1000.0,
+    },
+    "speed": {
+        ("m/s", "mps", "meters_per_second"): 1.0,
+        ("km/h", "kmh", "kph", "kilometers_per_hour"): 1 / 3.6,
+        ("mph", "miles_per_hour"): 0.44704,
+        ("kn", "knot", "knots", "kt"): 0.514444444,
+        ("ft/s", "fps", "feet_per_second"): 0.3048,
+    },
+    "time": {
+        ("s", "sec", "secs", "second", "seconds"): 1.0,
+        ("ms", "millisecond", "milliseconds"): 0.001,
+        ("min", "mins", "minute", "minutes"): 60.0,
+        ("h", "hr", "hrs", "hour", "hours"): 3600.0,
+        ("d", "day", "days"): 86400.0,
+        ("wk", "week", "weeks"): 604800.0,
+    },
+}.items():
+    for _names, _f in _table.items():
+        for _n in _names:
+            UNITS[_n] = (_dim, _f)
+TEMPERATURE = {"c": "C", "celsius": "C", "f": "F", "fahrenheit": "F", "k": "K", "kelvin": "K"}
+UNIT_WORDS = {
+    "temperature",
+    "length",
+    "distance",
+    "weight",
+    "mass",
+    "volume",
+    "speed",
+    "time",
+    "unit",
+    "units",
+}
+VALUE_PARAMS = ("value", "amount", "quantity", "number", "val", "input", "temperature", "temp")
+FROM_UNIT = ("fromunit", "from", "unitfrom", "sourceunit", "fromscale", "unit", "inputunit", "source")
+TO_UNIT = ("tounit", "to", "unitto", "targetunit", "toscale", "outputunit", "target")
+
+
+def _unit_key(u: Any) -> str:
+    return re.sub(r"\s+", "_", str(u).strip().lower().replace("°", "").replace("degrees_", ""))
+
+
+def match_convert(name_tokens: list[str], schema: dict[str, Any]) -> dict[str, Any] | None:
+    """`convert_temperature(value, from_unit, to_unit?)`, `convert_units(value, from, to)`: a number, the
+    unit it is in, and (optionally) the unit wanted."""
+    toks = set(name_tokens)
+    if not ({"convert", "conversion", "converter"} & toks and (UNIT_WORDS & toks or len(toks) == 1)):
+        return None
+    props = schema.get("properties", {})
+    by = {re.sub(r"[^a-z0-9]", "", p.lower()): p for p in props}
+    value = next((by[a] for a in VALUE_PARAMS if a in by and props[by[a]].get("type") in NUM), None)
+    frm = next((by[a] for a in FROM_UNIT if a in by and props[by[a]].get("type") in ("string", None)), None)
+    to = next((by[a] for a in TO_UNIT if a in by and props[by[a]].get("type") in ("string", None)), None)
+    if value is None or frm is None or set(props) - {value, frm, to}:
+        return None
+    if set(schema.get("required", [])) - {value, frm, to}:
+        return None
+    temp = "temperature" in toks or "temp" in toks
+    units = [props[p].get("enum") or (["C", "F"] if temp else ["km", "mi"]) for p in (frm, to) if p]
+    samples = {value: 10, frm: units[0][0], **({to: units[-1][-1]} if to else {})}
+    op = {"kind": "compute", "fn": "convert_units", "params": [value, frm, to or ""], "resource": None}
+    return {**op, "samples": samples}
+
+
+def _temp(v: float, frm: str, to: str) -> float:
+    c = v if frm == "C" else (v - 32) * 5 / 9 if frm == "F" else v - 273.15
+    if c < -273.15 - 1e-9:
+        raise _rule(f"{v} {frm} is below absolute zero")
+    return c if to == "C" else c * 9 / 5 + 32 if to == "F" else c + 273.15
+
+
+def _convert(value: Any, frm: Any, to: Any) -> dict[str, Any]:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidArguments("the value to convert must be a number")
+    f, t = _unit_key(frm), _unit_key(to) if to not in (None, "") else None
+    if f in TEMPERATURE:
+        src = TEMPERATURE[f]
+        if t is not None and t not in TEMPERATURE:
+            raise InvalidArguments(f"cannot convert a temperature to {to!r}")
+        targets = [TEMPERATURE[t]] if t is not None else [u for u in ("C", "F", "K") if u != src]
+        out = {u: round(_temp(float(value), src, u), 6) for u in targets}
+        return {
+            "value": value,
+            "from": src,
+            **({"to": targets[0], "result": out[targets[0]]} if t else {}),
+            "results": out,
+        }
+    if f not in UNITS:
+        raise InvalidArguments(f"unknown unit {frm!r}")
+    dim, fk = UNITS[f]
+    if t is not None:
+        if t not in UNITS or UNITS[t][0] != dim:
+            raise InvalidArguments(f"cannot convert {dim} in {frm!r} to {to!r}")
+        result = round(value * fk / UNITS[t][1], 9)
+        return {"value": value, "from": frm, "to": to, "dimension": dim, "result": _finite(float(result))}
+    out = {u: round(value * fk / k, 9) for u, (d, k) in CANONICAL.items() if d == dim and u != f}
+    return {"value": value, "from": frm, "dimension": dim, "results": out}
+
+
+CANONICAL = {
+    u: UNITS[u] for u in ("m", "km", "cm", "mm", "mi", "ft", "in", "yd", "kg", "g", "mg", "lb", "oz", "t")
+}
+CANONICAL |= {
+    u: UNITS[u] for u in ("l", "ml", "gal", "qt", "pt", "cup", "m/s", "km/h", "mph", "kn", "s", "min")
+}
+CANONICAL |= {u: UNITS[u] for u in ("h", "d", "wk")}
+
+TEXT["echo"] = lambda s: s
+
+# ---- the current time, from the simulated clock (never the wall clock) -------------------------------
+TZ_PARAMS = ("timezone", "tz", "timezonename", "zone", "tzname", "iana")
+CLOCK_NAMES = (("current", "time"), ("current", "date"), ("current", "datetime"), ("time", "now"))
+CLOCK_NAMES += (("get", "time"), ("get", "date"), ("get", "datetime"), ("now",), ("current", "timestamp"))
+CLOCK_NAMES += (("today",), ("get", "today"), ("what", "time"), ("local", "time"), ("get", "now"))
+
+
+def match_clock(name_tokens: list[str], schema: dict[str, Any]) -> dict[str, Any] | None:
+    """`get_current_time()`, `now(timezone?)`: the simulated clock's time, in a zone where one is asked."""
+    toks = [t for t in name_tokens if t not in ("the", "and", "in", "for")]
+    if not any(tuple(toks[i : i + len(w)]) == w for w in CLOCK_NAMES for i in range(len(toks))):
+        return None
+    if set(toks) & (WRITE_VERBS | {"convert", "list", "zone", "zones", "entries", "entry", "sheet", "off"}):
+        return None
+    props = schema.get("properties", {})
+    by = {re.sub(r"[^a-z0-9]", "", p.lower()): p for p in props}
+    tz = next((by[a] for a in TZ_PARAMS if a in by), None)
+    fmt = by.get("format")
+    if set(props) - {tz, fmt} or set(schema.get("required", [])) - {tz}:
+        return None
+    return {"kind": "compute", "fn": "now", "params": [tz or "", fmt or ""], "resource": None, "info": True}
+
+
+def run_now(op: dict[str, Any], args: dict[str, Any], now: str) -> dict[str, Any]:
+    import datetime as dt
+    import zoneinfo
+
+    tz_p, _fmt = op["params"]
+    tz = args.get(tz_p) if tz_p else None
+    d = dt.datetime.fromisoformat(now.replace("Z", "+00:00"))
+    name = "UTC"
+    if tz not in (None, "", "UTC", "utc", "Z"):
+        m = re.fullmatch(r"(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?", str(tz).strip(), re.I)
+        try:
+            if m:
+                sign = 1 if m.group(1) == "+" else -1
+                zone: Any = dt.timezone(
+                    sign * dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0))
+                )
+            else:
+                zone = zoneinfo.ZoneInfo(str(tz).strip())
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OverflowError):
+            raise InvalidArguments(f"unknown timezone {tz!r} (use an IANA name or a UTC offset)") from None
+        d, name = d.astimezone(zone), str(tz).strip()
+    iso = d.isoformat().replace("+00:00", "Z")
+    return {
+        "datetime": iso,
+        "date": d.date().isoformat(),
+        "time": d.time().replace(microsecond=0).isoformat(),
+        "timezone": name,
+        "unix": int(d.timestamp()),
+        "weekday": d.strftime("%A"),
+    }

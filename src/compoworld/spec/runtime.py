@@ -32,7 +32,7 @@ from compoworld.core.service import SeedContext, Service, decode_arguments
 from compoworld.core.state import META
 from compoworld.core.tool import ToolSpec
 from compoworld.spec.compiler import LIMIT_PARAMS, MANIFEST_VERSION, OFFSET_PARAMS, QUERY_PARAMS, norm
-from compoworld.spec.compute import run_compute, run_expand, run_geo, run_info, run_service_info
+from compoworld.spec.compute import run_compute, run_expand, run_geo, run_info, run_now, run_service_info
 from compoworld.spec.values import flat_args, from_pattern
 
 PY_TYPES: dict[str, Any] = {
@@ -478,6 +478,8 @@ class CompiledService(Service):
             seed = self.store.tables[META].get("seed", self.seed)
             if op.get("geo"):
                 return run_geo(op, args, seed)
+            if op["fn"] == "now":  # the simulated clock, never the wall clock
+                return run_now(op, args, self.clock.iso())
             if op["fn"] in ("health", "identity", "balance", "usage"):
                 return run_service_info(op, args, seed, self.clock.iso(), self.name)
             return run_info(op, args, seed, self.clock.iso())

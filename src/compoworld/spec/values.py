@@ -89,6 +89,7 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
     names = list(props) if optional else list(schema.get("required", []))
     if op.get("id_param") in props and op["id_param"] not in names:
         names.append(op["id_param"])  # optional in the schema, but the call names no record without it
+    names += [p for p in op.get("samples", {}) if p in props and p not in names]  # the code needs them
     res = svc.manifest["resources"]
     args: dict[str, Any] = {}
     for p in names:
@@ -106,6 +107,8 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
             args[p] = _typed(f"new-{op['resource']}-{rng.randrange(10**6)}", props[p])
         elif op.get("list") and p in op.get("params", ()):  # a computation over a list of numbers
             args[p] = [2, 3.5, 7]
+        elif p in op.get("samples", {}):  # a value the code accepts (an operation, a unit)
+            args[p] = op["samples"][p]
         elif op.get("lookup") == p:
             recs = list(svc.table(res[op["resource"]]["table"]).values())
             vals = [r[p] for r in recs if r.get(p) is not None]
