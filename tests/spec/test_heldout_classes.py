@@ -286,3 +286,57 @@ def test_a_real_current_time_tool_reads_the_clock() -> None:
     assert _ops(m)["google_calendar_get_current_time"]["op"]["fn"] == "now"
     got = _ok(env.call("svc__google_calendar_get_current_time", {}))
     assert got["datetime"] == env.services["svc"].clock.iso()
+
+
+# ---- 7. ids of parents in a list must exist; multi-word nouns; no transition to the state one is in ---
+SALES = _spec(
+    "sales",
+    [
+        ("create_contact", _obj({"name": S}, ["name"])),
+        ("create_deal", _obj({"dealname": S, "contact_ids": {"type": "array", "items": S}}, ["dealname"])),
+        ("qr_codes_create", _obj({"name": S}, ["name"])),
+        ("qr_codes_close", _obj({"qr_id": S}, ["qr_id"])),
+        ("invoices_create", _obj({"amount": INT}, ["amount"])),
+        ("invoices_cancel", _obj({"invoice_id": S}, ["invoice_id"])),
+    ],
+)
+
+
+def test_parent_ids_in_a_list_must_exist() -> None:
+    env, m = _env(SALES)
+    assert _ops(m)["create_deal"]["status"] == "compiled"
+    before = env.state_hash()
+    assert _err(env.call("svc__create_deal", {"dealname": "d", "contact_ids": ["no-such-contact"]})) == 404
+    assert env.state_hash() == before
+    c = _ok(env.call("svc__create_contact", {"name": "Ada"}))["id"]
+    assert _ok(env.call("svc__create_deal", {"dealname": "d", "contact_ids": [c]}))["contact_ids"] == [c]
+
+
+def test_an_abbreviation_stays_part_of_the_noun() -> None:
+    ops = _ops(compile_spec(SALES, "svc"))
+    assert ops["qr_codes_create"]["op"]["resource"] == "qr_code"
+    assert ops["qr_codes_close"]["op"]["resource"] == "qr_code"
+
+
+def test_cancelling_what_is_cancelled_is_a_conflict() -> None:
+    env, m = _env(SALES)
+    inv = _ok(env.call("svc__invoices_create", {"amount": 5}))["id"]
+    assert _ok(env.call("svc__invoices_cancel", {"invoice_id": inv}))["status"] == "cancelled"
+    before = env.state_hash()
+    r = env.call("svc__invoices_cancel", {"invoice_id": inv})
+    assert _err(r) == 409 and r["error"]["type"] == "already_cancelled" and env.state_hash() == before
+    qr = _ok(env.call("svc__qr_codes_create", {"name": "till"}))["id"]
+    _ok(env.call("svc__qr_codes_close", {"qr_id": qr}))
+    assert _err(env.call("svc__qr_codes_close", {"qr_id": qr})) == 409
+
+
+@corpus
+def test_a_real_cancel_twice_is_a_conflict() -> None:
+    env, m = _env(SPECS / "stripe-official.json")
+    t = _ops(m)["cancel_subscription"]
+    assert t["status"] == "compiled" and t["op"]["kind"] == "transition", t["reason"]
+    op = t["op"]
+    key = sorted(env.services["svc"].table(m["resources"][op["resource"]]["table"]))[0]
+    _ok(env.call(f"svc__{t['name']}", {op["id_param"]: key}))
+    r = env.call(f"svc__{t['name']}", {op["id_param"]: key})
+    assert _err(r) == 409 and r["error"]["type"] == "already_cancelled"

@@ -511,6 +511,42 @@ def _type_of(schema: dict[str, Any]) -> str:
     return "any"
 
 
+# abbreviations that are part of a noun (`qr_code`, `api_key`, `sms_message`, `dns_record`)
+ACRONYMS = {
+    "qr",
+    "sms",
+    "mms",
+    "ip",
+    "dns",
+    "api",
+    "ssh",
+    "ssl",
+    "tls",
+    "url",
+    "vpn",
+    "vm",
+    "db",
+    "mfa",
+    "otp",
+}
+ACRONYMS |= {
+    "pdf",
+    "csv",
+    "sql",
+    "ai",
+    "llm",
+    "faq",
+    "kb",
+    "crm",
+    "cdn",
+    "gpg",
+    "pgp",
+    "jwt",
+    "oauth",
+    "saml",
+}
+
+
 def _resource_of(words: list[str]) -> tuple[str | None, bool]:
     words = [w for w in words if w not in STOP and not w.isdigit()]
     if not words:
@@ -518,7 +554,7 @@ def _resource_of(words: list[str]) -> tuple[str | None, bool]:
     head = words[-1]
     plural = singular(head) != head
     name = singular(head)
-    if name in GENERIC and len(words) > 1:
+    if (name in GENERIC or words[-2] in ACRONYMS) if len(words) > 1 else False:
         name = f"{singular(words[-2])}_{name}"
     return name, plural
 
@@ -1443,6 +1479,22 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                 op["parent"] = {"resource": other, "param": p}
                 break
 
+    for t in spec.tools:  # `create_deal(contact_ids: [...])`: every id in the list names a contact
+        op = ops[t.name]
+        if op["kind"] not in ("create", "update"):
+            continue
+        for p, sch in t.input_schema.get("properties", {}).items():
+            stem = re.sub(r"(ids|keys)$", "", norm(p))
+            other = named.get(stem) or named.get(singular(stem))
+            items = (sch.get("items") or {}) if isinstance(sch, dict) else {}
+            if (
+                other
+                and stem != norm(p)
+                and _type_of(sch) == "array"
+                and _type_of(items) in ("string", "integer", "any")
+                and p != op.get("id_param")
+            ):
+                op.setdefault("ref_lists", []).append({"param": p, "resource": other})
     for t in spec.tools:
         if _not_a_noun(ops[t.name]):
             ops[t.name] = {

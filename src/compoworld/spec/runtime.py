@@ -340,7 +340,12 @@ class CompiledService(Service):
         return rec
 
     def _check_parent(self, op: dict[str, Any], args: dict[str, Any]) -> None:
-        """A record named as parent must exist (404), for every operation that names one."""
+        """A record named as parent must exist (404), for every operation that names one; so must each
+        id of a list that names records (`contact_ids: [...]`)."""
+        for ref in op.get("ref_lists", ()):
+            value = args.get(ref["param"])
+            for v in value if isinstance(value, list) else []:
+                self._find(op, v, ref["resource"])
         parent = op.get("parent")
         if parent and parent["param"] in args:
             value = args[parent["param"]]
@@ -469,6 +474,10 @@ class CompiledService(Service):
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         self._require_state(op, rec)
         value = args.get(op["from_param"]) if "from_param" in op else op["value"]
+        if op["field"] == "status" and value in FINAL_STATES and rec.get("status") == value:
+            # cancelling what is cancelled (closing what is closed) is no change the verb allows
+            label = op["resource"].replace("_", " ")
+            raise Conflict(f"{label} '{rec['id']}' is already {value}", type=f"already_{value}")
         return self._change(self._res(op)["table"], rec["id"], {op["field"]: value})
 
     def _op_compute(self, op: dict[str, Any], args: dict[str, Any]) -> Any:
@@ -686,6 +695,9 @@ def _player_record(keys: list[str], devices: list[str], now: str) -> dict[str, A
 
 
 ENGINE_FIELDS = {"id", "created_at"}
+# states a record must not be in for the verb that sets them (cancel, close, void, archive, ...)
+FINAL_STATES = {"cancelled", "closed", "void", "archived", "revoked", "terminated", "rejected", "resolved"}
+FINAL_STATES |= {"completed", "finalized", "merged", "dismissed", "approved", "unpublished"}
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 WRITES = {"create", "update", "transition", "relate", "unrelate", "save", "player"}

@@ -107,6 +107,11 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
             args[p] = _typed(f"new-{op['resource']}-{rng.randrange(10**6)}", props[p])
         elif op.get("list") and p in op.get("params", ()):  # a computation over a list of numbers
             args[p] = [2, 3.5, 7]
+        elif (ref_list := next((r for r in op.get("ref_lists", ()) if r["param"] == p), None)) and (
+            keys := sorted(svc.table(res[ref_list["resource"]]["table"]))
+        ):  # `contact_ids: [...]`: ids of records that exist
+            item = (props[p].get("items") or {}) if isinstance(props[p], dict) else {}
+            args[p] = [_typed(keys[rng.randrange(len(keys))], item)]
         elif p in op.get("samples", {}):  # a value the code accepts (an operation, a unit)
             args[p] = op["samples"][p]
         elif op.get("lookup") == p:
