@@ -18,6 +18,38 @@ def ahead(b: Builder, days: float = 0, hours: float = 0) -> str:
     return format_time(b.now + timedelta(days=days, hours=hours))
 
 
+def inbox_mail(
+    b: Builder,
+    sender: str,
+    to: str,
+    subject: str,
+    body: str,
+    when: datetime,
+    thread: str | None = None,
+    labels: tuple[str, ...] = ("INBOX", "UNREAD"),
+) -> dict[str, Any]:
+    """Plant an email (unread in the inbox by default) as the email service stores it."""
+    svc = b.svc("email")
+    rec = {
+        "id": svc.next_id("m", 16),
+        "threadId": thread or svc.next_id("t", 16),
+        "from": sender,
+        "to": [to],
+        "cc": [],
+        "bcc": [],
+        "subject": subject,
+        "body": body,
+        "htmlBody": None,
+        "mimeType": "text/plain",
+        "date": format_time(when),
+        "labelIds": list(labels),
+        "inReplyTo": None,
+        "attachments": [],
+    }
+    svc.insert("messages", rec)
+    return rec
+
+
 def chat_user(p: Person) -> str:
     from compoworld.services.chat.seed import user_id
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from compoworld.core.company import Person
-from compoworld.tasks.families._common import ago, hd_contact, hd_ticket, rows
+from compoworld.tasks.families._common import ago, hd_contact, hd_ticket, inbox_mail, rows
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
 
@@ -693,27 +693,7 @@ def receive_supplier_delivery(b: Builder) -> None:
     sid = _book(b, "Purchase orders", [("Sheet1", cells)], days_ago=3)
 
     def mail(subject: str, body: str, days: float) -> dict[str, Any]:
-        from compoworld.core.clock import format_time
-
-        m = b.svc("email")
-        rec = {
-            "id": m.next_id("m", 16),
-            "threadId": m.next_id("t", 16),
-            "from": supplier,
-            "to": [b.me.email],
-            "cc": [],
-            "bcc": [],
-            "subject": subject,
-            "body": body,
-            "htmlBody": None,
-            "mimeType": "text/plain",
-            "date": format_time(b.now - timedelta(days=days)),
-            "labelIds": ["INBOX", "UNREAD"],
-            "inReplyTo": None,
-            "attachments": [],
-        }
-        m.insert("messages", rec)
-        return rec
+        return inbox_mail(b, supplier, b.me.email, subject, body, b.now - timedelta(days=days))
 
     mail(
         f"Delivery note {po_old}",

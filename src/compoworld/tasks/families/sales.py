@@ -8,6 +8,7 @@ from typing import Any
 from compoworld.core.clock import format_time
 from compoworld.tasks.families._common import ago, ahead, crm_company, in_crm, rows
 from compoworld.tasks.families._common import crm_contact as _crm_contact
+from compoworld.tasks.families._common import inbox_mail as _mail
 from compoworld.tasks.families._common import next_business_day as _next_business_day
 from compoworld.tasks.families._common import sheet as _sheet
 from compoworld.tasks.families._common import sheet_rows as _sheet_rows
@@ -880,37 +881,6 @@ def renewals_to_cover_rep(b: Builder) -> None:
             "Email the covering rep the list of deals",
         ],
     )
-
-
-def _mail(
-    b: Builder,
-    sender: str,
-    to: str,
-    subject: str,
-    body: str,
-    when: datetime,
-    thread: str | None = None,
-    labels: tuple[str, ...] = ("INBOX", "UNREAD"),
-) -> dict[str, Any]:
-    svc = b.svc("email")
-    rec = {
-        "id": svc.next_id("m", 16),
-        "threadId": thread or svc.next_id("t", 16),
-        "from": sender,
-        "to": [to],
-        "cc": [],
-        "bcc": [],
-        "subject": subject,
-        "body": body,
-        "htmlBody": None,
-        "mimeType": "text/plain",
-        "date": format_time(when),
-        "labelIds": list(labels),
-        "inReplyTo": None,
-        "attachments": [],
-    }
-    svc.insert("messages", rec)
-    return rec
 
 
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")

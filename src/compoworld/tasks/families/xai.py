@@ -24,6 +24,7 @@ from compoworld.tasks.families._common import (
     in_crm,
     rows,
 )
+from compoworld.tasks.families._common import inbox_mail as _mail
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError, family
 
@@ -120,29 +121,6 @@ def _when(s: str) -> datetime:
 
 def _naive(dt: datetime) -> datetime:
     return dt.replace(tzinfo=None) if dt.tzinfo else dt
-
-
-def _mail(b: Builder, sender: str, to: str, subject: str, body: str, when: datetime) -> dict[str, Any]:
-    """Plant an inbound email in my mailbox."""
-    svc = b.svc("email")
-    rec = {
-        "id": svc.next_id("m", 16),
-        "threadId": svc.next_id("t", 16),
-        "from": sender,
-        "to": [to],
-        "cc": [],
-        "bcc": [],
-        "subject": subject,
-        "body": body,
-        "htmlBody": None,
-        "mimeType": "text/plain",
-        "date": format_time(when),
-        "labelIds": ["INBOX", "UNREAD"],
-        "inReplyTo": None,
-        "attachments": [],
-    }
-    svc.insert("messages", rec)
-    return rec
 
 
 # ---- 1. support: triage a ticket by the plan in the account notes and the SLA matrix ---------
