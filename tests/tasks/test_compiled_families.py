@@ -22,6 +22,8 @@ SAMPLE = {
 
 # a service whose records live under a parent known by its name (a broadcast goes to an audience)
 PARENTED = {"corpus/klavis_resend.json": "resend"}
+# a service whose people are stored by first_name + last_name (no one name field)
+TWO_NAMES = {"bamboohr.json": "bamboohr"}
 
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is not checked out")
 
@@ -39,7 +41,7 @@ def _clear() -> None:
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     out = tmp_path_factory.mktemp("manifests")
-    for spec, name in {**SAMPLE, **PARENTED}.items():
+    for spec, name in {**SAMPLE, **PARENTED, **TWO_NAMES}.items():
         (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
     mp = pytest.MonkeyPatch()
     mp.setenv("COMPOWORLD_MANIFESTS", str(out))
@@ -243,7 +245,9 @@ def test_a_child_goes_under_the_parent_the_email_names(library) -> None:
         tools = [c.tool for c in t.reference_solution]
         assert "resend__resend_list_audiences" in tools, tools
         lister = tools.index("resend__resend_list_audiences")
-        assert tools.index("resend__resend_create_broadcast") > lister  # the parent is looked up first
+        # a broadcast or a contact (known by first + last name) goes under the audience
+        child = next(x for x in tools if x.startswith(("resend__resend_create_b", "resend__resend_create_c")))
+        assert tools.index(child) > lister  # the parent is looked up first
         goal = next(r.check for r in t.rubric if r.check["predicate"] == "record_exists")
         audiences = t.environment().initial["services"]["resend"]["audiences"]
         target = audiences[goal["where"]["audience_id"]]
@@ -259,7 +263,7 @@ def test_a_child_goes_under_the_parent_the_email_names(library) -> None:
         env = t.environment()
         for c in t.reference_solution:
             args = dict(c.arguments)
-            if c.tool == "resend__resend_create_broadcast":
+            if c.tool == child:
                 args["audienceId"] = twins[0]["id"]
             env.call(c.tool, args)
         assert not verify(t, env.snapshot(), t.answer).passed
@@ -274,3 +278,37 @@ def test_every_compiled_service_gets_families_or_a_cause(library) -> None:
     for name, c in cov.items():
         assert c["families"] or c["causes"], name  # nothing goes unexplained
         assert all(isinstance(why, str) and why for why in c["causes"].values())
+
+
+def test_a_person_known_by_first_and_last_name_is_found_by_both(library) -> None:
+    """BambooHR stores an employee (and a dependent) as first_name + last_name: the colleague names
+    the person in full, the reference finds the record whose two fields read as that name (not the
+    namesake with the colleague's first name and the same surname), every gate passes and the
+    lazy solvers fail."""
+    from compoworld.services import registry as reg
+    from compoworld.tasks.adversaries import solve_lazily
+    from compoworld.tasks.families.compiled import resource_of
+    from compoworld.tasks.gates import run_gates
+
+    res = resource_of(reg()["bamboohr"], "employee")
+    assert not isinstance(res, str), res
+    assert (res.label, res.label2, res.person, res.staff) == ("first_name", "last_name", True, True)
+    tasks = _tasks(2, attempts=12, families=("compiled.bamboohr.lookup_reply",))
+    assert len(tasks) == 2
+    for t in tasks:
+        failed = {g: why for g, why in run_gates(t).items() if why}
+        assert not failed, failed
+        assert all(p == 0.0 for p in solve_lazily(t).values()), solve_lazily(t)
+        svc = t.environment().initial["services"]["bamboohr"]
+        people = [
+            r
+            for table in svc.values()
+            if isinstance(table, dict)
+            for r in table.values()
+            if isinstance(r, dict) and "last_name" in r
+        ]
+        namesake = next(tr for tr in t.traps if tr.kind == "namesake")
+        first, last = namesake.description.split()[-2:]
+        # the namesake is stored in two fields, and the target shares its surname, not its first name
+        assert any((p["first_name"], p["last_name"]) == (first, last) for p in people)
+        assert any(p["last_name"] == last and p["first_name"] != first for p in people)

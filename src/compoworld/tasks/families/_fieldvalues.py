@@ -80,6 +80,13 @@ PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     ),
     (("carrier", "courier"), ("FedEx", "USPS", "Royal Mail", "La Poste", "Deutsche Post")),
     (("terms", "paymentterms"), ("Net 15", "Net 30", "Net 45", "Net 60", "Due on receipt")),
+    # a template's, a document's or an expense's category: the business area it belongs to
+    (("category",), ("Finance", "Sales", "Operations", "Marketing", "Legal", "Human Resources")),
+    (("namespace",), ("production", "staging", "monitoring", "payments", "analytics")),
+    (
+        ("projectname",),
+        ("Website relaunch", "Data migration", "Mobile app", "Billing revamp", "Partner portal"),
+    ),
 )
 REPOS = ("billing-service", "web-app", "data-pipeline", "mobile-client", "auth-gateway", "docs-site")
 # where a person or an office is ("location" alone; an `artifact_location` is a path, not a city)

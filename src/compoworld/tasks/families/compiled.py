@@ -149,6 +149,10 @@ class Res:
     parents: tuple[tuple[str, str], ...]  # (field, parent resource)
     enums: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # field -> allowed values (update)
     value_enums: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # value field -> its enum
+    # a person known by two fields (first_name + last_name): `label` holds the first, `label2` the rest
+    label2: str | None = None
+    person: bool = False  # its records are people (by its noun, or a name in two fields, or an address)
+    staff: bool = False  # the people are our own (an HR or admin directory, a workspace's members)
 
 
 def words(name: str) -> str:
@@ -183,34 +187,66 @@ def _props(tool: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 PERSON_LABELS = ("name", "fullname", "displayname", "contactname", "employeename", "membername")
 NOT_NAMES = ("firstname", "lastname", "middlename", "username", "filename", "hostname", "nickname")
+FIRSTS = ("firstname", "givenname", "forename")
+LASTS = ("lastname", "familyname", "surname")
+# the handle or address a person's record is known by where it stores no name
+PERSON_KEYS = ("username", "login", "handle")
+EMAILS = ("email", "emailaddress")
 
 
-def _label(fields: dict[str, str], person: bool = False) -> tuple[str, str] | None:
-    """The field a record is known by. A person is known by a name (never a `title`: a person's
-    title is their job title)."""
+def _two_names(texty: list[str]) -> tuple[str, str] | None:
+    """(first-name field, last-name field) where a record stores a person's name in two fields."""
+    first = next((f for f in texty if norm(f) in FIRSTS), None)
+    last = next((f for f in texty if norm(f) in LASTS), None)
+    return (first, last) if first and last else None
+
+
+def _label(fields: dict[str, str], person: bool = False) -> tuple[str, str, str | None] | None:
+    """(the field a record is known by, how: "label" a name, "key" a slug, "email" an address; the
+    second field of a name kept in two). A person is known by a name (never a `title`: a person's
+    title is their job title), in one field or two (first + last), else by a username or address."""
     texty = [f for f, t in fields.items() if t in ("string", "any")]
     if person:
         for want in PERSON_LABELS:
             for f in texty:
                 if norm(f) == want:
-                    return f, "label"
+                    return f, "label", None
         for f in texty:
             n = norm(f)
             if n.endswith("name") and n not in NOT_NAMES and not n.endswith(("companyname", "orgname")):
-                return f, "label"
+                return f, "label", None
+        two = _two_names(texty)
+        if two:
+            return two[0], "label", two[1]
+        for want in PERSON_KEYS:
+            for f in texty:
+                if norm(f) == want:
+                    return f, "key", None
+        for f in texty:
+            if norm(f) in EMAILS:
+                return f, "email", None
         return None
     for want in LABELS:
         for f in texty:
             if norm(f) == want:
-                return f, "label"
+                return f, "label", None
     for f, t in fields.items():
         n = norm(f)
         if t == "string" and n.endswith(("name", "title")) and n not in (*NOT_NAMES, "jobtitle"):
-            return f, "label"
+            return f, "label", None
     for want in KEYS:
         for f in texty:
             if norm(f) == want:
-                return f, "key"
+                return f, "key", None
+    return None
+
+
+def _person_label(fields: dict[str, str]) -> tuple[str, str, str | None] | None:
+    """A record no noun says is a person, but that stores one: a name in two fields (a dependent),
+    or a membership or invitation known only by a person's username or address."""
+    texty = [f for f, t in fields.items() if t in ("string", "any")]
+    if _two_names(texty) or any(norm(f) in (*PERSON_KEYS, *EMAILS) for f in texty):
+        return _label(fields, person=True)
     return None
 
 
@@ -271,7 +307,15 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
         return "no_create"
     if not listers:
         return "no_list"
-    lab = _label(r["fields"], person=_is_person(words(rname)))
+    person = _is_person(words(rname))
+    lab = _label(r["fields"], person=person)
+    if lab is None and not person:
+        lab = _person_label(r["fields"])
+        person = lab is not None
+        # a membership or invitation of a workspace is of our own people
+        staff = person and lab is not None and lab[2] is None
+    else:
+        staff = _is_staff(words(rname))
     if lab is None:
         return "no_label_field"
 
@@ -284,7 +328,7 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
 
     listers.sort(key=lambda t: (searchable(t) is None, len(t["input_schema"].get("required", []))))
     lister = listers[0]
-    create = next((t for t in creates if lab[0] in _props(t)), None)
+    create = next((t for t in creates if {lab[0], lab[2] or lab[0]} <= set(_props(t))), None)
     writes = [t for t in tools if t["op"]["kind"] in ("create", "update")]
     status = _status(r, writes)
     updaters = [t for t in tools if t["op"]["kind"] == "update" and t["op"].get("id_param")]
@@ -299,7 +343,7 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
         and t["op"]["value"] != status[1][0]
     )
     parents = tuple(sorted((cls.refs.get(rname) or {}).items()))
-    skip = {lab[0], *(f for f, _ in parents), *([status[0]] if status else [])}
+    skip = {lab[0], *([lab[2]] if lab[2] else []), *(f for f, _ in parents), *([status[0]] if status else [])}
     value_enums: dict[str, tuple[Any, ...]] = {}
     for t in writes:
         for f, sch in _props(t).items():
@@ -335,7 +379,28 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
         parents=parents,
         enums=enums,
         value_enums={f: e for f, e in value_enums.items() if any(f == x[0] for x in values)},
+        label2=lab[2],
+        person=person,
+        staff=staff,
     )
+
+
+def _lab(res: Res, rec: dict[str, Any]) -> str:
+    """A record's label as a person says it (a name kept in two fields reads as one)."""
+    first = str(rec.get(res.label) or "")
+    return f"{first} {rec.get(res.label2) or ''}".strip() if res.label2 else first
+
+
+def _lab_fields(res: Res, label: str) -> dict[str, Any]:
+    """The record fields that hold `label` ("Ana Lopez" -> first_name Ana, last_name Lopez)."""
+    if res.label2:
+        first, _, last = label.partition(" ")
+        return {res.label: first, res.label2: last}
+    return {res.label: label}
+
+
+def _lab_words(res: Res) -> str:
+    return "name" if res.label2 else _human(res.label)
 
 
 # ---- arguments an honest agent could write --------------------------------------------------------
@@ -488,7 +553,7 @@ def _value(
 ) -> Any:
     """A value that fits the field (`_fieldvalues`), not yet used in this task; a person record's own
     email and phone are the person's."""
-    if own is not None and kind in ("email", "phone") and _is_person(res.noun):
+    if own is not None and kind in ("email", "phone") and res.person:
         v: Any = own.email if kind == "email" else own.phone
         if str(v) not in avoid:
             avoid.add(str(v))
@@ -514,6 +579,8 @@ class _Used(set):
 
 
 def _label_value(res: Res, who: Customer | Person, purpose: str) -> str:
+    if res.label_kind == "email" and isinstance(who, Person):
+        return who.email
     base = who.name if isinstance(who, Person) else f"{who.name} {purpose}"
     if res.noun.split()[-1] in ORGS and not isinstance(who, Person):
         base = f"{who.name} ({purpose})"
@@ -530,7 +597,7 @@ def _plant(
     rec: dict[str, Any] = {
         "id": svc.new_key(res.resource),
         "created_at": format_time(b.now - timedelta(days=days_ago)),
-        res.label: label,
+        **_lab_fields(res, label),
         **extra,
     }
     if res.status:
@@ -595,7 +662,7 @@ def _find(b: Builder, res: Res, query: str, label: str, want_open: bool = True) 
     """The reference lists the resource (searching where the list can) and keeps the exact label's
     open records."""
     data = b.call(f"{res.service}__{res.lister['name']}", list_args(b, res, query))
-    hits = [r for r in rows(data) if str(r.get(res.label, "")).casefold() == label.casefold()]
+    hits = [r for r in rows(data) if _lab(res, r).casefold() == label.casefold()]
     if res.status and want_open:
         hits = [r for r in hits if r.get(res.status) == res.status_values[0]]  # type: ignore[index]
     return hits
@@ -639,11 +706,11 @@ def _setup(b: Builder, res: Res) -> dict[str, Any]:
     A person resource holds our own people (employees, users) or customers' contacts, by its noun;
     its records' own address and phone are the person's (`subjects`)."""
     who = _colleague(b)
-    taken = {str(r.get(res.label, "")).casefold() for r in b.svc(res.service).table(res.table).values()}
+    taken = {_lab(res, r).casefold() for r in b.svc(res.service).table(res.table).values()}
     purpose, other = b.pick(PURPOSES, 2)
     subjects: dict[str, Subject | None] = dict.fromkeys(("target", "near", "closed", "namesake"))
-    if _is_person(res.noun):  # a person's record is labelled with their name
-        if _is_staff(res.noun):
+    if res.person:  # a person's record is labelled with their name
+        if res.staff:
             pool = [
                 p
                 for p in b.company.employees
@@ -674,7 +741,9 @@ def _setup(b: Builder, res: Res) -> dict[str, Any]:
         )
         label = _label_value(res, target, purpose)
         near = _label_value(res, near_p, other)
-        twin = _slug(subjects["namesake"].name) if res.label_kind == "key" else subjects["namesake"].name
+        twin = {"key": _slug(subjects["namesake"].name), "email": subjects["namesake"].email}.get(
+            res.label_kind, subjects["namesake"].name
+        )
         query = target.last
     else:
         cust = b.customer()
@@ -773,7 +842,7 @@ def lookup_reply(b: Builder, res: Res) -> None:
             ),
         ),
         hint=f"Read {who.first}'s email, find the {res.noun} it names in {name} (the open one with that exact "
-        f"{_human(res.label)}), and reply on the thread with its {fh}.",
+        f"{_lab_words(res)}), and reply on the thread with its {fh}.",
         subtasks=[
             f"Read {who.first}'s email",
             f"Find the {res.noun} in {name}",
@@ -965,11 +1034,11 @@ def record_request(b: Builder, res: Res) -> None:
                 "",
             ),
         ),
-        hint=f"Read {who.first}'s email, look for an open {res.noun} with that {_human(res.label)} in {name}; "
+        hint=f"Read {who.first}'s email, look for an open {res.noun} with that {_lab_words(res)} in {name}; "
         f"update its {fh} if one exists, else create it; reply with its id.",
         subtasks=[
             f"Read {who.first}'s email",
-            f"Check {name} for an open {res.noun} with that {_human(res.label)}",
+            f"Check {name} for an open {res.noun} with that {_lab_words(res)}",
             "Update it or create it",
             "Reply with its id",
         ],
@@ -1023,7 +1092,7 @@ def total_reply(b: Builder, res: Res) -> None:
     got = [
         r
         for r in rows(data)
-        if str(r.get(res.label, "")).startswith(cust.name) and r.get(res.status) == res.status_values[0]  # type: ignore[index]
+        if _lab(res, r).startswith(cust.name) and r.get(res.status) == res.status_values[0]  # type: ignore[index]
     ]
     assert sorted(r["id"] for r in got) == sorted(r["id"] for r in mine)
     b.aggregate()
@@ -1147,15 +1216,15 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         plabel, near, twin = w["label"], w["near"], w["namesake"]
     else:
         pc = None
-    taken = {str(r.get(res.label, "")).casefold() for r in b.svc(res.service).table(res.table).values()}
-    if _is_person(res.noun):  # our own people for a directory, else the contacts of customers
+    taken = {_lab(res, r).casefold() for r in b.svc(res.service).table(res.table).values()}
+    if res.person:  # our own people for a directory, else the contacts of customers
         pool = [
             p
-            for p in (b.company.employees if _is_staff(res.noun) else b.company.contacts)
+            for p in (b.company.employees if res.staff else b.company.contacts)
             if p.id not in (b.me.id, who.id) and p.name.casefold() not in taken
         ]
         person = b.fresh(pool, 1, key=lambda p: p.id)[0]
-        label = _slug(person.name) if res.label_kind == "key" else person.name
+        label = {"key": _slug(person.name), "email": person.email}.get(res.label_kind, person.name)
     else:
         item = b.pick([i for i in ITEMS if i.casefold() not in taken])
         label = _slug(item) if res.label_kind == "key" else item.capitalize()
@@ -1191,20 +1260,20 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         b.begin()
         msg, _ = _read_request(b, who, subject)
         before = set(b.svc(res.service).table(res.table))
-        data = _create_call(b, res, {res.label: label, **extra})
+        data = _create_call(b, res, {**_lab_fields(res, label), **extra})
         _created_key(res, data, before, b)
         _reply(b, who, msg, f"Hi {who.first}, {label} is set up in {name}.")
         b.expect_record(
             res.service,
             res.table,
-            {res.label: label, **extra},
+            {**_lab_fields(res, label), **extra},
             f"the {res.noun} {label} exists" + (clause and f" ({clause.strip()})"),
         )
         b.expect_message(
             "email", who, contains=[label], description=f"{who.first} heard that {label} is set up"
         )
         b.keep(res.service, res.table, look["id"], "the older look-alike was left alone")
-        b.trap("near_duplicate", f"the older {res.noun} {look[res.label]}", swap={label: look[res.label]})
+        b.trap("near_duplicate", f"the older {res.noun} {_lab(res, look)}", swap={label: _lab(res, look)})
         b.keep(res.service, res.table, draft["id"], f"{who.first}'s own draft was left alone")
         b.trap("namesake", f"the {res.noun} {mine}", swap={label: mine})
         b.write(
@@ -1244,13 +1313,13 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
     pid = hits[0]["id"]
     b.decide()
     before = set(b.svc(res.service).table(res.table))
-    data = _create_call(b, res, {res.label: label, param: pid, **extra})
+    data = _create_call(b, res, {**_lab_fields(res, label), param: pid, **extra})
     _created_key(res, data, before, b)
     _reply(b, who, msg, f"Hi {who.first}, {label} is added to {plabel} in {name}.")
     b.expect_record(
         res.service,
         res.table,
-        {res.label: label, pfield: str(pid), **extra},
+        {**_lab_fields(res, label), pfield: str(pid), **extra},
         f"the {res.noun} {label} is under the {pn_} {plabel}" + (clause and f" ({clause.strip()})"),
     )
     b.expect_message("email", who, contains=[label], description=f"{who.first} heard that {label} was added")
@@ -1273,7 +1342,7 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
                 f"{who.first}'s email says which {pn_} it belongs to", f"{who.first} is waiting on it", ""
             ),
         ),
-        hint=f"Read {who.first}'s email, find the open {pn_} it names in {name} (that exact {_human(par.label)}), "
+        hint=f"Read {who.first}'s email, find the open {pn_} it names in {name} (that exact {_lab_words(par)}), "
         f"add the {res.noun} under it, then reply on the thread.",
         subtasks=[
             f"Read {who.first}'s email",
