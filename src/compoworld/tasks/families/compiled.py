@@ -285,6 +285,8 @@ def _status(r: dict[str, Any], tools: list[dict[str, Any]]) -> tuple[str, tuple[
 
 # API switches a spec stores beside the record: no person asks what they are
 NOT_ASKED = ("responseformat", "sendupdates", "sendnotifications", "notify", "format", "output", "verbose")
+# nor a person's gender: no colleague emails to ask about or change it
+NOT_ASKED += ("gender", "sex")
 
 
 def resources_of(cls: Any) -> list[Res]:
