@@ -686,7 +686,9 @@ def _pl(noun: str) -> str:
 
 
 def _an(noun: str) -> str:
-    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+    # a "you" sound takes "a" (a user, a unit, a euro account)
+    vowel = noun[:1] in "aeiou" and not noun.startswith(("us", "uni", "eu"))
+    return f"{'an' if vowel else 'a'} {noun}"
 
 
 def _slug(text: str) -> str:
