@@ -13,7 +13,7 @@ import random
 _POLITE = (
     "Could you",
     "Can you",
-    "Would you mind if you could",
+    "Would you please",
     "Please could you",
     "When you get a chance, can you",
 )

@@ -41,7 +41,7 @@ from compoworld.core.clock import format_time
 from compoworld.core.company import Customer, Person
 from compoworld.spec.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
 from compoworld.spec.values import NoValue, valid_args
-from compoworld.tasks.families._common import rows
+from compoworld.tasks.families._common import inbox_mail, rows
 from compoworld.tasks.families._fieldvalues import draw, kind_of
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import DOMAINS, Builder, Family, PlantError
@@ -617,25 +617,7 @@ def _plant(
 
 
 def _mail(b: Builder, sender: Person, subject: str, body: str, hours_ago: float) -> dict[str, Any]:
-    svc = b.svc("email")
-    rec = {
-        "id": svc.next_id("m", 16),
-        "threadId": svc.next_id("t", 16),
-        "from": sender.email,
-        "to": [b.me.email],
-        "cc": [],
-        "bcc": [],
-        "subject": subject,
-        "body": body,
-        "htmlBody": None,
-        "mimeType": "text/plain",
-        "date": format_time(b.now - timedelta(hours=hours_ago)),
-        "labelIds": ["INBOX", "UNREAD"],
-        "inReplyTo": None,
-        "attachments": [],
-    }
-    svc.insert("messages", rec)
-    return rec
+    return inbox_mail(b, sender.email, b.me.email, subject, body, b.now - timedelta(hours=hours_ago))
 
 
 def _colleague(b: Builder) -> Person:
@@ -838,7 +820,7 @@ def lookup_reply(b: Builder, res: Res) -> None:
                 f"look up the {fh} {who.first} emailed to ask about in {name} and reply to them",
                 f"reply to {who.first}'s question about one of our {name} {_pl(res.noun)}",
             )
-            + (" and tell me what it is too" if ask_answer else ""),
+            + (", then tell me what it is too" if ask_answer else ""),
             context=b.say(
                 f"{who.first} needs the {fh} of {_an(res.noun)}",
                 f"{who.first}'s email says which {res.noun} they mean",
