@@ -39,7 +39,14 @@ def run_adversarial(manifest: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     env = Environment([cls], seed=seed, size="small")
     svc = env.services[cls.name]
     by_name = {t["name"]: t for t in manifest["tools"]}
+    subs = []  # a dispatch tool's actions, each tested on its own as `<tool>.<action>`
     for t in manifest["tools"]:
+        if t["op"]["kind"] == "dispatch" and t["status"] == "compiled":
+            for action, a in t["op"]["actions"].items():
+                sub = {**a, "name": f"{t['name']}.{action}", "description": ""}
+                by_name[sub["name"]] = sub
+                subs.append((t, a, sub))
+    for t in [x for x in manifest["tools"] if x["op"]["kind"] != "dispatch"] + [s for _, _, s in subs]:
         if t["status"] != "compiled":
             continue
         env.restore(env.initial)
@@ -55,10 +62,30 @@ def run_adversarial(manifest: dict[str, Any], seed: int = 0) -> dict[str, Any]:
                 str(e),
                 "failed",
             )
+    for t in manifest["tools"]:
+        if t["op"]["kind"] != "dispatch" or t["status"] != "compiled":
+            continue
+        for a in t["op"]["actions"].values():
+            a.pop("tests", None)
+        for tool, a, sub in subs:
+            if tool is t:
+                a.update({k: sub[k] for k in ("status", "cause", "reason", "tests") if k in sub})
+        code = [a for a in t["op"]["actions"].values() if a["status"] == "compiled"]
+        t["actions_code"] = len(code)
+        if code:  # code: its compiled actions passed; those that failed are quarantined on their own
+            t["tests"] = "passed"
+        else:
+            first = next(a for a in t["op"]["actions"].values() if a["status"] == "quarantined")
+            t["status"], t["cause"], t["tests"] = "quarantined", first["cause"], "failed"
+            t["reason"] = f"every compiled action failed its tests; first: {first['reason']}"
     return manifest
 
 
 def _call(env: Environment, svc: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    if "." in tool:  # a dispatch tool's action: called through the tool, its arguments as `params`
+        outer, action = tool.split(".", 1)
+        op = svc.ops[outer]
+        return env.call(f"{svc.name}__{outer}", {op["action_param"]: action, op["params_param"]: args})
     return env.call(f"{svc.name}__{tool}", args)
 
 

@@ -24,7 +24,7 @@ from compoworld.spec.compute import (
     match_info,
     match_service_info,
 )
-from compoworld.spec.ingest import Spec, SpecTool
+from compoworld.spec.ingest import Dispatch, Spec, SpecTool, dispatch_of
 
 MANIFEST_VERSION = 1
 
@@ -579,10 +579,12 @@ def id_param(
         f"{r}id",
         f"{r}key",
         f"{r}gid",
+        f"{r}iid",  # GitLab's `issue_iid`: the record's number within its project
         f"{r}number",
         f"{last}id",
         f"{last}key",
         f"{last}gid",
+        f"{last}iid",
         f"{r}name" if any_param is False else "",
         "id",
         "key",
@@ -1406,7 +1408,32 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     paths = _collection_paths(spec)
     plays = sum(1 for t in spec.tools if _player_signal(t)) >= 2  # a service with a player
     ops = {}
+    # an action-dispatch tool (`gitlab_issue(action, params)`) compiles as one sub-tool per action,
+    # `issue_get(project_id, issue_iid)`, which take part in the service's resources like any tool
+    work: list[SpecTool] = []
+    dispatch: dict[str, tuple[Dispatch, dict[str, SpecTool]]] = {}
+    taken = {t.name for t in spec.tools}
     for t in spec.tools:
+        d = dispatch_of(t)
+        if d is None:
+            work.append(t)
+            continue
+        noun = "_".join(tokens(t.name)[len(_tool_prefix(t, shared, name_words)) :]) or t.name
+        subs = {}
+        for action, schema in d.actions.items():
+            sub_name = f"{noun}_{action}"
+            if sub_name in taken:
+                sub_name = f"{t.name}_{action}"
+            taken.add(sub_name)
+            subs[action] = SpecTool(
+                name=sub_name, original_name=f"{t.name}.{action}", description="", input_schema=schema
+            )
+            ops[sub_name] = infer_op(subs[action], [])
+            work.append(subs[action])
+        dispatch[t.name] = (d, subs)
+    for t in spec.tools:
+        if t.name in dispatch:
+            continue
         prefix = _tool_prefix(t, shared, name_words)
         ops[t.name] = (
             _collection_op(t, prefix, paths)
@@ -1419,7 +1446,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     resources: dict[str, dict[str, Any]] = {}
     # a create / list / update that takes `<other resource>_id` belongs under that resource
     named = {norm(op["resource"]): op["resource"] for op in ops.values() if op.get("resource")}
-    for t in spec.tools:  # `create_contact_note(id)`, `remove_contact_tag(id, tag)`: the id is the contact's
+    for t in work:  # `create_contact_note(id)`, `remove_contact_tag(id, tag)`: the id is the contact's
         op = ops[t.name]
         q = op.pop("qualifier", None)
         if q is None or q not in named.values() or op.get("parent") or op["kind"] == "simulated":
@@ -1446,7 +1473,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
     uses = Counter(op.get("resource") for op in ops.values() if op.get("resource"))
     # a resource only ever changed through another's id (`update_bucket_description(bucket_id)`) is a field
     kinds = {(op.get("resource"), op["kind"]) for op in ops.values() if op.get("resource")}
-    for t in spec.tools:  # `update_table_description(table_id)`, `set_start(clip_id)`: a field of the table
+    for t in work:  # `update_table_description(table_id)`, `set_start(clip_id)`: a field of the table
         op = ops[t.name]
         idp = op.get("id_param")
         if op["kind"] not in ("update", "transition") or not idp:
@@ -1468,7 +1495,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             uses[op["resource"]] -= 1
             op["resource"] = other
             op.pop("parent", None)
-    for t in spec.tools:
+    for t in work:
         op = ops[t.name]
         if op["kind"] not in ("create", "list", "update") or op.get("parent") or op.get("collection"):
             continue
@@ -1479,7 +1506,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                 op["parent"] = {"resource": other, "param": p}
                 break
 
-    for t in spec.tools:  # `create_deal(contact_ids: [...])`: every id in the list names a contact
+    for t in work:  # `create_deal(contact_ids: [...])`: every id in the list names a contact
         op = ops[t.name]
         if op["kind"] not in ("create", "update"):
             continue
@@ -1495,7 +1522,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                 and p != op.get("id_param")
             ):
                 op.setdefault("ref_lists", []).append({"param": p, "resource": other})
-    for t in spec.tools:
+    for t in work:
         if _not_a_noun(ops[t.name]):
             ops[t.name] = {
                 "kind": "simulated",
@@ -1508,7 +1535,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             r, {"table": f"{r}s", "fields": {}, "id_params": Counter(), "id_type": "string"}
         )
 
-    for t in spec.tools:
+    for t in work:
         op = ops[t.name]
         if op["kind"] in ("simulated", "compute"):
             continue
@@ -1570,7 +1597,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         r["id_param"] = ids.most_common(1)[0][0] if ids else None
         r["fields"].pop("id", None)  # the engine's own: the record's key and when it was made
         r["fields"].pop("created_at", None)
-    for t in spec.tools:  # what each list does with each of its filters: match, range, or unsupported
+    for t in work:  # what each list does with each of its filters: match, range, or unsupported
         op = ops[t.name]
         if op["kind"] != "list":
             continue
@@ -1588,8 +1615,27 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             op["ranges"] = ranges
         if unsupported:
             op["unsupported_filters"] = unsupported
+
+    def finish(t: SpecTool, entry: dict[str, Any]) -> dict[str, Any]:
+        op = ops[t.name]
+        if op["kind"] == "simulated":
+            entry.update(status="simulated", cause=op["cause"], reason=op["reason"], op={"kind": "simulated"})
+        else:
+            _defaults(op, t.input_schema, resources.get(op.get("resource") or "", {}).get("fields", {}))
+            _rules(op, t, resources.get(op.get("resource") or "", {}).get("fields", {}))
+            if op["kind"] == "create":
+                natural = resources[op["resource"]]["id_param"]
+                parent_param = (op.get("parent") or {}).get("param")
+                if natural and natural != parent_param and natural in t.input_schema.get("properties", {}):
+                    op["natural_key"] = natural
+            entry.update(status="compiled", cause="", reason="", op=op)
+        return entry
+
     tools = []
     for t in spec.tools:
+        if t.name in dispatch:
+            tools.append(_dispatch_entry(t, *dispatch[t.name], finish))
+            continue
         op = ops[t.name]
         entry: dict[str, Any] = {
             "name": t.name,
@@ -1602,18 +1648,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                 else t.read_only and not op.get("random")  # a seeded draw advances its counter
             ),
         }
-        if op["kind"] == "simulated":
-            entry.update(status="simulated", cause=op["cause"], reason=op["reason"], op={"kind": "simulated"})
-        else:
-            _defaults(op, t.input_schema, resources.get(op.get("resource") or "", {}).get("fields", {}))
-            _rules(op, t, resources.get(op.get("resource") or "", {}).get("fields", {}))
-            if op["kind"] == "create":
-                natural = resources[op["resource"]]["id_param"]
-                parent_param = (op.get("parent") or {}).get("param")
-                if natural and natural != parent_param and natural in t.input_schema.get("properties", {}):
-                    op["natural_key"] = natural
-            entry.update(status="compiled", cause="", reason="", op=op)
-        tools.append(entry)
+        tools.append(finish(t, entry))
     service = name or service_name(spec)
     fit_names(tools, service)
     defects = [{"tool": d.tool, "kind": d.kind, "detail": d.detail} for d in spec.defects]
@@ -1640,6 +1675,43 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         ],
         "defects": defects,
     }
+
+
+def _dispatch_entry(t: SpecTool, d: Dispatch, subs: dict[str, SpecTool], finish: Any) -> dict[str, Any]:
+    """The entry of an action-dispatch tool: one op per action, each compiled or simulated with its
+    cause. The tool runs as code when one of its actions does (each is tested on its own)."""
+    actions = {}
+    for action, sub in subs.items():
+        e = finish(sub, {"input_schema": sub.input_schema})
+        e["read_only"] = e["op"]["kind"] in ("get", "list")
+        e["tool"] = sub.name  # the name its op was inferred under (`issue_get`)
+        actions[action] = e
+    code = [a for a, e in actions.items() if e["status"] == "compiled"]
+    entry: dict[str, Any] = {
+        "name": t.name,
+        "original_name": t.original_name,
+        "description": t.description,
+        "input_schema": t.input_schema,
+        "read_only": bool(t.read_only)
+        if t.read_only is not None
+        else all(e["read_only"] for e in actions.values()),
+        "op": {
+            "kind": "dispatch",
+            "action_param": d.action_param,
+            "params_param": d.params_param,
+            "actions": actions,
+        },
+        "actions_compiled": len(code),
+    }
+    if code:
+        entry.update(status="compiled", cause="", reason="")
+    else:
+        entry.update(
+            status="simulated",
+            cause="no_action_compiled",
+            reason=f"none of its {len(actions)} actions has an operation the compiler knows",
+        )
+    return entry
 
 
 NUM_RE = r"(-?\d+(?:\.\d+)?)"

@@ -308,3 +308,114 @@ def _fix_property(p: Any, where: str, defects: list[Defect]) -> dict[str, Any]:
     if isinstance(p.get("properties"), dict):
         p["properties"] = {k: _fix_property(v, f"{where}.{k}", defects) for k, v in p["properties"].items()}
     return p
+
+
+# ---- action-dispatch tools -------------------------------------------------------------------
+# `gitlab_issue(action, params)`: one tool, many operations chosen by a string; each action's own
+# parameters are listed in the description ("- get: project_id*, issue_iid*", `*` = required) or
+# only named by an enum.
+ACTION_PARAMS = ("action", "operation", "method", "op")
+PARAMS_PARAMS = ("params", "parameters", "args", "arguments", "payload")
+_ACTION_LINE = re.compile(r"^[-*] `?([a-z][a-z0-9_]*(?:`?\s*/\s*`?[a-z][a-z0-9_]*)*)`?:\s*(.*)$")
+_GROUP_LINE = re.compile(r"^.*\(([a-z][a-z0-9_]*)_\*\):\s*(.*?)\s+for all\.?\s*$")
+_PARAM = re.compile(r"^(?:\(\+\s*)?([a-z][a-z0-9_]*(?:/[a-z][a-z0-9_]*)*)(\*)?\s*(?:\((.*)\)|\{.*\})?$", re.S)
+_SECTION = re.compile(r"(?:Param(?:eter)?s? conventions|Action params|Per-action params)\b", re.I)
+_SAME_AS = re.compile(r"\bsame (?:filters|params|parameters) as ([a-z][a-z0-9_]*)", re.I)
+
+
+@dataclass
+class Dispatch:
+    action_param: str
+    params_param: str
+    actions: dict[str, dict[str, Any]]  # action -> the JSON schema of its `params`
+
+
+def _split_top(text: str) -> list[str]:
+    """`a*, b ([]int), c (x, y)`: split on the commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [x.strip() for x in out if x.strip()]
+
+
+def _param_list(text: str) -> tuple[dict[str, Any], list[str]] | None:
+    """The params a line lists, or None when it is prose, not a parameter list."""
+    props: dict[str, Any] = {}
+    req: list[str] = []
+    for part in _split_top(text.rstrip(".")):
+        m = _PARAM.match(part)
+        if not m:
+            return None
+        name, star, hint = m.group(1), m.group(2), (m.group(3) or "").strip()
+        if hint.startswith("[]int"):
+            s: dict[str, Any] = {"type": "array", "items": {"type": "integer"}}
+        elif hint.startswith("[]"):
+            s = {"type": "array", "items": {"type": "string"}}
+        else:
+            s = {"type": "string"}
+        if hint:
+            s["description"] = hint
+        head, *alts = name.split("/")  # `created_after/before`: created_after and created_before
+        for n in [head] + [head.rsplit("_", 1)[0] + "_" + a if "_" in head else a for a in alts]:
+            props[n] = dict(s)
+            if star:
+                req.append(n)
+    return (props, req) if props else None
+
+
+def dispatch_of(tool: SpecTool) -> Dispatch | None:
+    """The actions of an action-dispatch tool with their params' schemas, or None if it is none."""
+    props = tool.input_schema.get("properties", {})
+    act = next((p for p in ACTION_PARAMS if isinstance(props.get(p), dict)), None)
+    if act is None or props[act].get("type") not in (None, "string"):
+        return None
+    pp = next(
+        (p for p in PARAMS_PARAMS if isinstance(props.get(p), dict) and props[p].get("type") == "object"),
+        None,
+    )
+    if pp is None or set(props) - {act, pp, "confirm"}:
+        return None  # other top-level arguments: an ordinary tool with a mode switch
+    desc = tool.description or ""
+    sec = _SECTION.search(desc)
+    lines = desc[sec.start() :].splitlines()[1:] if sec else desc.splitlines()
+    actions: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    common: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    for raw in lines:
+        line = raw.strip()
+        if g := _GROUP_LINE.match(line):  # "Notes (note_*): project_id*, issue_iid* for all."
+            common[g.group(1)] = _param_list(g.group(2)) or ({}, [])
+            continue
+        m = _ACTION_LINE.match(line)
+        if not m:
+            continue
+        text = m.group(2).strip()
+        parsed = _param_list(text) if text else ({}, [])
+        if parsed is None:
+            if not sec:
+                continue  # outside a parameter section a prose line is guidance, not a parameter list
+            same = _SAME_AS.search(text)  # "global issue list (no project_id). Same filters as list."
+            parsed = actions.get(same.group(1), ({}, [])) if same else ({}, [])
+            parsed = ({k: v for k, v in parsed[0].items() if k not in text}, [])
+        for n in (x.strip(" `") for x in m.group(1).split("/")):
+            cp, cr = next((v for k, v in common.items() if n.startswith(k + "_")), ({}, []))
+            actions[n] = ({**cp, **parsed[0]}, list(dict.fromkeys(cr + parsed[1])))
+    enum = props[act].get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(e, str) for e in enum):
+        actions = {e: actions.get(e, ({}, [])) for e in enum}  # the enum is the list; lines add params
+    if not actions:
+        return None
+    return Dispatch(
+        act,
+        pp,
+        {
+            a: {"type": "object", "properties": p, **({"required": r} if r else {})}
+            for a, (p, r) in actions.items()
+        },
+    )

@@ -88,6 +88,7 @@ class CompiledService(Service):
     manifest: dict[str, Any] = {}
     ops: dict[str, dict[str, Any]] = {}
     refs: dict[str, dict[str, str]] = {}  # resource -> {field: parent resource}
+    action_specs: dict[str, ToolSpec] = {}  # a dispatch tool's actions, by `<tool>.<action>`
     record_models: dict[str, type[BaseModel]] = {}  # table -> the model of one record
     world_model: Any = None  # set by `compoworld.worldmodel.configure`; None: simulated tools fail
 
@@ -198,6 +199,8 @@ class CompiledService(Service):
             bad = _out_of_bounds(op["bounds"], arguments, spec.name)
         if bad:
             return self._mark(failure(400, "invalid_arguments", bad), op)
+        if op["kind"] == "dispatch":
+            return self._dispatch(spec, op, arguments)
         if op["kind"] == "simulated" or op.get("quarantined"):
             if self.world_model is None:
                 return self._mark(
@@ -244,6 +247,24 @@ class CompiledService(Service):
             )
         self.store.commit()
         return self._mark({"success": True, "data": data}, op)
+
+    def _dispatch(self, spec: ToolSpec, op: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+        """`gitlab_issue(action="get", params={...})`: the action's own op, its params checked against
+        the action's schema (a missing or mistyped field is a 400 naming it)."""
+        action = arguments.get(op["action_param"])
+        if not isinstance(action, str) or action not in op["actions"]:
+            valid = ", ".join(sorted(op["actions"]))
+            return self._mark(
+                failure(
+                    400,
+                    "invalid_arguments",
+                    f"{spec.name}: unknown {op['action_param']} {action!r}; valid: {valid}",
+                ),
+                {"kind": "dispatch"},
+            )
+        params = arguments.get(op["params_param"])
+        sub = self.action_specs[f"{spec.name}.{action}"]
+        return self.invoke(sub, {} if params is None else params)
 
     def _change(self, table: str, key: str, changes: dict[str, Any]) -> dict[str, Any]:
         """`update`, with the changes as one dict: a spec's field may be named `key` or `table`."""
@@ -850,19 +871,26 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
     ops: dict[str, dict[str, Any]] = {}
     specs: dict[str, ToolSpec] = {}
     refs: dict[str, dict[str, str]] = {}
-    for t in manifest.get("tools", []):
+    action_specs: dict[str, ToolSpec] = {}
+
+    def add(t: dict[str, Any], name: str, into: dict[str, ToolSpec]) -> None:
         op = dict(t["op"])
         if t.get("status") == "quarantined":
             op["quarantined"] = True
-        if op["kind"] not in ("simulated", "compute") and op.get("resource") not in resources:
-            raise ManifestError(f"tool {t['name']!r} names unknown resource {op.get('resource')!r}")
+        if op["kind"] == "dispatch":
+            if not isinstance(op.get("actions"), dict) or not op["actions"]:
+                raise ManifestError(f"dispatch tool {name!r} has no actions")
+            for action, sub in op["actions"].items():  # each action is served as `<tool>.<action>`
+                add({"description": t.get("description", ""), **sub}, f"{name}.{action}", action_specs)
+        elif op["kind"] not in ("simulated", "compute") and op.get("resource") not in resources:
+            raise ManifestError(f"tool {name!r} names unknown resource {op.get('resource')!r}")
         if op.get("parent"):
             field = op["parent"].get("field", op["parent"]["param"])
             refs.setdefault(op["resource"], {})[field] = op["parent"]["resource"]
-        ops[t["name"]] = op
+        ops[name] = op
         schema = t["input_schema"]
-        specs[t["name"]] = ToolSpec(
-            name=t["name"],
+        into[name] = ToolSpec(
+            name=name,
             fn=lambda *a, **k: None,
             description=t["description"],
             mutates=not t.get("read_only", False),
@@ -871,6 +899,9 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
             params=tuple(schema.get("properties", {})),
             required=frozenset(schema.get("required", [])),
         )
+
+    for t in manifest.get("tools", []):
+        add(t, t["name"], specs)
     records = {
         r["table"]: _record_model(f"{name}_{rn}", r["fields"], bool(r.get("open")))
         for rn, r in resources.items()
@@ -897,6 +928,7 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
         },
     )
     cls.tool_specs = specs
+    cls.action_specs = action_specs  # a dispatch tool's actions: called through it, never listed
     return cls
 
 

@@ -84,6 +84,13 @@ def _sample_text(schema: dict[str, Any], name: str, n: str, fmt: str, rng: rando
 def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: bool = False) -> dict[str, Any]:
     """Arguments that satisfy the schema, with ids drawn from the service's state where they name records."""
     op = tool["op"]
+    if op["kind"] == "dispatch":  # one of the actions that run as code, with its own valid params
+        code = sorted(a for a, e in op["actions"].items() if e["status"] == "compiled")
+        if not code:
+            raise NoValue(f"{tool['name']} has no action that runs as code")
+        action = code[rng.randrange(len(code))]
+        sub = {**op["actions"][action], "name": f"{tool['name']}.{action}"}
+        return {op["action_param"]: action, op["params_param"]: valid_args(svc, sub, rng, optional)}
     schema = tool["input_schema"]
     props = schema.get("properties", {})
     names = list(props) if optional else list(schema.get("required", []))
