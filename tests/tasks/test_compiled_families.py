@@ -129,10 +129,12 @@ def test_compiled_tasks_pass_every_gate_and_a_correct_alternative_passes(library
 
 
 def test_lazy_solvers_fail_on_compiled_tasks(library) -> None:
-    """Acting on every candidate, on the newest, or on the best match of the instruction's words
-    passes under 5% of a compiled sample (the audit's bar): the namesake carries the instruction's
-    words, the newest records are traps, and only the colleague's email names the target."""
-    from compoworld.tasks.adversaries import SOLVERS, solve_lazily
+    """Acting on every candidate, on the newest, on the oldest, or on the best match of the
+    instruction's words passes under 5% of a compiled sample (the audit's bar): the namesake carries
+    the instruction's words, the newest and the oldest records are traps, and only the colleague's
+    email names the target."""
+    from compoworld.tasks.adversaries import ALL_SOLVERS as SOLVERS
+    from compoworld.tasks.adversaries import solve_lazily
 
     tasks = _tasks(16, attempts=60)
     assert len(tasks) == 16

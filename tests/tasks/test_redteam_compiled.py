@@ -103,12 +103,6 @@ def _wants(t) -> list[str]:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lookup_reply: a reply naming every listed record's value passes when the values are plain "
-    "words (Japanese, monitoring): generator.trap_guards skips decoys that are all letters "
-    "(`distinctive = len(d) >= 4 and not d.isalpha()`) and message_sent has no exclude of rivals",
-)
 def test_a_reply_listing_every_candidates_value_fails(library) -> None:
     from compoworld.tasks.adversaries import flat
 
@@ -128,12 +122,6 @@ def test_a_reply_listing_every_candidates_value_fails(library) -> None:
     assert not passed, passed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="update_from_email / record_request / child_request plant the target as the oldest of its "
-    "look-alikes (days_ago 15/20/30 against 1-9), and the seeded records are newer still: acting on "
-    "the oldest record the list shows passes every one of them",
-)
 def test_acting_on_the_oldest_listed_record_fails(library) -> None:
     fams = (
         "compiled.linear.update_from_email",

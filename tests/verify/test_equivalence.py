@@ -55,6 +55,22 @@ MSG = {"predicate": "message_sent", "service": "email", "to": SARA, "exclusive":
 CASES = [
     # (name, check, s0, s1, answer, expected)
     (
+        "a rival value named beside the right one",
+        {**MSG, "contains": ["Spanish"], "exclude": ["Japanese", "English"]},
+        S0_MAIL,
+        mail([SARA[0]], "A: Spanish; B: Japanese"),
+        None,
+        False,
+    ),
+    (
+        "a rival inside the right value names nothing",
+        {**MSG, "contains": ["Senior Engineer"], "exclude": ["Engineer"]},
+        S0_MAIL,
+        mail([SARA[0]], "Her title is Senior Engineer."),
+        None,
+        True,
+    ),
+    (
         "email by address",
         {**MSG, "contains": ["RMA-55102"]},
         S0_MAIL,

@@ -354,10 +354,17 @@ def show(
 def audit(
     file: Annotated[Path, typer.Argument(help="A JSONL task file.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary.")] = False,
+    oldest: Annotated[
+        bool, typer.Option("--oldest", help="Also the solver that acts on the oldest candidate.")
+    ] = False,
 ) -> None:
     """Run lazy solvers that never follow the chain (act on every candidate, on the most recent,
-    on the best keyword match) and report how often each passes; exit 1 if any passes 5% or more."""
-    from compoworld.tasks.adversaries import SOLVERS, solve_lazily
+    on the best keyword match; with --oldest, on the oldest) and report how often each passes;
+    exit 1 if any passes 5% or more."""
+    from compoworld.tasks.adversaries import ALL_SOLVERS, solve_lazily
+    from compoworld.tasks.adversaries import SOLVERS as DEFAULT_SOLVERS
+
+    SOLVERS = ALL_SOLVERS if oldest else DEFAULT_SOLVERS  # noqa: N806
 
     tasks = _load(file)
     if not tasks:
@@ -376,6 +383,8 @@ def audit(
         job = bar.add_task("tasks", total=len(tasks))
         for t in tasks:
             for s, p in solve_lazily(t).items():
+                if s not in totals:
+                    continue
                 totals[s] += p
                 if p > 0:
                     passed_by[s].append(t.id)

@@ -31,6 +31,8 @@ from compoworld.verify.verifier import verify
 
 ADVERSARIES = ("noop", "spray", "decoy", "collateral", "spam", "answer_dump")
 SOLVERS = ("every", "recent", "keyword")
+# measured on request (`tasks audit --oldest`): hand-built families still pass it ~9% of the time
+ALL_SOLVERS = (*SOLVERS, "oldest")
 
 _RECIPIENT_KEYS = ("to", "to_emails", "cc", "cc_emails", "channel_id", "channel", "attendees", "recipients")
 
@@ -473,7 +475,7 @@ def solve_lazily(task: Task) -> dict[str, float]:
         _run(env, [{"tool": c.tool, "arguments": c.arguments} for _, c in writes])
         passed = float(not learnt and verify(task, env.snapshot(), task.answer).passed)
         env.restore(s0)
-        return {s: passed for s in SOLVERS}
+        return {s: passed for s in ALL_SOLVERS}
     base = [{"tool": c.tool, "arguments": c.arguments} for _, c in writes]
     rates = _solve_at(task, env, s0, base, points)
     env.restore(s0)
@@ -530,6 +532,9 @@ def _solve_at(
     first, last = act(every, {}), act([*every[1:], {}], {})
     out = {"every": float(first) if first == last else 1 / len(every)}
     out["recent"] = guess(_recency)
+    # the oldest record with a time (records without one never win): a policy that learnt the target
+    # is the long-standing record rather than the latest
+    out["oldest"] = guess(lambda r: tuple(-ord(ch) for ch in t) if (t := _recency(r)) else (-(10**9),))
     words = _words(task.instruction)
     out["keyword"] = guess(lambda r: len(words & _words(str(r))))
     return out

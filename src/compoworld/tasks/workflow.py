@@ -245,19 +245,24 @@ class Builder:
         to: Person | str | list[str],
         contains: list[str] = (),  # type: ignore[assignment]
         description: str | None = None,
+        exclude: list[str] = (),  # type: ignore[assignment]
     ) -> None:
-        """A message went to exactly this recipient (email or name both pass) and carries the facts."""
+        """A message went to exactly this recipient (email or name both pass) and carries the facts;
+        one that also names a rival value (`exclude`) does not count."""
         forms = [to.email, to.name] if isinstance(to, Person) else [to] if isinstance(to, str) else list(to)
+        check = {
+            "predicate": "message_sent",
+            "service": service,
+            "to": forms,
+            "contains": list(contains),
+            "exclusive": True,
+        }
+        if exclude:
+            check["exclude"] = [str(x) for x in exclude]
         self.goal(
             description
             or f"a message went to {forms[-1]}" + (f" with {', '.join(contains)}" if contains else ""),
-            {
-                "predicate": "message_sent",
-                "service": service,
-                "to": forms,
-                "contains": list(contains),
-                "exclusive": True,
-            },
+            check,
         )
 
     def no_message(self, service: str, to: Person | str | list[str], why: str) -> None:

@@ -213,6 +213,7 @@ class MessageArgs(_Args):
     contains: list[str] = []
     subject_contains: str | None = None
     exclusive: bool = False  # every recipient of the matching message is one of `to` (no extra people)
+    exclude: list[str] = []  # rival values (a decoy's): a message that names one does not count
 
 
 def _recipients(service: str, r: dict[str, Any]) -> list[Any]:
@@ -267,11 +268,22 @@ def _messages(ctx: CheckContext, a: MessageArgs) -> list[dict[str, Any]]:
         if a.exclusive and not all(person_matches(v, forms) for v in rcpt):
             continue
         text = _message_text(a.service, r)
+        if a.exclude and _names_rival(text, a.contains, a.exclude):
+            continue
         if all(text_has(text, c) for c in a.contains) and (
             a.subject_contains is None or _text(a.subject_contains) in _text(r.get("subject"))
         ):
             out.append(r)
     return out
+
+
+def _names_rival(text: str, facts: list[str], rivals: list[str]) -> bool:
+    """The text names a rival value as a word of its own, once the facts asked for are taken out
+    (a rival inside the right value, "Engineer" in "Senior Engineer", names nothing)."""
+    rest = _text(text)
+    for f in sorted(facts, key=len, reverse=True):
+        rest = rest.replace(_text(f), " ")
+    return any(_names(rest, v, "text", 0.0) for v in rivals if _text(v))
 
 
 @predicate("message_sent", MessageArgs)

@@ -769,8 +769,10 @@ def lookup_reply(b: Builder, res: Res) -> None:
     v_near = _value(b, f, kind, jtype, res, used, sub["near"])
     v_twin = _value(b, f, kind, jtype, res, used, sub["namesake"])
     # the target is neither the newest record nor the one with the instruction's words
-    t = _plant(b, res, label, {f: v}, days_ago=12)
-    n = _plant(b, res, near, {f: v_near}, days_ago=6)
+    # ages: the near-duplicate (and a closed copy) older, the namesake newer, so neither the latest nor
+    # the long-standing record is the one asked about
+    t = _plant(b, res, label, {f: v}, days_ago=b.rng.choice((9, 12, 16, 21)))
+    n = _plant(b, res, near, {f: v_near}, days_ago=b.rng.choice((45, 80, 140)))
     tw = _plant(b, res, twin, {f: v_twin}, days_ago=2)
     closed = None
     if res.status:
@@ -796,7 +798,14 @@ def lookup_reply(b: Builder, res: Res) -> None:
     b.decide()
     value = str(hits[0][f])
     _reply(b, who, msg, f"Hi {who.first}, the {fh} on {label} is {value}.")
-    b.expect_message("email", who, contains=[value], description=f"{who.first} got the {fh} ({value})")
+    rivals = [str(v_near), str(v_twin), *([str(closed[f])] if closed is not None else [])]
+    b.expect_message(
+        "email",
+        who,
+        contains=[value],
+        description=f"{who.first} got the {fh} ({value}) and no rival's",
+        exclude=[r for r in rivals if r != value],
+    )
     b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
     b.trap("near_duplicate", f"the {res.noun} {near}", swap={value: str(v_near)}, answer=str(v_near))
     b.keep(res.service, res.table, tw["id"], "the namesake record was left alone")
@@ -886,10 +895,14 @@ def update_from_email(b: Builder, res: Res) -> None:
         )
     # the newest records are the traps: a duplicate of the target closed yesterday, the colleague's
     # own copy, the near-duplicate
-    t = _plant(b, res, label, dict(extra), days_ago=15)
-    n = _plant(b, res, near, dict(extra), days_ago=4)
+    t = _plant(b, res, label, dict(extra), days_ago=b.rng.choice((9, 15, 22)))
+    n = _plant(b, res, near, dict(extra), days_ago=b.rng.choice((45, 80, 140)))  # the oldest: a trap
     tw = _plant(b, res, twin, dict(extra), days_ago=2)
-    closed = _plant(b, res, label, dict(extra), closed=True, days_ago=1) if res.status else None
+    closed = (
+        _plant(b, res, label, dict(extra), closed=True, days_ago=b.rng.choice((150, 240, 400)))
+        if res.status
+        else None
+    )
     subject = b.say(f"{label} in {name}", f"Update to {label}", f"Can you update {label}?")
     qualifier = " It's the open one; leave the duplicate we closed alone." if closed else ""
     _mail(
@@ -968,10 +981,14 @@ def record_request(b: Builder, res: Res) -> None:
     v, v_old, v_near, v_twin = (
         _value(b, f, kind, jtype, res, used, sub[k]) for k in ("target", "closed", "near", "namesake")
     )
-    current = _plant(b, res, label, {f: v_old}, days_ago=20)
+    current = _plant(b, res, label, {f: v_old}, days_ago=b.rng.choice((10, 20, 30)))
     # a duplicate closed yesterday is the newest record with the label; it does not count as existing
-    closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=1) if res.status else None
-    n = _plant(b, res, near, {f: v_near}, days_ago=8)
+    closed = (
+        _plant(b, res, label, {f: v_old}, closed=True, days_ago=b.rng.choice((150, 240, 400)))
+        if res.status
+        else None
+    )
+    n = _plant(b, res, near, {f: v_near}, days_ago=b.rng.choice((45, 80, 140)))  # the oldest: a trap
     tw = _plant(b, res, twin, {f: v_twin}, days_ago=3)
     fh = _human(f)
     subject = b.say(
@@ -1177,10 +1194,14 @@ def child_request(b: Builder, res: Res) -> None:
         raise PlantError(f"{res.resource}: its create names no parent")
     param, pfield, par = found
     w = _setup(b, par)  # the parent is what the email names among its look-alikes
-    pt = _plant(b, par, w["label"], {}, days_ago=30)
-    pn = _plant(b, par, w["near"], {}, days_ago=9)
+    pt = _plant(b, par, w["label"], {}, days_ago=b.rng.choice((12, 20, 30)))
+    pn = _plant(b, par, w["near"], {}, days_ago=b.rng.choice((60, 110, 200)))  # the oldest: a trap
     ptw = _plant(b, par, w["namesake"], {}, days_ago=3)
-    pc = _plant(b, par, w["label"], {}, closed=True, days_ago=1) if par.status else None
+    pc = (
+        _plant(b, par, w["label"], {}, closed=True, days_ago=b.rng.choice((150, 240, 400)))
+        if par.status
+        else None
+    )
     _add(b, res, w, (param, pfield, par, pt, pn, ptw, pc))
 
 
