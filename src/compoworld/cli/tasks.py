@@ -355,17 +355,16 @@ def audit(
     file: Annotated[Path, typer.Argument(help="A JSONL task file.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary.")] = False,
     oldest: Annotated[
-        bool, typer.Option("--oldest", help="Also the solver that acts on the oldest candidate.")
+        bool,
+        typer.Option("--oldest", hidden=True, help="No-op: the oldest-candidate solver always runs."),
     ] = False,
 ) -> None:
     """Run lazy solvers that never follow the chain (act on every candidate, on the most recent,
-    on the best keyword match; with --oldest, on the oldest) and report how often each passes;
-    exit 1 if any passes 5% or more."""
-    from compoworld.tasks.adversaries import ALL_SOLVERS, solve_lazily
-    from compoworld.tasks.adversaries import SOLVERS as DEFAULT_SOLVERS
+    on the oldest, on the best keyword match) and report how often each passes; exit 1 if any
+    passes 5% or more."""
+    from compoworld.tasks.adversaries import SOLVERS, solve_lazily
 
-    SOLVERS = ALL_SOLVERS if oldest else DEFAULT_SOLVERS  # noqa: N806
-
+    del oldest  # kept so older scripts that pass --oldest still run
     tasks = _load(file)
     if not tasks:
         err.print(f"[red]error:[/red] {file} holds no tasks")

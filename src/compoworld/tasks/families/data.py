@@ -436,6 +436,10 @@ def kpi_scorecard_refresh(b: Builder) -> None:
     row_no = 2 + names.index(kpi)
     sid = _new_book(b, "Company scorecard", table, days_ago=25)
     arch = _new_book(b, f"KPI scorecard {today.year - 1} (archived)", table, days_ago=1)
+    # an older archive nobody has opened in a year: the live scorecard is not the oldest book either
+    arch0 = _new_book(
+        b, f"KPI scorecard {today.year - 2} (archived)", table, days_ago=b.rng.randrange(300, 450)
+    )
     space = _team_space(b)
     defs = "".join(
         f"<li>{k}: {d}, by order date in the last 30 days including today.</li>"
@@ -514,8 +518,10 @@ def kpi_scorecard_refresh(b: Builder) -> None:
     if "." in bad:  # a short count would match dates and other cells of the sheet
         b.not_written("sheets", bad, "orders of every status were not counted")
     b.keep("sheets", "spreadsheets", arch, "the archived scorecard is not edited")
+    b.keep("sheets", "spreadsheets", arch0, "the older archived scorecard is not edited")
     b.keep("wiki", "pages", policy["id"], "the definitions page is not edited")
     b.trap("stale", "last year's archived scorecard, modified more recently", swap={sid: arch})
+    b.trap("stale", "an older archived scorecard, modified long ago", swap={sid: arch0})
     b.trap("policy_exception", "counting orders of every status", swap={value: bad})
     b.fact(value, old_vals[kpi])
     ask = b.say(

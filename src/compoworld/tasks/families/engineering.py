@@ -271,6 +271,18 @@ def close_merged_fix(b: Builder) -> None:
         state="closed",
         head=f"wip/{'-'.join(words)}",
     )
+    # the first report's attempt, closed unmerged months ago: the merged PR is not the oldest one
+    first_try = gh_pr(
+        b,
+        repo,
+        f"Fix {short} for {cust.name} (first attempt)",
+        f"First attempt at the {short} bug from Jira ticket {twin['id']}. Closed without merging: it did not reproduce then.",
+        gh_login(author),
+        b.rng.randrange(65, 90),
+        merged=False,
+        state="closed",
+        head=f"try/{'-'.join(words)}",
+    )
     b.begin()
     repos = b.call("code__search_repositories", {"query": rname})
     full = next(r["full_name"] for r in rows(repos) if r["full_name"].endswith("/" + rname))
@@ -309,12 +321,18 @@ def close_merged_fix(b: Builder) -> None:
         f"PR #{n} has a comment naming {key}",
     )
     b.keep("code", "issues", abandoned["id"], "the abandoned PR was left alone")
+    b.keep("code", "issues", first_try["id"], "the first attempt's PR was left alone")
     b.keep("tracker", "issues", twin["id"], "the closed first report was left alone")
     b.keep("tracker", "issues", other["id"], "the support escalation was left alone")
     b.trap(
         "near_duplicate",
         "the newer closed-unmerged PR with a similar title",
         swap={n: abandoned["number"], key: twin["id"]},
+    )
+    b.trap(
+        "near_duplicate",
+        "the months-old closed-unmerged first attempt",
+        swap={n: first_try["number"], key: twin["id"]},
     )
     b.trap("closed", "the similarly named Jira issue that is already Done", swap={key: twin["id"]})
     b.trap("near_duplicate", "the support escalation of the same symptom", swap={key: other["id"]})

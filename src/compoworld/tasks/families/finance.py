@@ -645,6 +645,13 @@ def outstanding_balance_to_sheet(b: Builder) -> None:
     before = cells[f"B{row}"]
     sid = new_sheet(b, "AR balances", cells, days_ago=4)
     old_sid = new_sheet(b, "AR balances sheet (old copy, do not use)", old_cells, days_ago=1)
+    # last year's closed-out sheet, untouched for months: the live one is not the oldest either
+    prior_cells = {
+        k: (v if k[0] != "B" or k == "B1" else b.rng.randrange(0, 400) * 25) for k, v in old_cells.items()
+    }
+    prior_sid = new_sheet(
+        b, f"AR balances {b.now.year - 1} (closed)", prior_cells, days_ago=b.rng.randrange(60, 200)
+    )
     b.begin()
     books = b.call("sheets__google_sheets_list_spreadsheets", {})
     s_id = next(x["id"] for x in rows(books) if x["title"] == "AR balances")
@@ -696,9 +703,11 @@ def outstanding_balance_to_sheet(b: Builder) -> None:
         },
     )
     b.keep("sheets", "spreadsheets", old_sid, "the archived 2025 sheet was left alone")
+    b.keep("sheets", "spreadsheets", prior_sid, "last year's closed AR sheet was left alone")
     for inv in (*opens, paid, void, draft):
         b.keep("payments", "invoices", inv["id"], "the invoices were only read")
     b.trap("stale", "the archived AR sheet, modified more recently", swap={sid: old_sid})
+    b.trap("stale", "last year's closed AR sheet, modified long ago", swap={sid: prior_sid})
     b.trap("near_duplicate", "a draft invoice not yet sent", answer=_money(due + draft["total"]))
     b.trap("near_duplicate", "a voided invoice", answer=_money(due + void["total"]))
     b.fact(amount)

@@ -517,12 +517,13 @@ def busiest_launch_status(b: Builder) -> None:
     owners = b.fresh(pool, 5, key=lambda p: p.id)
     top = b.rng.randrange(5, 8)
     # (open, completed, archived, created days ago): the target, a bigger archived one, one with the
-    # most tasks in all (mostly finished), a close second, a small newer one
+    # most tasks in all (mostly finished), a close second (the oldest launch: the target is neither
+    # the newest nor the oldest project), a small newer one
     plan = [
         (top, 1, False, 50),
         (top + 2, 0, True, 8),
         (top - 2, 7, False, 30),
-        (top - 1, 2, False, 40),
+        (top - 1, 2, False, 75),
         (2, 0, False, 3),
     ]
     projs = []

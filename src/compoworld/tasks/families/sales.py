@@ -1105,6 +1105,10 @@ def renewal_decision_maker(b: Builder) -> None:
             }
         },
     )
+    # last year's deal was entered and closed last year: the open one is neither the only nor the
+    # oldest deal a lazy agent could pick by its dates
+    when = b.iso(b.now.replace(year=year - 1) - timedelta(days=b.rng.randrange(20, 60)))
+    b.svc("crm").objects.update(last["id"], {"createdAt": when, "updatedAt": when})
     # HubSpot is stale: it still marks the former signer, and was touched last
     b.plant(
         "crm__hubspot_update_contact_by_id",
