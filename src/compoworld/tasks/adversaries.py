@@ -12,8 +12,8 @@ gets V = 0:
 
 The lazy solvers of `tasks audit` never follow the chain. For each value a write took from an
 observation, they look at the records listed beside it in that observation (the candidates the
-agent was shown) and act on: every one of them; the most recent one; the one that best matches
-the instruction's words. A value inside free text (a reply that quotes a record's field) is a
+agent was shown) and act on: every one of them; the most recent one; the oldest one; the one that
+best matches the instruction's words. A value inside free text (a reply that quotes a record's field) is a
 choice too: its identifying tokens, else the record whose own values the text repeats.
 """
 
@@ -474,7 +474,7 @@ def solve_lazily(task: Task) -> dict[str, float]:
         _run(env, [{"tool": c.tool, "arguments": c.arguments} for _, c in writes])
         passed = float(not learnt and verify(task, env.snapshot(), task.answer).passed)
         env.restore(s0)
-        return {s: passed for s in ALL_SOLVERS}
+        return {s: passed for s in SOLVERS}
     base = [{"tool": c.tool, "arguments": c.arguments} for _, c in writes]
     rates = _solve_at(task, env, s0, base, points)
     env.restore(s0)
