@@ -78,7 +78,7 @@ def _args(raw: Any, task_id: str) -> dict[str, Any]:
         return {}
     try:
         out = json.loads(raw)
-    except (TypeError, json.JSONDecodeError):
+    except (TypeError, ValueError, RecursionError):
         out = None
     if not isinstance(out, dict):
         raise ValueError(
@@ -159,12 +159,11 @@ def gateway_messages(episode: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _object_args(raw: Any) -> bool:
-    if isinstance(raw, dict) or raw is None or (isinstance(raw, str) and not raw.strip()):
-        return True
     try:
-        return isinstance(json.loads(raw), dict)
-    except (TypeError, ValueError, RecursionError):
+        _args(raw, "")
+    except ValueError:
         return False
+    return True
 
 
 def without_malformed_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

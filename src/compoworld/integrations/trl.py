@@ -65,17 +65,12 @@ from typing import Any, ClassVar, Literal
 from compoworld.agents.prompt import FINISH_TOOL
 from compoworld.core.envelope import envelope_text, failure
 from compoworld.core.gateway import _MetaTools
+from compoworld.integrations.verl import load_task
 from compoworld.rewards import compoworld_group_rewards, episode_wildawm_reward
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import VerifyResult, verify
 
 REWARDS = ("score", "V", "wildawm", "compoworld")
-
-
-@functools.lru_cache(maxsize=256)
-def _parse_task(task_json: str) -> Task:
-    # the G rollouts of a prompt reset with the same row: parse its task once
-    return Task.model_validate_json(task_json)
 
 
 def task_of_row(row: dict[str, Any]) -> Task:
@@ -88,9 +83,7 @@ def task_of_row(row: dict[str, Any]) -> Task:
             "the row has no `task` column: use the rows of `compoworld export rl --format trl` "
             f"(columns here: {', '.join(sorted(row)) or 'none'})"
         )
-    if isinstance(raw, Task):
-        return raw
-    return _parse_task(raw if isinstance(raw, str) else json.dumps(raw))
+    return load_task(raw)  # cached: the G rollouts of a prompt reset with the same row
 
 
 def _row_tool_names(row: dict[str, Any]) -> list[str] | None:

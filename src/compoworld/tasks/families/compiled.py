@@ -7,7 +7,8 @@ person asks a colleague for, through the same `Builder` as the hand-built famili
 grounded references, traps, guards, collateral checks and the adversarial gate). Their traps are
 planted so that a solver that skips what it must read fails: the namesake (the colleague's copy of
 the record, or a person with the colleague's first name) carries the instruction's words; the
-newest records are traps; only the colleague's email names the target. Values fit their fields
+newest and the oldest records are traps (the record asked about is neither); only the colleague's
+email names the target. Values fit their fields
 (`_fieldvalues`):
 
 - `lookup_reply`: a colleague emails for one field of a record ("what's the due date on the Harbor
@@ -16,7 +17,7 @@ newest records are traps; only the colleague's email names the target. Values fi
 - `update_from_email`: a colleague asks to change a field (or the status, where the spec has a
   transition or an enum) of a record; change that one, not its closed copy, and confirm;
 - `record_request`: a colleague asks for a record with a value "unless one exists"; an open one does
-  (beside a duplicate closed yesterday and look-alikes), so update it rather than duplicate it, and
+  (beside a duplicate closed months ago and look-alikes), so update it rather than duplicate it, and
   reply with its id (a task where none existed would pass an agent that creates without looking);
 - `total_reply`: a colleague asks for the total of a numeric field over one customer's open records,
   found with the list's own search; closed records and other customers' are left out.
@@ -66,6 +67,11 @@ PERSONS = {
 }
 # person records of our own people (an HR or admin directory), not of customers' contacts
 STAFF = {"employee", "staff", "worker", "user", "member", "teammate"}
+# the ages of the plants, in days: the namesake is newer than the record asked about (2-3 days), the
+# near-duplicate and a closed duplicate older, so neither the latest nor the long-standing record wins
+TARGET_DAYS = (9, 12, 16, 21, 30)
+OLDER_DAYS = (45, 80, 140)
+CLOSED_DAYS = (150, 240, 400)
 ORGS = {
     "company",
     "customer",
@@ -768,16 +774,14 @@ def lookup_reply(b: Builder, res: Res) -> None:
     v = _value(b, f, kind, jtype, res, used, sub["target"])
     v_near = _value(b, f, kind, jtype, res, used, sub["near"])
     v_twin = _value(b, f, kind, jtype, res, used, sub["namesake"])
-    # the target is neither the newest record nor the one with the instruction's words
-    # ages: the near-duplicate (and a closed copy) older, the namesake newer, so neither the latest nor
-    # the long-standing record is the one asked about
-    t = _plant(b, res, label, {f: v}, days_ago=b.rng.choice((9, 12, 16, 21)))
-    n = _plant(b, res, near, {f: v_near}, days_ago=b.rng.choice((45, 80, 140)))
+    # the target is neither the newest record, nor the oldest, nor the one with the instruction's words
+    t = _plant(b, res, label, {f: v}, days_ago=b.rng.choice(TARGET_DAYS))
+    n = _plant(b, res, near, {f: v_near}, days_ago=b.rng.choice(OLDER_DAYS))
     tw = _plant(b, res, twin, {f: v_twin}, days_ago=2)
     closed = None
     if res.status:
         v_old = _value(b, f, kind, jtype, res, used, sub["closed"])
-        closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=300)
+        closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=b.rng.choice(CLOSED_DAYS))
     fh = _human(f)
     subject = b.say(f"{fh.capitalize()} for {label}?", f"Quick question: {label}", f"{label} - {fh}")
     qualifier = " (the current one, not the old closed copy)" if closed else ""
@@ -893,13 +897,12 @@ def update_from_email(b: Builder, res: Res) -> None:
             if isinstance(new, bool)
             else f"mark it {words(str(new))}"
         )
-    # the newest records are the traps: a duplicate of the target closed yesterday, the colleague's
-    # own copy, the near-duplicate
-    t = _plant(b, res, label, dict(extra), days_ago=b.rng.choice((9, 15, 22)))
-    n = _plant(b, res, near, dict(extra), days_ago=b.rng.choice((45, 80, 140)))  # the oldest: a trap
+    # the namesake is the newest record; the near-duplicate and a closed duplicate are older than the target
+    t = _plant(b, res, label, dict(extra), days_ago=b.rng.choice(TARGET_DAYS))
+    n = _plant(b, res, near, dict(extra), days_ago=b.rng.choice(OLDER_DAYS))
     tw = _plant(b, res, twin, dict(extra), days_ago=2)
     closed = (
-        _plant(b, res, label, dict(extra), closed=True, days_ago=b.rng.choice((150, 240, 400)))
+        _plant(b, res, label, dict(extra), closed=True, days_ago=b.rng.choice(CLOSED_DAYS))
         if res.status
         else None
     )
@@ -981,14 +984,14 @@ def record_request(b: Builder, res: Res) -> None:
     v, v_old, v_near, v_twin = (
         _value(b, f, kind, jtype, res, used, sub[k]) for k in ("target", "closed", "near", "namesake")
     )
-    current = _plant(b, res, label, {f: v_old}, days_ago=b.rng.choice((10, 20, 30)))
-    # a duplicate closed yesterday is the newest record with the label; it does not count as existing
+    current = _plant(b, res, label, {f: v_old}, days_ago=b.rng.choice(TARGET_DAYS))
+    # a closed duplicate with the label does not count as existing
     closed = (
-        _plant(b, res, label, {f: v_old}, closed=True, days_ago=b.rng.choice((150, 240, 400)))
+        _plant(b, res, label, {f: v_old}, closed=True, days_ago=b.rng.choice(CLOSED_DAYS))
         if res.status
         else None
     )
-    n = _plant(b, res, near, {f: v_near}, days_ago=b.rng.choice((45, 80, 140)))  # the oldest: a trap
+    n = _plant(b, res, near, {f: v_near}, days_ago=b.rng.choice(OLDER_DAYS))
     tw = _plant(b, res, twin, {f: v_twin}, days_ago=3)
     fh = _human(f)
     subject = b.say(
@@ -1194,11 +1197,11 @@ def child_request(b: Builder, res: Res) -> None:
         raise PlantError(f"{res.resource}: its create names no parent")
     param, pfield, par = found
     w = _setup(b, par)  # the parent is what the email names among its look-alikes
-    pt = _plant(b, par, w["label"], {}, days_ago=b.rng.choice((12, 20, 30)))
-    pn = _plant(b, par, w["near"], {}, days_ago=b.rng.choice((60, 110, 200)))  # the oldest: a trap
+    pt = _plant(b, par, w["label"], {}, days_ago=b.rng.choice(TARGET_DAYS))
+    pn = _plant(b, par, w["near"], {}, days_ago=b.rng.choice(OLDER_DAYS))
     ptw = _plant(b, par, w["namesake"], {}, days_ago=3)
     pc = (
-        _plant(b, par, w["label"], {}, closed=True, days_ago=b.rng.choice((150, 240, 400)))
+        _plant(b, par, w["label"], {}, closed=True, days_ago=b.rng.choice(CLOSED_DAYS))
         if par.status
         else None
     )
