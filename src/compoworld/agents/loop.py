@@ -43,7 +43,8 @@ ERROR_CLASSES = (
     "timeout",
 )
 ENDPOINT_FAILURES = frozenset({"endpoint_error", "timeout"})  # not finished: retried on rerun
-MAX_MALFORMED_TURNS = 3  # consecutive turns with only unusable tool calls end the episode as agent_format
+# consecutive turns with only unusable tool calls end the episode as agent_format (one definition: rewards.format)
+from compoworld.rewards.format import MAX_MALFORMED_TURNS  # noqa: E402
 GATEWAY_MODES = ("gateway", "gateway-compat")
 COMPACTED = "[compacted] "
 

@@ -36,7 +36,8 @@ def system_prompt(now_iso: str, user: str, mode: str) -> str:
         f"You are an assistant that completes tasks for {user} by calling tools. The current date and time is {now_iso} "
         f"(simulated; use it for relative dates). {how} Every tool returns a JSON envelope: "
         '{"success": true, "data": ...} or {"success": false, "error": {...}}; read errors and correct your call. '
-        f"When you are done, call the `{FINISH}` tool with your final answer (or reply with a final message and no tool call)."
+        f"When you are done, call the `{FINISH}` tool with your final answer (an empty string if the task asks "
+        "no question): a reply without a tool call ends the task unfinished."
     )
 
 

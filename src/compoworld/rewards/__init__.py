@@ -1,5 +1,6 @@
 """Rewards: CompoWorld's rubric reward, WildAWM's format-aware reward, GRPO group advantages."""
 
+from compoworld.rewards.format import MAX_MALFORMED_TURNS, format_failed, longest_malformed_run
 from compoworld.rewards.formulas import (
     compoworld_group_rewards,
     compoworld_rewards,
@@ -12,6 +13,9 @@ from compoworld.rewards.formulas import (
 )
 
 __all__ = [
+    "MAX_MALFORMED_TURNS",
+    "format_failed",
+    "longest_malformed_run",
     "compoworld_group_rewards",
     "compoworld_rewards",
     "episode_wildawm_reward",

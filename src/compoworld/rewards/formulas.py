@@ -7,9 +7,14 @@ Where a paper is silent, the choice made here (and why):
   does nothing would collect every guard's weight.
 - **WildAWM's subtasks.** `v_i` are the task's goal checks; guards and the collateral check are never
   subtasks (doing nothing passes them). A task with no goal check gets no bonus (N = 0).
+- **A task with only guards.** With no goal check, `compoworld_rewards` gives 1 to a rollout whose
+  guards all pass and 0 otherwise, as the verifier's score does (the two never disagree).
 - **WildAWM's advantages.** A zero-variance group gets advantage 0 for every rollout, except a group
   in which every rollout failed on format: each gets -K^(-1/2), K the group size, so the policy is
-  still pushed away from malformed output.
+  still pushed away from malformed output. What a format failure is: `rewards.format`.
+- **The std of the advantages.** `std="sample"` (the default) divides by the sample std (n - 1), as
+  TRL's and verl's GRPO do (`torch.std`): the group [1, 0] gets +-0.707. `std="population"` (n)
+  gives the paper's formula as written, +-1.0.
 """
 
 from __future__ import annotations
@@ -51,8 +56,8 @@ def compoworld_rewards(
         raise ValueError("every rollout of a group must have the same number of checks")
     if guards_ok is not None and len(guards_ok) != len(passes):
         raise ValueError("guards_ok needs one flag per rollout")
-    if n == 0:
-        return [0.0] * len(passes)
+    if n == 0:  # only guards: the verifier's score (1 when they pass)
+        return [1.0 if guards_ok is None or ok else 0.0 for ok in (guards_ok or [True] * len(passes))]
     g = len(passes)
     p = [sum(bool(row[j]) for row in passes) / g for j in range(n)]
     w = [lam + (1.0 - pj) for pj in p]
@@ -91,16 +96,24 @@ def episode_wildawm_reward(format_ok: bool, verified: bool, checks: Sequence[Map
     return wildawm_reward(format_ok, verified, goal_outcomes(checks))
 
 
-def _zero_variance(rewards: Sequence[float]) -> tuple[float, float]:
-    mean = sum(rewards) / len(rewards)
-    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))
-    return mean, std
+STDS = ("sample", "population")
+
+
+def _mean_std(rewards: Sequence[float], std: str = "sample") -> tuple[float, float]:
+    if std not in STDS:
+        raise ValueError(f"std must be one of {', '.join(STDS)}, got {std!r}")
+    n = len(rewards)
+    mean = sum(rewards) / n
+    dof = n - 1 if std == "sample" else n
+    sq = sum((r - mean) ** 2 for r in rewards)
+    return mean, (math.sqrt(sq / dof) if dof > 0 else 0.0)
 
 
 def group_advantages(
-    rewards: Sequence[float], delta: float = 1e-6, zero_variance: str = "zero"
+    rewards: Sequence[float], delta: float = 1e-6, zero_variance: str = "zero", std: str = "sample"
 ) -> list[float | None]:
-    """Group-normalised advantages A_i = (r_i - mean) / (std + delta), std the population std.
+    """Group-normalised advantages A_i = (r_i - mean) / (std + delta): `std="sample"` (default, as
+    TRL and verl) or `"population"` (the paper's formula as written).
 
     For a zero-variance group (every reward equal, no learning signal): zero_variance="zero" gives
     every rollout advantage 0; "drop" returns None for each, marking the group to be left out of the
@@ -110,17 +123,21 @@ def group_advantages(
         raise ValueError("zero_variance must be 'zero' or 'drop'")
     if not rewards:
         return []
-    mean, std = _zero_variance(rewards)
-    if std <= 1e-12:
+    mean, sd = _mean_std(rewards, std)
+    if sd <= 1e-12:
         return [0.0 if zero_variance == "zero" else None for _ in rewards]
-    return [(r - mean) / (std + delta) for r in rewards]
+    return [(r - mean) / (sd + delta) for r in rewards]
 
 
 def wildawm_advantages(
-    rewards: Sequence[float], format_failed: Sequence[bool] | None = None, delta: float = 1e-6
+    rewards: Sequence[float],
+    format_failed: Sequence[bool] | None = None,
+    delta: float = 1e-6,
+    std: str = "sample",
 ) -> list[float]:
-    """WildAWM's group advantages: group-normalised, 0 for a zero-variance group, and -K^(-1/2) for
-    each of the K rollouts when every one of them failed on format."""
+    """WildAWM's group advantages: group-normalised (`std` as in `group_advantages`), 0 for a
+    zero-variance group, and -K^(-1/2) for each of the K rollouts when every one of them failed on
+    format."""
     if not rewards:
         return []
     if format_failed is not None and len(format_failed) != len(rewards):
@@ -128,7 +145,7 @@ def wildawm_advantages(
     k = len(rewards)
     if format_failed is not None and all(format_failed):
         return [-(k**-0.5)] * k
-    mean, std = _zero_variance(rewards)
-    if std <= 1e-12:
+    mean, sd = _mean_std(rewards, std)
+    if sd <= 1e-12:
         return [0.0] * k
-    return [(r - mean) / (std + delta) for r in rewards]
+    return [(r - mean) / (sd + delta) for r in rewards]

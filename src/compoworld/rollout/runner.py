@@ -26,8 +26,10 @@ from typing import Any
 from compoworld.agents.loop import ENDPOINT_FAILURES, Limits, run_episode
 from compoworld.agents.policies import Agent
 from compoworld.rewards import (
+    MAX_MALFORMED_TURNS,
     compoworld_group_rewards,
     episode_wildawm_reward,
+    format_failed,
     group_advantages,
     wildawm_advantages,
 )
@@ -141,8 +143,38 @@ def _group_record(task: Task, episodes: list[dict[str, Any]], lam: float) -> dic
         "reward_compoworld": cw,
         "reward_wildawm": wa,
         "advantage_compoworld": group_advantages(cw),
-        "advantage_wildawm": wildawm_advantages(wa, [e["error_class"] == "agent_format" for e in episodes]),
+        "advantage_wildawm": wildawm_advantages(wa, [not _format_ok(e) for e in episodes]),
     }
+
+
+def _finished_reply(content: Any) -> bool:
+    try:
+        env = json.loads(content) if isinstance(content, str) else content
+    except ValueError:
+        return False
+    return (
+        isinstance(env, dict)
+        and env.get("success") is True
+        and (env.get("data") or {}).get("finished") is True
+    )
+
+
+def _format_ok(rec: dict[str, Any]) -> bool:
+    """Not a format failure (`rewards.format`): `finish` ran, and no agent_format run of bad turns."""
+    if "format_ok" in rec:
+        return bool(rec["format_ok"])
+    finish_ids = {
+        tc.get("id")
+        for m in rec.get("messages") or []
+        if m.get("role") == "assistant"
+        for tc in m.get("tool_calls") or []
+        if (tc.get("function") or {}).get("name") == "finish"
+    }
+    finished = any(
+        m.get("role") == "tool" and m.get("tool_call_id") in finish_ids and _finished_reply(m.get("content"))
+        for m in rec.get("messages") or []
+    )
+    return not format_failed(finished, MAX_MALFORMED_TURNS if rec.get("error_class") == "agent_format" else 0)
 
 
 async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) -> dict[str, Any]:
@@ -182,9 +214,8 @@ async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) 
             "abandoned": {"attempts": 0, "prompt_tokens_est": 0},
             "compacted": 0,
         }
-    rec["reward_wildawm"] = episode_wildawm_reward(
-        rec["error_class"] != "agent_format", bool(rec["V"]), rec["checks"]
-    )
+    rec["format_ok"] = _format_ok(rec)
+    rec["reward_wildawm"] = episode_wildawm_reward(rec["format_ok"], bool(rec["V"]), rec["checks"])
     rec["services"] = task.services
     rec["all_services"] = task.all_services
     rec["domains"] = task.meta.get("domains", [])
