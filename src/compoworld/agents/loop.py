@@ -30,6 +30,7 @@ from compoworld.agents.policies import Agent
 from compoworld.agents.prompt import FINISH, FINISH_TOOL, system_prompt, task_user
 from compoworld.core.envelope import envelope_text, failure
 from compoworld.llm.client import ContextOverflow, EndpointError, EndpointTimeout
+from compoworld.rewards.format import MAX_MALFORMED_TURNS  # turns in a row that make agent_format
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
@@ -43,8 +44,6 @@ ERROR_CLASSES = (
     "timeout",
 )
 ENDPOINT_FAILURES = frozenset({"endpoint_error", "timeout"})  # not finished: retried on rerun
-# consecutive turns with only unusable tool calls end the episode as agent_format (one definition: rewards.format)
-from compoworld.rewards.format import MAX_MALFORMED_TURNS  # noqa: E402
 GATEWAY_MODES = ("gateway", "gateway-compat")
 COMPACTED = "[compacted] "
 
