@@ -25,6 +25,9 @@ def _register_subcommands() -> None:
     from compoworld.cli.tasks import app as tasks_app
 
     app.add_typer(tasks_app, name="tasks")
+    from compoworld.cli.models import author_command
+
+    tasks_app.command("author")(author_command)
     app.command("eval")(eval_command)
     app.command("replay-compat")(replay_compat_command)
     app.command("report")(report_command)
@@ -40,6 +43,9 @@ def _register_subcommands() -> None:
     from compoworld.cli.worlds import app as worlds_app
 
     app.add_typer(worlds_app, name="worlds")
+    from compoworld.cli.view import view_command
+
+    app.command("view")(view_command)
 
 
 _register_subcommands()

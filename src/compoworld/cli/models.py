@@ -1,0 +1,164 @@
+"""Commands with a model in the loop: `tasks author`, `tasks judge`, `spec implement`.
+
+Each talks to one OpenAI-compatible endpoint through `compoworld.llm` (`--base-url` / `--model`, or
+COMPOWORLD_BASE_URL / COMPOWORLD_MODEL). Registered on the `tasks` and `spec` command groups by
+`cli.main`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+
+Model = Annotated[str | None, typer.Option("--model", help="Model name (or COMPOWORLD_MODEL).")]
+BaseUrl = Annotated[str | None, typer.Option("--base-url", help="Endpoint (or COMPOWORLD_BASE_URL).")]
+Timeout = Annotated[float, typer.Option(help="Seconds per request.")]
+MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Completion cap of each request.")]
+Profile = Annotated[
+    str, typer.Option("--server-profile", help="auto, generic, openai, vllm, sglang, llamacpp, ollama.")
+]
+
+
+def _client(base_url: str | None, model: str | None, timeout: float, max_tokens: int, profile: str) -> Any:
+    from compoworld.llm.client import LLMClient, LLMConfig
+
+    try:
+        return LLMClient(
+            LLMConfig.from_env(
+                base_url, model, timeout=timeout, max_tokens=max_tokens, profile=profile, temperature=0.0
+            )
+        )
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
+async def _reachable(client: Any) -> None:
+    why = await client.probe()
+    if why:
+        err.print(f"[red]error:[/red] {why}")
+        raise typer.Exit(2)
+
+
+def _jsonl(path: Path | None):
+    """An append-only log of every proposal / verdict, or a no-op."""
+    if path is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    f = path.open("a", encoding="utf-8")
+
+    def write(rec: dict[str, Any]) -> None:
+        f.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        f.flush()
+
+    return write
+
+
+def author_command(
+    model: Model = None,
+    base_url: BaseUrl = None,
+    n: Annotated[int, typer.Option("--n", help="Tasks to keep.")] = 10,
+    k: Annotated[int, typer.Option("--k", help="Services each task crosses (K).")] = 2,
+    distractors: Annotated[int, typer.Option(help="Distractor services per task (D).")] = 2,
+    walk: Annotated[str, typer.Option(help="Walk skeleton length MIN:MAX (L).")] = "3:6",
+    services: Annotated[
+        str | None, typer.Option(help="Draw the K services from these (comma-separated).")
+    ] = None,
+    rounds: Annotated[
+        int, typer.Option("--rounds", help="Revision rounds after a rejected proposal (R).")
+    ] = 2,
+    explore_turns: Annotated[
+        int, typer.Option(help="Model turns of exploration before it must propose.")
+    ] = 8,
+    mode: Annotated[str, typer.Option(help="Tools the author sees: direct or gateway.")] = "direct",
+    attempts: Annotated[int | None, typer.Option(help="Authoring sessions at most (default 2N + 2).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the walk skeletons and base worlds.")] = 0,
+    size: Annotated[str, typer.Option(help="Seed data size: small, default or large.")] = "small",
+    out: Annotated[Path, typer.Option(help="Output JSONL task file (the `tasks generate` format).")] = Path(
+        "runs/authored.jsonl"
+    ),
+    log: Annotated[
+        Path | None, typer.Option(help="Append every proposal and its diagnostics here (JSONL).")
+    ] = None,
+    timeout: Timeout = 120.0,
+    max_tokens: MaxTokens = 2048,
+    server_profile: Profile = "auto",
+) -> None:
+    """A model writes tasks (explore, design, probe, submit); every gate of `tasks generate` decides."""
+    from compoworld.services import registry
+    from compoworld.tasks.author import AuthorSettings, author_tasks
+    from compoworld.tasks.model import Task, save_tasks
+
+    try:
+        lo, _, hi = walk.partition(":")
+        wmin, wmax = int(lo), int(hi or lo)
+    except ValueError:
+        raise typer.BadParameter(f"--walk takes MIN:MAX such as 3:6, got {walk!r}") from None
+    pool = tuple(sorted(x.strip() for x in services.split(",") if x.strip())) if services else ()
+    unknown = [x for x in pool if x not in registry()]
+    if unknown:
+        raise typer.BadParameter(
+            f"--services: unknown service(s) {', '.join(unknown)} (see `compoworld services`)"
+        )
+    if n < 1 or k < 1 or distractors < 0 or rounds < 0 or explore_turns < 0:
+        raise typer.BadParameter(
+            "need --n >= 1, --k >= 1, --distractors >= 0, --rounds >= 0, --explore-turns >= 0"
+        )
+    if not 2 <= wmin <= wmax <= 30 or wmax < k + 1:
+        raise typer.BadParameter(
+            f"--walk needs 2 <= MIN <= MAX <= 30 and MAX >= K + 1 = {k + 1} (to revisit one)"
+        )
+    if pool and k > len(pool):
+        raise typer.BadParameter(f"--k {k} is more than the {len(pool)} services of --services")
+    if mode not in ("direct", "gateway"):
+        raise typer.BadParameter("--mode must be direct or gateway")
+    settings = AuthorSettings(
+        k=k,
+        distractors=distractors,
+        walk_min=wmin,
+        walk_max=wmax,
+        rounds=rounds,
+        explore_turns=explore_turns,
+        mode=mode,
+        size=size,
+        pool=pool,
+    )
+    client = _client(base_url, model, timeout, max_tokens, server_profile)
+    write = _jsonl(log)
+
+    def progress(o: Any) -> None:
+        what = "kept" if o.task is not None else f"rejected ({o.cause})"
+        err.print(f"  session {o.index}: {what} after {len(o.rounds)} proposal(s)")
+
+    async def go() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        await _reachable(client)
+        try:
+            return await author_tasks(client, n, seed, settings, attempts, progress, write)
+        finally:
+            await client.close()
+
+    kept, summary = asyncio.run(go())
+    tasks = [Task.model_validate(t) for t in kept]
+    save_tasks(tasks, out)
+    table = Table(title=f"{summary['kept']} authored tasks -> {out}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row("kept", str(summary["kept"]))
+    table.add_row("sessions", str(summary["sessions"]))
+    table.add_row("requests", str(summary["requests"]))
+    for cause, count in sorted(summary["rejected"].items()):
+        table.add_row(f"session rejected: {cause}", str(count))
+    for cause, count in sorted(summary["diagnostics"].items()):
+        table.add_row(f"proposal failed: {cause}", str(count))
+    console.print(table)
+    if summary["rejected"].get("endpoint_error"):
+        raise typer.Exit(2)
+    raise typer.Exit(0 if summary["kept"] >= n else 1)
