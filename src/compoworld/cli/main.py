@@ -25,9 +25,10 @@ def _register_subcommands() -> None:
     from compoworld.cli.tasks import app as tasks_app
 
     app.add_typer(tasks_app, name="tasks")
-    from compoworld.cli.models import author_command
+    from compoworld.cli.models import author_command, judge_command
 
     tasks_app.command("author")(author_command)
+    tasks_app.command("judge")(judge_command)
     app.command("eval")(eval_command)
     app.command("replay-compat")(replay_compat_command)
     app.command("report")(report_command)

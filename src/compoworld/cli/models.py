@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -162,3 +163,97 @@ def author_command(
     if summary["rejected"].get("endpoint_error"):
         raise typer.Exit(2)
     raise typer.Exit(0 if summary["kept"] >= n else 1)
+
+
+def judge_command(
+    tasks_file: Annotated[Path, typer.Argument(metavar="TASKS", help="A task file (JSONL).")],
+    runs: Annotated[
+        list[Path],
+        typer.Option(
+            "--runs", help="Run directories with the tasks' trajectories (repeat or comma-separate)."
+        ),
+    ],
+    model: Model = None,
+    base_url: BaseUrl = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Where to write the judged tasks (default: TASKS, rewritten atomically)."),
+    ] = None,
+    log: Annotated[
+        Path | None, typer.Option(help="Append every verdict, raw replies of judge errors included (JSONL).")
+    ] = None,
+    k: Annotated[int, typer.Option("--k", help="Hint-free attempts the difficulty gate reads.")] = 3,
+    budget: Annotated[
+        int, typer.Option(help="Characters of trajectory and diff the LLM judge reads.")
+    ] = 12000,
+    agent_turns: Annotated[int, typer.Option(help="Tool turns of the agent judge.")] = 6,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    timeout: Timeout = 120.0,
+    max_tokens: MaxTokens = 1024,
+    server_profile: Profile = "auto",
+) -> None:
+    """LLM judge and agent judge over the runs' trajectories: consistency, difficulty, counterfactual probing."""
+    from compoworld.rollout.judging import judge_tasks
+    from compoworld.tasks.model import load_tasks, save_tasks
+
+    try:
+        tasks = load_tasks(tasks_file)
+    except (OSError, ValueError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    dirs = [Path(p) for r in runs for p in str(r).split(",") if p]
+    for d in dirs:
+        if not (d / "config.json").is_file():
+            err.print(
+                f"[red]error:[/red] {d} is not a run directory (no config.json; make one with `compoworld eval`)"
+            )
+            raise typer.Exit(2)
+    if k < 1 or budget < 500 or agent_turns < 0:
+        raise typer.BadParameter("need --k >= 1, --budget >= 500 and --agent-turns >= 0")
+    client = _client(base_url, model, timeout, max_tokens, server_profile)
+    write = _jsonl(log)
+
+    def progress(t: Any, res: dict[str, Any]) -> None:
+        if not as_json:
+            err.print(f"  {t.id}: {res['status']}")
+
+    async def go() -> list[Any]:
+        await _reachable(client)
+        try:
+            return await judge_tasks(client, tasks, dirs, k, budget, agent_turns, progress, write)
+        finally:
+            await client.close()
+
+    judged = asyncio.run(go())
+    save_tasks(judged, out or tasks_file)
+    results = {
+        t.id: {
+            x: t.meta["judges"][x]
+            for x in ("status", "consistency", "difficulty", "counterfactual", "judge_errors")
+        }
+        for t in judged
+    }
+    if as_json:
+        sys.stdout.write(json.dumps(results, indent=1, default=str) + "\n")
+        return
+    table = Table(title=f"judged {len(judged)} tasks -> {out or tasks_file}")
+    for col in (
+        "task",
+        "status",
+        "consistency (agree/disagree)",
+        "difficulty",
+        "counterfactual",
+        "judge errors",
+    ):
+        table.add_column(col)
+    for tid, r in results.items():
+        c, d, p = r["consistency"], r["difficulty"], r["counterfactual"]
+        table.add_row(
+            tid,
+            r["status"],
+            f"{c['status']} ({c['agree']}/{c['disagree']})",
+            f"{d['level']} ({d['successes']}/{d['attempts']})",
+            p["status"],
+            str(r["judge_errors"]),
+        )
+    console.print(table)
