@@ -40,6 +40,9 @@ def _register_subcommands() -> None:
     from compoworld.cli.spec import worldmodel_app
 
     app.add_typer(spec_app, name="spec")
+    from compoworld.cli.models import implement_command
+
+    spec_app.command("implement")(implement_command)
     app.add_typer(worldmodel_app, name="worldmodel")
     from compoworld.cli.worlds import app as worlds_app
 

@@ -257,3 +257,60 @@ def judge_command(
             str(r["judge_errors"]),
         )
     console.print(table)
+
+
+def implement_command(
+    spec: Annotated[Path, typer.Argument(metavar="SPEC", help="An MCP tool spec (tools/list JSON).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for service.py, manifest.json and report.json.")],
+    model: Model = None,
+    base_url: BaseUrl = None,
+    rounds: Annotated[int, typer.Option("--rounds", help="Rewrites after failing tests.")] = 1,
+    seconds: Annotated[float, typer.Option(help="Sandbox wall clock per request (seconds).")] = 5.0,
+    cpu_seconds: Annotated[int, typer.Option(help="Sandbox CPU seconds in all.")] = 20,
+    memory_mb: Annotated[int, typer.Option(help="Sandbox address space (MB).")] = 768,
+    seed: Annotated[int, typer.Option(help="Seed of the compiler's tests and of the service's state.")] = 0,
+    timeout: Timeout = 300.0,
+    max_tokens: MaxTokens = 4096,
+    server_profile: Profile = "auto",
+) -> None:
+    """A model writes the spec's service in a sandbox; spec-derived tests decide which tools are kept."""
+    from compoworld.spec.implement import Limits, implement
+
+    if not spec.is_file():
+        err.print(f"[red]error:[/red] no spec file at {spec}")
+        raise typer.Exit(2)
+    if seconds <= 0 or cpu_seconds < 1 or memory_mb < 256 or rounds < 0:
+        raise typer.BadParameter("need --seconds > 0, --cpu-seconds >= 1, --memory-mb >= 256, --rounds >= 0")
+    from compoworld.spec import load_spec
+
+    try:
+        if not load_spec(spec).tools:
+            raise ValueError("it lists no tools")
+    except Exception as e:  # noqa: BLE001 (not a spec: one line)
+        err.print(f"[red]error:[/red] {spec} is not an MCP tool spec: {e}")
+        raise typer.Exit(2) from None
+    client = _client(base_url, model, timeout, max_tokens, server_profile)
+    limits = Limits(seconds=seconds, cpu_seconds=cpu_seconds, memory_mb=memory_mb)
+
+    async def go() -> dict[str, Any]:
+        await _reachable(client)
+        try:
+            return await implement(spec, client, out, limits, seed, rounds)
+        finally:
+            await client.close()
+
+    summary = asyncio.run(go())
+    table = Table(title=f"{summary['service']}: {len(summary['kept'])} tools kept from the model -> {out}")
+    table.add_column("tool")
+    table.add_column("runs as")
+    for name in summary["kept"]:
+        table.add_row(name, "sandbox (the model's code, tests passed)")
+    for name, status in summary["fallback"].items():
+        table.add_row(name, f"{status} (fallback)")
+    console.print(table)
+    if summary["violation"]:
+        v = summary["violation"]
+        console.print(f"[red]sandbox refused the module:[/red] {v['cause']}: {v['detail']}")
+    for a in summary["attempts"]:
+        if a.get("error"):
+            console.print(f"attempt: {a['error']}")

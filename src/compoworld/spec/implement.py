@@ -1,0 +1,749 @@
+"""The service-writing agent: a model writes a service from a spec, in a sandbox; tests decide.
+
+`implement(spec, client, out)`:
+1. compiles the spec as usual (`compile_spec`): the tool names, schemas and the compiler's reading
+   of each tool, which the tests are derived from;
+2. asks the model for one Python module: a `Service` subclass whose `@tool` methods carry the
+   spec's tool names and parameters;
+3. checks the module statically (AST): imports only from `ALLOWED_IMPORTS`, no dunder attributes,
+   no `eval` / `exec` / `open` / `__import__` and the like;
+4. runs it in a sandbox: a child process (`python -I`) with resource limits (address space, CPU
+   seconds, file size, no new processes), an empty environment and its own folder as the working
+   directory; before the module runs, the child pre-imports what is allowed and installs an audit
+   hook (`sys.addaudithook`) that ends the process on any file open outside its folder, any socket,
+   subprocess, `os.*` call, `ctypes`, import of a module not allowed, or new code compiled at run
+   time. The parent drives it over a pipe (one JSON line per request) and kills it past a wall-clock
+   limit per request;
+5. derives tests from the spec for every tool (missing required argument and wrong type answer 400
+   and change nothing; an unknown id answers 404; a valid call succeeds; create then get/list shows
+   the record, delete then get answers 404, update then get shows the change) and runs them
+   through the sandbox. The schema a tool declares must be the spec's.
+
+A tool that passes every test is kept (`implementation: "sandbox"` in the manifest); the others keep
+what the compiler gave them (compiled, or simulated by the world model). Nothing the model writes is
+imported or run by the engine's own process: `out/service.py` is data until a sandbox loads it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ALLOWED_IMPORTS = frozenset(
+    {
+        "__future__",
+        "typing",
+        "datetime",
+        "re",
+        "math",
+        "json",
+        "dataclasses",
+        "collections",
+        "itertools",
+        "functools",
+        "decimal",
+        "enum",
+        "string",
+        "copy",
+        "pydantic",
+        "compoworld.core.service",
+        "compoworld.core.tool",
+        "compoworld.core.envelope",
+        "compoworld.core.resource",
+    }
+)
+FORBIDDEN_NAMES = frozenset(
+    {
+        "eval",
+        "exec",
+        "compile",
+        "open",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "getattr",
+        "setattr",
+        "delattr",
+        "breakpoint",
+        "input",
+        "memoryview",
+        "help",
+        "exit",
+        "quit",
+    }
+)
+# audit events that end the sandbox (prefixes); `open` and `import` are judged by their arguments
+_DENY = (
+    "os.",
+    "subprocess.",
+    "socket.",
+    "shutil.",
+    "ctypes.",
+    "sys.settrace",
+    "sys.setprofile",
+    "sys._current_frames",
+    "sys.setrecursionlimit",
+    "marshal.",
+    "pickle.",
+    "urllib.",
+    "http.",
+    "ftplib.",
+    "smtplib.",
+    "webbrowser.",
+    "glob.",
+    "fcntl.",
+    "mmap.",
+    "pty.",
+    "resource.",
+    "signal.",
+    "syslog.",
+    "tempfile.",
+    "code.__new__",
+    "function.__code__",
+    "gc.get_referrers",
+    "gc.get_objects",
+    "cpython.run_",
+)
+_NETWORK = {
+    "socket",
+    "ssl",
+    "http",
+    "urllib",
+    "urllib3",
+    "requests",
+    "httpx",
+    "aiohttp",
+    "ftplib",
+    "smtplib",
+    "asyncio",
+}
+_PROCESS = {"subprocess", "multiprocessing", "pty", "signal", "threading", "concurrent"}
+# the engine's own per-call limits read the process's memory use: the sandbox's own, nothing of the host
+_PROC_SELF = ("/proc/self/statm", "/proc/self/status")
+CAUSES = (
+    "forbidden_import",
+    "forbidden_name",
+    "forbidden_attribute",
+    "syntax",
+    "network",
+    "file_access",
+    "process",
+    "forbidden_call",
+    "timeout",
+    "memory",
+    "crash",
+    "no_service",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    seconds: float = 5.0  # wall clock per request to the sandbox
+    cpu_seconds: int = 20  # CPU of the whole sandbox process
+    memory_mb: int = 768  # address space
+    file_mb: int = 1  # largest file it may write
+
+
+class Violation(Exception):
+    def __init__(self, cause: str, detail: str) -> None:
+        super().__init__(f"{cause}: {detail}")
+        self.cause, self.detail = cause, detail
+
+
+# ---- static checks ---------------------------------------------------------------------------
+def static_check(code: str) -> None:
+    """Raise Violation for what the module may not do, before it ever runs."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as e:
+        raise Violation("syntax", f"line {e.lineno}: {e.msg}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            mods = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ["." * node.level + (node.module or "")]
+            )
+            for mod in mods:
+                if mod not in ALLOWED_IMPORTS:
+                    root = mod.lstrip(".").split(".")[0]
+                    cause = (
+                        "network"
+                        if root in _NETWORK
+                        else "process"
+                        if root in _PROCESS
+                        else "forbidden_import"
+                    )
+                    raise Violation(cause, f"line {node.lineno}: import {mod}")
+        elif isinstance(node, ast.Name) and (
+            node.id in FORBIDDEN_NAMES or (node.id.startswith("__") and node.id != "__name__")
+        ):
+            raise Violation("forbidden_name", f"line {node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr != "__init__":
+            raise Violation("forbidden_attribute", f"line {node.lineno}: .{node.attr}")
+
+
+# ---- the sandbox -------------------------------------------------------------------------------
+_CHILD = "from compoworld.spec.implement import _child; _child()"
+
+
+class Sandbox:
+    """The model's module in a child process; requests and replies are JSON lines."""
+
+    def __init__(self, code: str, limits: Limits = Limits(), seed: int = 0, static: bool = True) -> None:
+        if static:
+            static_check(code)
+        self.limits = limits
+        self.dir = tempfile.mkdtemp(prefix="compoworld-sandbox-")
+        Path(self.dir, "service.py").write_text(code, encoding="utf-8")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _CHILD, self.dir, str(seed), json.dumps(limits.__dict__)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=self.dir,
+            env={"PATH": "/nonexistent", "HOME": self.dir, "LANG": "C.UTF-8"},
+            start_new_session=True,  # its own process group: killed as a whole
+        )
+        self.violation: Violation | None = None
+        self.ready = self.request({"op": "ready"})
+
+    def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """One reply; a child that breaks a rule, crashes or overruns is a Violation (and is dead)."""
+        if self.violation is not None:
+            raise self.violation
+        import selectors
+
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the child is gone: its last words (or its exit) say why
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        line = b""
+        if sel.select(self.limits.seconds):
+            line = self.proc.stdout.readline()
+        sel.close()
+        if not line:
+            self._fail(timed_out=self.proc.poll() is None)
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError:
+            self.close()
+            self.violation = Violation("crash", "the sandbox answered something that is not JSON")
+            raise self.violation from None
+        if "violation" in reply:
+            self.close()
+            self.violation = Violation(reply["violation"], reply.get("detail", ""))
+            raise self.violation
+        return reply
+
+    def _fail(self, timed_out: bool) -> None:
+        self.close()
+        code = self.proc.returncode
+        if timed_out:
+            v = Violation("timeout", f"no answer within {self.limits.seconds}s (killed)")
+        elif code in (-9, -24, 128 + 24) or code == -getattr(__import__("signal"), "SIGXCPU", 24):
+            v = Violation("timeout", f"CPU limit of {self.limits.cpu_seconds}s reached")
+        else:
+            v = Violation("crash", f"the sandbox exited with status {code}")
+        self.violation = v
+        raise v
+
+    def call(self, tool: str, args: Any) -> dict[str, Any]:
+        env = self.request({"op": "call", "tool": tool, "args": args})["envelope"]
+        err = env.get("error") or {}
+        if err.get("code") == 500 and "MemoryError" in str(err.get("message")):
+            self.close()
+            self.violation = Violation(
+                "memory", f"{tool} ran out of memory (limit {self.limits.memory_mb} MB)"
+            )
+            raise self.violation
+        return env
+
+    def state_hash(self) -> str:
+        return self.request({"op": "hash"})["hash"]
+
+    def reset(self) -> None:
+        self.request({"op": "reset"})
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            if f:
+                with contextlib.suppress(OSError):
+                    f.close()
+        import shutil
+
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _child() -> None:  # pragma: no cover (runs in the sandbox process)
+    """The sandbox side: import what is allowed, install the audit hook, load the module, serve."""
+    import importlib
+    import resource
+
+    folder, seed = os.path.realpath(sys.argv[1]), int(sys.argv[2])
+    lim = json.loads(sys.argv[3])
+    mem = int(lim["memory_mb"]) << 20
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    resource.setrlimit(resource.RLIMIT_CPU, (int(lim["cpu_seconds"]), int(lim["cpu_seconds"])))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(lim["file_mb"]) << 20, int(lim["file_mb"]) << 20))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with contextlib.suppress(ValueError, OSError):  # no new processes (root is exempt: the hook is not)
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    out = sys.stdout
+
+    def say(obj: dict[str, Any]) -> None:
+        out.write(json.dumps(obj, default=str) + "\n")
+        out.flush()
+
+    for m in ALLOWED_IMPORTS:
+        if m != "__future__":
+            importlib.import_module(m)
+    from compoworld.core.environment import Environment
+    from compoworld.core.service import Service
+
+    Environment(["kv"], seed=0, size="small").state_hash()  # lazy imports and data files, before the hook
+    source = Path(folder, "service.py").read_text(encoding="utf-8")
+    code = compile(source, "service.py", "exec")
+    allowed_roots = {m.split(".")[0] for m in ALLOWED_IMPORTS}
+    proc_self = {os.path.realpath(x) for x in _PROC_SELF}
+
+    def die(cause: str, detail: str) -> None:
+        say({"violation": cause, "detail": detail[:300]})
+        os._exit(3)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open":
+            path = args[0]
+            if isinstance(path, int):
+                return  # an already-open descriptor
+            p = os.path.realpath(os.fsdecode(path)) if isinstance(path, str | bytes | os.PathLike) else ""
+            if not p.startswith(folder + os.sep) and p not in proc_self:
+                die("file_access", f"open({path!r}) outside the sandbox folder")
+        elif event == "import":
+            name = str(args[0])
+            if name not in ALLOWED_IMPORTS and name.split(".")[0] not in allowed_roots | {"compoworld"}:
+                die("forbidden_import", f"import {name}")
+            if name.startswith("compoworld") and name not in ALLOWED_IMPORTS and name not in sys.modules:
+                die("forbidden_import", f"import {name}")
+        elif event.startswith("socket."):
+            die("network", f"{event}{args[:2]!r}")
+        elif event.startswith(
+            ("subprocess.", "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork")
+        ):
+            die("process", event)
+        elif event.startswith(_DENY):
+            die("forbidden_call", event)
+
+    sys.addaudithook(hook)
+    import builtins
+
+    safe = {k: getattr(builtins, k) for k in dir(builtins) if k not in FORBIDDEN_NAMES or k == "__import__"}
+    real_import = builtins.__import__
+
+    def guarded(
+        name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
+        if level or name not in ALLOWED_IMPORTS:
+            die("forbidden_import", f"import {name}")
+        return real_import(name, globals_, locals_, fromlist, level)
+
+    safe["__import__"] = guarded
+    ns: dict[str, Any] = {"__builtins__": safe, "__name__": "sandboxed_service"}
+    try:
+        exec(code, ns)  # the module, under the hook and the limits
+    except MemoryError:
+        die("memory", "the module ran out of memory while loading")
+    except BaseException as e:  # noqa: BLE001
+        say({"error": f"the module failed to load: {type(e).__name__}: {e}"[:300]})
+        os._exit(4)
+    classes = [v for v in ns.values() if isinstance(v, type) and issubclass(v, Service) and v is not Service]
+    if not classes:
+        say({"violation": "no_service", "detail": "the module defines no Service subclass"})
+        os._exit(5)
+    cls = classes[-1]
+    try:
+        env = Environment([cls], seed=seed, size="small")
+    except MemoryError:
+        die("memory", "seeding ran out of memory")
+    except BaseException as e:  # noqa: BLE001
+        say({"error": f"seeding failed: {type(e).__name__}: {e}"[:300]})
+        os._exit(4)
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+            op = msg.get("op")
+            if op == "ready":
+                specs = {
+                    n: {"input_schema": s.input_schema, "mutates": s.mutates}
+                    for n, s in cls.tool_specs.items()
+                }
+                say({"service": cls.name, "tools": specs})
+            elif op == "call":
+                say({"envelope": env.call(f"{cls.name}__{msg['tool']}", msg.get("args"))})
+            elif op == "hash":
+                say({"hash": env.state_hash()})
+            elif op == "reset":
+                env.restore(env.initial)
+                say({"ok": True})
+            else:
+                say({"error": f"unknown op {op!r}"})
+        except MemoryError:
+            die("memory", "a call ran out of memory")
+        except RecursionError:
+            die("crash", "recursion too deep")
+
+
+# ---- spec-derived tests --------------------------------------------------------------------
+def _schema_matches(spec_schema: dict[str, Any], got: dict[str, Any]) -> str | None:
+    """None when the implementation declares the spec's parameters (names, required, JSON types)."""
+    want_p, got_p = spec_schema.get("properties") or {}, got.get("properties") or {}
+    if set(want_p) != set(got_p):
+        return f"parameters {sorted(got_p)} are not the spec's {sorted(want_p)}"
+    if set(spec_schema.get("required") or []) != set(got.get("required") or []):
+        return f"required {sorted(got.get('required') or [])} is not the spec's {sorted(spec_schema.get('required') or [])}"
+
+    def types(s: dict[str, Any]) -> set[str]:
+        t = s.get("type")
+        out = set(t) if isinstance(t, list) else {t} if t else set()
+        for alt in s.get("anyOf", []) or []:
+            out |= types(alt)
+        return out - {"null"}
+
+    for p, s in want_p.items():
+        if types(s) and types(got_p[p]) and not types(s) & types(got_p[p]):
+            return f"'{p}' is {sorted(types(got_p[p]))}, the spec says {sorted(types(s))}"
+    return None
+
+
+def _ids(data: Any) -> list[str]:
+    """Id-like values in a result (`id`, `*_id`, `*Id`), most direct first."""
+    out: list[str] = []
+
+    def walk(o: Any, depth: int) -> None:
+        if depth > 3:
+            return
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if isinstance(v, str | int) and not isinstance(v, bool) and re.fullmatch(r"id|.*_id|.*Id", k):
+                    out.append(str(v))
+            for v in o.values():
+                walk(v, depth + 1)
+        elif isinstance(o, list):
+            for v in o[:3]:
+                walk(v, depth + 1)
+
+    walk(data, 0)
+    return out
+
+
+def _expect_error(sb: Sandbox, tool: str, args: dict[str, Any], code: int, what: str) -> str | None:
+    before = sb.state_hash()
+    r = sb.call(tool, args)
+    if r.get("success"):
+        return f"{what}: the call succeeded"
+    if r["error"]["code"] != code:
+        return f"{what}: expected {code}, got {r['error']['code']} ({r['error']['message'][:120]})"
+    if sb.state_hash() != before:
+        return f"{what}: a failed call changed the state"
+    return None
+
+
+def tool_tests(sb: Sandbox, manifest: dict[str, Any], t: dict[str, Any], rng: random.Random) -> list[str]:
+    """The spec-derived tests of one tool on the sandboxed service: the failures (empty: kept)."""
+    from compoworld.spec.values import NoValue, sample, wrong_type
+
+    schema = t["input_schema"]
+    props, required = schema.get("properties") or {}, list(schema.get("required") or [])
+    op = t.get("op") or {}
+    kind = op.get("kind", "")
+    fails: list[str] = []
+    sb.reset()
+    by_kind = {
+        (x.get("op") or {}).get("kind"): x
+        for x in manifest["tools"]
+        if (x.get("op") or {}).get("resource") == op.get("resource") and op.get("resource")
+    }
+
+    def args_for(tool: dict[str, Any], known_id: str | None = None) -> dict[str, Any]:
+        sch = tool["input_schema"]
+        out: dict[str, Any] = {}
+        idp = (tool.get("op") or {}).get("id_param")
+        for p in sch.get("required") or []:
+            ps = (sch.get("properties") or {}).get(p, {})
+            if known_id is not None and p == idp:
+                out[p] = int(known_id) if ps.get("type") == "integer" and known_id.isdigit() else known_id
+                continue
+            try:
+                out[p] = sample(ps, p, rng)
+            except NoValue:
+                out[p] = "x"
+        return out
+
+    # a record to work on, made by the resource's create tool where the tool needs one
+    known: str | None = None
+    idp = op.get("id_param")
+    create = by_kind.get("create")
+    if idp and create is not None and create is not t:
+        r = sb.call(create["name"], args_for(create))
+        ids = _ids(r.get("data")) if r.get("success") else []
+        known = ids[0] if ids else None
+    args = args_for(t, known)
+    for p in required:
+        if why := _expect_error(
+            sb, t["name"], {k: v for k, v in args.items() if k != p}, 400, f"missing '{p}'"
+        ):
+            fails.append(why)
+    for p, ps in props.items():
+        try:
+            bad = wrong_type(ps)
+        except NoValue:
+            continue
+        if why := _expect_error(sb, t["name"], {**args, p: bad}, 400, f"wrong type for '{p}'"):
+            fails.append(why)
+        break
+    if idp and idp in props and props[idp].get("type") in (None, "string", "integer"):
+        probe = 987654321 if props[idp].get("type") == "integer" else "zz-unknown-000"
+        if why := _expect_error(sb, t["name"], {**args, idp: probe}, 404, f"unknown id in '{idp}'"):
+            fails.append(why)
+    if idp and known is None and create is not None and create is not t:
+        fails.append("its resource's create tool made no record to test with")
+        return fails
+    r = sb.call(t["name"], args)
+    if not r.get("success"):
+        fails.append(f"a valid call failed: {r['error']['code']} {r['error']['message'][:160]}")
+        return fails
+    # semantics: what the call did is visible to the resource's reads
+    get = by_kind.get("get")
+    made = known or next(iter(_ids(r.get("data"))), None)
+    if kind == "create" and get is not None and made is not None:
+        g = sb.call(get["name"], args_for(get, made))
+        text = json.dumps(g.get("data"), default=str)
+        missing = [p for p, v in args.items() if isinstance(v, str) and len(v) > 2 and v not in text]
+        if not g.get("success"):
+            fails.append(
+                f"create then {get['name']} does not find the record ({g['error']['message'][:120]})"
+            )
+        elif missing:
+            fails.append(f"create then {get['name']} does not show {missing}")
+    if kind == "delete" and get is not None and made is not None:
+        g = sb.call(get["name"], args_for(get, made))
+        if g.get("success") or g["error"]["code"] != 404:
+            fails.append(f"delete then {get['name']} still finds the record")
+    if kind == "update" and get is not None and made is not None:
+        g = sb.call(get["name"], args_for(get, made))
+        text = json.dumps(g.get("data"), default=str)
+        changed = [v for p, v in args.items() if p != idp and isinstance(v, str) and len(v) > 2]
+        if not g.get("success") or any(v not in text for v in changed):
+            fails.append(f"update then {get['name']} does not show the change")
+    if kind in ("list", "search") and not isinstance(r.get("data"), list | dict):
+        fails.append("a list answers no list")
+    return fails
+
+
+# ---- the agent -------------------------------------------------------------------------------
+API_NOTES = '''Write ONE Python module. Use only these imports: {imports}.
+The service is a subclass of compoworld.core.service.Service:
+
+from compoworld.core.service import Service
+from compoworld.core.tool import tool
+from compoworld.core.envelope import InvalidArguments, NotFound, Conflict, RuleViolation
+
+class NotesService(Service):
+    """One line on what it is."""
+    name = "{name}"
+    domain = "productivity"
+
+    @tool(mutates=True)
+    def create_note(self, title: str, body: str = "") -> dict:
+        """Create a note.
+
+        Args:
+            title: The title
+            body: The text
+        """
+        if not title:
+            raise InvalidArguments("'title' must not be empty")     # -> 400
+        rec = {{"id": self.next_id("n"), "title": title, "body": body}}
+        self.insert("notes", rec)                                  # tables: self.table(name) to read
+        return rec
+
+    @tool
+    def get_note(self, note_id: str) -> dict:
+        """Get a note.
+
+        Args:
+            note_id: The note id
+        """
+        rec = self.table("notes").get(note_id)
+        if rec is None:
+            raise NotFound(f"note {{note_id!r}} not found")            # -> 404
+        return rec
+
+Write with self.insert(table, record), self.update(table, key, **fields), self.remove(table, key); ids from
+self.next_id(prefix); time from self.clock.now(). Tool names, parameter names and types must be exactly
+the spec's. Reply with the module in one ```python block.'''
+
+
+def implement_messages(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    tools = [
+        {
+            "name": t["name"],
+            "description": (t.get("description") or "")[:400],
+            "input_schema": t["input_schema"],
+        }
+        for t in manifest["tools"]
+    ]
+    return [
+        {
+            "role": "system",
+            "content": API_NOTES.format(imports=", ".join(sorted(ALLOWED_IMPORTS)), name=manifest["service"]),
+        },
+        {
+            "role": "user",
+            "content": f"Implement the service {manifest['service']!r} with these tools:\n"
+            + json.dumps(tools, ensure_ascii=False),
+        },
+    ]
+
+
+def extract_code(text: str | None) -> str | None:
+    if not text:
+        return None
+    blocks = re.findall(r"```(?:python|py)?\s*\n(.*?)```", text, re.S)
+    if blocks:
+        return max(blocks, key=len)
+    return text if "class " in text and "Service" in text else None
+
+
+def evaluate(code: str, manifest: dict[str, Any], limits: Limits = Limits(), seed: int = 0) -> dict[str, Any]:
+    """Run the module's tests in the sandbox: per tool kept or not (with why), and any violation."""
+    report: dict[str, Any] = {"violation": None, "tools": {}}
+    try:
+        sb = Sandbox(code, limits, seed)
+    except Violation as e:
+        report["violation"] = {"cause": e.cause, "detail": e.detail}
+        return report
+    try:
+        declared = sb.ready.get("tools") or {}
+        if "error" in sb.ready:
+            report["violation"] = {"cause": "crash", "detail": sb.ready["error"]}
+            return report
+        for t in manifest["tools"]:
+            name = t["name"]
+            if name not in declared:
+                report["tools"][name] = {"kept": False, "why": ["not implemented"]}
+                continue
+            mismatch = _schema_matches(t["input_schema"], declared[name]["input_schema"])
+            if mismatch:
+                report["tools"][name] = {"kept": False, "why": [f"schema: {mismatch}"]}
+                continue
+            fails = tool_tests(sb, manifest, t, random.Random(f"{seed}:{name}"))
+            report["tools"][name] = {"kept": not fails, "why": fails}
+    except Violation as e:
+        report["violation"] = {"cause": e.cause, "detail": e.detail}
+        for t in manifest["tools"]:  # a module that broke a rule keeps nothing
+            r = report["tools"].setdefault(t["name"], {"kept": False, "why": []})
+            r["kept"], r["why"] = False, [*r["why"], f"sandbox: {e.cause}: {e.detail}"]
+    finally:
+        sb.close()
+    return report
+
+
+async def implement(
+    spec: str | Path, client: Any, out: Path, limits: Limits = Limits(), seed: int = 0, rounds: int = 1
+) -> dict[str, Any]:
+    """Write, sandbox-test and keep what passes; `out` gets service.py, manifest.json and report.json."""
+    from compoworld.llm.client import EndpointError
+    from compoworld.spec import compile_spec
+
+    manifest = compile_spec(spec, None, seed)
+    messages = implement_messages(manifest)
+    attempts: list[dict[str, Any]] = []
+    best: tuple[int, str, dict[str, Any]] | None = None
+    for _ in range(rounds + 1):
+        try:
+            reply = await client.chat(messages)
+        except EndpointError as e:
+            attempts.append({"error": f"endpoint: {str(e)[:300]}"})
+            break
+        text = reply.message.get("content") or ""
+        code = extract_code(text)
+        if code is None:
+            attempts.append({"error": "no Python module in the reply"})
+            report = None
+            feedback = "Reply with the whole module in one ```python block."
+        else:
+            report = evaluate(code, manifest, limits, seed)
+            kept = sum(r["kept"] for r in report["tools"].values())
+            attempts.append({"violation": report["violation"], "kept": kept})
+            if best is None or kept > best[0]:
+                best = (kept, code, report)
+            if report["violation"] is None and all(r["kept"] for r in report["tools"].values()):
+                break
+            feedback = json.dumps(
+                {
+                    "violation": report["violation"],
+                    "failing": {n: r["why"] for n, r in report["tools"].items() if not r["kept"]},
+                },
+                ensure_ascii=False,
+            )[:6000]
+        messages += [
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": f"Tests: {feedback}. Fix the module."},
+        ]
+    out.mkdir(parents=True, exist_ok=True)
+    kept_names: list[str] = []
+    report = best[2] if best else {"violation": None, "tools": {}}
+    if best is not None:
+        (out / "service.py").write_text(best[1], encoding="utf-8")
+        kept_names = sorted(n for n, r in report["tools"].items() if r["kept"])
+    for t in manifest["tools"]:
+        r = report["tools"].get(t["name"], {"kept": False, "why": ["no module"]})
+        if r["kept"]:
+            t["implementation"] = "sandbox"
+        t["implement_tests"] = r
+    manifest["implemented"] = kept_names
+    summary = {
+        "service": manifest["service"],
+        "model": getattr(getattr(client, "config", None), "model", None),
+        "kept": kept_names,
+        "fallback": {
+            t["name"]: t["status"] for t in manifest["tools"] if t["name"] not in kept_names
+        },  # compiled (code) or simulated (world model), as the compiler left them
+        "violation": report.get("violation"),
+        "attempts": attempts,
+    }
+    (out / "manifest.json").write_text(
+        json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    (out / "report.json").write_text(
+        json.dumps({**summary, "tools": report["tools"]}, indent=1, default=str) + "\n", encoding="utf-8"
+    )
+    return summary

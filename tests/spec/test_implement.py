@@ -1,0 +1,154 @@
+"""The service-writing agent: a scripted coder's module runs only in the sandbox; spec-derived tests
+decide which tools are kept; every escape is refused with its cause, statically and at run time."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from compoworld.cli.main import app
+from compoworld.spec import compile_spec, load_manifest
+from compoworld.spec.implement import Limits, Violation, evaluate, static_check
+from tests.scripted_server import ScriptedServer, say
+from tests.spec import coder_scripts as c
+
+runner = CliRunner()
+FAST = Limits(seconds=3.0, cpu_seconds=10, memory_mb=768)
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+    p = tmp_path_factory.mktemp("spec") / "notes.json"
+    p.write_text(json.dumps(c.NOTES_SPEC))
+    return p
+
+
+@pytest.fixture(scope="module")
+def manifest(spec):
+    return compile_spec(spec)
+
+
+def fenced(code: str) -> dict:
+    return say(f"Here is the module:\n```python\n{code}\n```")
+
+
+def test_a_good_module_keeps_every_tool(manifest):
+    r = evaluate(c.GOOD, manifest, FAST)
+    assert r["violation"] is None
+    assert {n: t["kept"] for n, t in r["tools"].items()} == dict.fromkeys(
+        ["create_note", "get_note", "delete_note", "list_notes"], True
+    )
+
+
+def test_a_schema_that_is_not_the_specs_is_not_kept(manifest):
+    r = evaluate(c.WRONG_SCHEMA, manifest, FAST)
+    assert r["tools"]["get_note"]["kept"] is False
+    assert "schema" in r["tools"]["get_note"]["why"][0]
+    assert r["tools"]["list_notes"]["kept"] is True  # what passes its tests is still kept
+
+
+@pytest.mark.parametrize(
+    ("code", "cause"),
+    [
+        (c.IMPORTS_OS, "forbidden_import"),
+        (c.OPENS_SOCKET, "network"),
+        ("import subprocess\n" + c.GOOD, "process"),
+        ("x = eval('1')\n" + c.GOOD, "forbidden_name"),
+        ("x = ().__class__.__base__\n" + c.GOOD, "forbidden_attribute"),
+        ("def broken(:\n", "syntax"),
+    ],
+)
+def test_the_static_check_refuses_before_anything_runs(code, cause):
+    with pytest.raises(Violation) as e:
+        static_check(code)
+    assert e.value.cause == cause
+
+
+@pytest.mark.parametrize(
+    ("name", "cause"),
+    [
+        ("SNEAKS_OS", "process"),  # os.system through an allowed module: the audit hook ends it
+        ("SNEAKS_SOCKET", "network"),
+        ("READS_HOST", "file_access"),
+        ("LOOPS_FOREVER", "timeout"),
+        ("EATS_MEMORY", "memory"),
+    ],
+)
+def test_the_sandbox_refuses_every_escape_at_run_time(manifest, name, cause):
+    code = getattr(c, name)
+    static_check(code)  # these pass the static check: only the running sandbox can stop them
+    r = evaluate(code, manifest, FAST)
+    assert r["violation"]["cause"] == cause, r["violation"]
+    assert not any(t["kept"] for t in r["tools"].values())  # a module that broke a rule keeps nothing
+
+
+def test_the_runtime_hook_also_stops_a_plain_import_when_the_static_check_is_skipped(manifest):
+    from compoworld.spec.implement import Sandbox
+
+    with pytest.raises(Violation) as e:
+        Sandbox("import os\nos.system('echo hi')\n", FAST, static=False)
+    assert e.value.cause == "forbidden_import"
+
+
+def test_cli_implement_keeps_what_passes_and_the_rest_falls_back(spec, tmp_path):
+    out = tmp_path / "notes"
+    script = [fenced(c.WRONG_SCHEMA), fenced(c.IMPORTS_OS)]  # the rewrite is worse: the best one stays
+    with ScriptedServer(script) as srv:
+        r = runner.invoke(
+            app,
+            [
+                "spec",
+                "implement",
+                str(spec),
+                "--model",
+                "coder",
+                "--base-url",
+                srv.url,
+                "--out",
+                str(out),
+                "--seconds",
+                "3",
+                "--rounds",
+                "1",
+            ],
+        )
+        prompt = srv.requests[0]["messages"][1]["content"]
+        feedback = srv.requests[1]["messages"][-1]["content"]
+    assert r.exit_code == 0, r.output
+    assert "get_note" in prompt and "note_id" in prompt  # the spec's names and schemas go to the model
+    assert "schema" in feedback  # the failing tests go back to the model
+    report = json.loads((out / "report.json").read_text())
+    assert "get_note" not in report["kept"] and "list_notes" in report["kept"]
+    assert report["fallback"]["get_note"] == "compiled"
+    assert [a.get("violation", {}) and a["violation"]["cause"] for a in report["attempts"]] == [
+        None,
+        "forbidden_import",
+    ]
+    assert (out / "service.py").read_text().strip() == c.WRONG_SCHEMA.strip()
+    m = json.loads((out / "manifest.json").read_text())
+    by = {t["name"]: t for t in m["tools"]}
+    assert by["list_notes"]["implementation"] == "sandbox" and "implementation" not in by["get_note"]
+    assert [t["name"] for t in m["tools"]] == [t["name"] for t in c.NOTES_SPEC["tools"]]  # the spec's names
+    load_manifest(out / "manifest.json")  # still a manifest the compiler's runtime loads
+
+
+def test_cli_implement_refuses_a_file_that_is_no_spec(tmp_path):
+    bad = tmp_path / "readme.json"
+    bad.write_text('{"hello": 1}')
+    r = runner.invoke(
+        app,
+        [
+            "spec",
+            "implement",
+            str(bad),
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert r.exit_code == 2 and "not an MCP tool spec" in r.output
