@@ -311,6 +311,17 @@ class Store:
         self._journal.clear()
         self._mid = False
 
+    def written(self) -> dict[str, set | None]:
+        """Per table written since the last snapshot()/restore(): the keys written (a superset of
+        those that differ), or None where the store cannot tell (compare the whole table). What a
+        caller diffs instead of every record (persona worlds' day patches)."""
+        out: dict[str, set | None] = {}
+        for name in self._changed:
+            tab = self._tabs.get(name)
+            ok = tab is not None and tab.base is not None and tab.delta is not None
+            out[name] = set(tab.delta) if ok else None  # type: ignore[union-attr,arg-type]
+        return out
+
     # ---- hash ---------------------------------------------------------------------------
     def _digest(self, key: Any, rec: Any) -> int:
         m = self._memo.get((id(rec), key))  # a digest covers the key too: one record, two keys, two digests

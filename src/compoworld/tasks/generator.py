@@ -117,17 +117,10 @@ def base_world(world_seed: int, size: str) -> dict[str, Any]:
     return Environment(services=list(registry()), seed=world_seed, size=size).snapshot()
 
 
-@lru_cache(maxsize=4)
 def _world_index(folder: str) -> dict[str, Any]:
-    import json
-    from pathlib import Path
+    from compoworld.worlds.store import world_index  # a folder or pack, checked against its digest
 
-    root = Path(folder)
-    meta = json.loads((root / "world.json").read_text())
-    people = {p["id"]: json.loads((root / p["id"] / "persona.json").read_text()) for p in meta["personas"]}
-    if not people:
-        raise ValueError(f"{folder}: the world has no personas")
-    return {"days": meta["days"], "personas": people}
+    return world_index(folder)
 
 
 def persona_day(folder: str, rng: Any) -> dict[str, Any]:
@@ -137,7 +130,7 @@ def persona_day(folder: str, rng: Any) -> dict[str, Any]:
     p = idx["personas"][pid]
     return {
         "persona": pid,
-        "day": rng.randrange(1, idx["days"] + 1),
+        "day": rng.choice(idx["day_choices"]),
         "world_seed": p["world_seed"],
         "services": [*p["services"], "browser"],
     }
@@ -147,13 +140,11 @@ def persona_day(folder: str, rng: Any) -> dict[str, Any]:
 def persona_world(folder: str, persona: str, day: int, size: str) -> dict[str, Any]:
     """Every library service seeded for the persona's company, with the persona's own services as
     they stood after `day` (so the persona's days are the task's history)."""
-    import json
-    from pathlib import Path
+    from compoworld.worlds.store import lived_world
 
     idx = _world_index(folder)
-    lived = json.loads((Path(folder) / persona / f"day{day}.json").read_text())["snapshot"]
-    base = base_world(idx["personas"][persona]["world_seed"], size)
-    return {"clock": lived["clock"], "services": {**base["services"], **lived["services"]}}
+    ref = idx["ref"]
+    return lived_world(ref["name"], ref["digest"], persona, day, idx["personas"][persona]["world_seed"], size)
 
 
 def environment_for(services: list[str], world: dict[str, Any]) -> Environment:
@@ -273,6 +264,10 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
     Business workflows (`tasks.workflow`) are the default. Relay chains (typed moves joined by
     planted facts) remain for what no family covers yet: pools of compiled services, persona
     worlds and interface-crossing (XAI) walks. Both go through the same gates and adversaries."""
+    if settings.world and settings.size != (built := _world_index(settings.world)["size"]):
+        from dataclasses import replace
+
+        settings = replace(settings, size=built)  # a persona world's tasks live at the size it was built at
     if uses_workflows(settings):
         return workflow_task(seed, index, settings)
     return chain_task(seed, index, settings)
@@ -443,9 +438,12 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         "initial_state": s0,
         "initial_state_hash": b.h0,
         # the seeded base world s0 was planted on (task files store s0 as a patch on it)
-        "world": None
-        if lived
-        else {"seed": world_seed, "size": settings.size, "generator_version": GENERATOR_VERSION},
+        "world": {
+            "seed": world_seed,
+            "size": settings.size,
+            "generator_version": GENERATOR_VERSION,
+            **({"lived": lived_ref(settings.world, lived)} if lived else {}),
+        },
         "dependency_graph": {
             "nodes": [
                 {
@@ -494,7 +492,7 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
             "domains": sorted({domain_of[s].domain for s in fam.services}),
             **(
                 {
-                    "world": {"dir": settings.world, "persona": lived["persona"], "day": lived["day"]},
+                    "world": lived_ref(settings.world, lived),
                     "story": b.story_used,
                 }
                 if lived
@@ -620,7 +618,14 @@ def settings_dict(settings: Settings) -> dict[str, Any]:
     d["pool"] = list(settings.pool)
     d["interfaces"] = list(settings.interfaces)
     d["families"] = list(settings.families)
+    if settings.world:  # the world by name (and day), never by where it lay: see `settings_from`
+        d["world"] = _world_index(settings.world)["label"]
     return d
+
+
+def lived_ref(world: str, lived: dict[str, Any]) -> dict[str, Any]:
+    """How a task names its persona world: content digest and name, never a folder path."""
+    return {**_world_index(world)["ref"], "persona": lived["persona"], "day": lived["day"]}
 
 
 def settings_from(meta: dict[str, Any]) -> Settings:
@@ -630,6 +635,10 @@ def settings_from(meta: dict[str, Any]) -> Settings:
         d["pool"] = tuple(d.get("pool", ()))
         d["interfaces"] = tuple(d.get("interfaces", ()))
         d["families"] = tuple(d.get("families", ()))
+        if d.get("world") and isinstance(meta.get("world"), dict) and "digest" in meta["world"]:
+            from compoworld.worlds.store import spec_for
+
+            d["world"] = spec_for(meta["world"], d["world"])
         return Settings(**d)
     return Settings(
         k=meta["K"],
@@ -871,9 +880,12 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
         "distractors": sorted(distractors),
         "initial_state": s0,
         "initial_state_hash": h0,
-        "world": None
-        if lived
-        else {"seed": world_seed, "size": settings.size, "generator_version": GENERATOR_VERSION},
+        "world": {
+            "seed": world_seed,
+            "size": settings.size,
+            "generator_version": GENERATOR_VERSION,
+            **({"lived": lived_ref(settings.world, lived)} if lived else {}),
+        },
         "dependency_graph": {
             "nodes": [
                 {"step": j, "service": s.service, "move": s.move.name, "mutates": isinstance(s.move, Write)}
@@ -915,7 +927,7 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
             # compiled services a task needs are named so `tasks check` can say which manifests to load
             **({"pool": list(settings.pool)} if settings.pool else {}),
             **(
-                {"world": {"dir": settings.world, "persona": lived["persona"], "day": lived["day"]}}
+                {"world": lived_ref(settings.world, lived)}
                 if lived
                 else {}
             ),

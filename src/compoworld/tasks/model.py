@@ -81,13 +81,26 @@ class Trap(BaseModel):
     answer: str | None = None  # what an answer naming this candidate would say
 
 
+class LivedRef(BaseModel):
+    """A persona world's state after one day, named by the world's content digest and its name
+    (found beside the task file, never by an absolute path: see `worlds.store.locate`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    digest: str
+    persona: str
+    day: int
+
+
 class WorldRef(BaseModel):
-    """The seeded base world a task's s0 was planted on (`tasks.generator.base_world`)."""
+    """The seeded base world a task's s0 was planted on (`tasks.generator.base_world`); with
+    `lived`, the persona's services as that world's day left them replace the seeded ones."""
 
     model_config = ConfigDict(extra="forbid")
     seed: int
     size: str
     generator_version: str
+    lived: LivedRef | None = None
 
 
 class Task(BaseModel):
@@ -159,9 +172,13 @@ def state_hash_of(snapshot: dict[str, Any]) -> str:
 
 
 # ---- compact initial states: a base world plus a patch ----------------------------------------
-def _base_world(ref: WorldRef) -> dict[str, Any]:
+def _base_world(ref: WorldRef, near: Path | None = None) -> dict[str, Any]:
     from compoworld.tasks.generator import base_world
 
+    if ref.lived is not None:
+        from compoworld.worlds.store import lived_world
+
+        return lived_world(ref.lived.name, ref.lived.digest, ref.lived.persona, ref.lived.day, ref.seed, ref.size, near)
     return base_world(ref.seed, ref.size)
 
 
@@ -345,21 +362,24 @@ def s0_digest(state: dict[str, Any], cache: dict[int, tuple[Any, str]] | None = 
 class _Rebuilder:
     """Rebuilds compact initial states; keeps each base world in sorted form, as a full file loads."""
 
-    def __init__(self) -> None:
-        self.worlds: dict[tuple[int, str], dict[str, Any]] = {}
+    def __init__(self, near: Path | None = None) -> None:
+        self.worlds: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.cache: dict[int, tuple[Any, str]] = {}
+        self.near = near  # the task file's folder: where a persona world is looked for first
 
     def __call__(self, data: dict[str, Any], where: str) -> dict[str, Any]:
         ref = WorldRef.model_validate(data.get("world"))
-        key = (ref.seed, ref.size)
+        key = (ref.seed, ref.size, *(ref.lived.model_dump().values() if ref.lived else ()))
         base = self.worlds.get(key)
         if base is None:
             if len(self.worlds) >= 4:
                 self.worlds.clear()
                 self.cache.clear()
-            base = self.worlds[key] = orjson.loads(
-                orjson.dumps(_base_world(ref), option=orjson.OPT_SORT_KEYS)
-            )
+            try:
+                built = _base_world(ref, self.near)
+            except ValueError as e:  # a persona world missing or different: one line, its digest named
+                raise ValueError(f"{where}: {e}") from None
+            base = self.worlds[key] = orjson.loads(orjson.dumps(built, option=orjson.OPT_SORT_KEYS))
         patch = data.pop("initial_state_patch")
         services = [*data.get("services", []), *data.get("distractors", [])]
         missing = [
@@ -411,7 +431,7 @@ def load_tasks(path: str | Path) -> list[Task]:
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such task file")
     out = []
-    rebuild = _Rebuilder()
+    rebuild = _Rebuilder(p.resolve().parent)
     with _open(p, "rb") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():

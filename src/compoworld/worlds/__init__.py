@@ -1,6 +1,22 @@
-"""WildAWM-style worlds: personas living through replayable days."""
+"""WildAWM-style worlds: personas living through long, replayable histories."""
 
-from compoworld.worlds.builder import build_days, build_world, check_world, plan_day
+from compoworld.worlds.builder import build_days, build_world, check_world, live
 from compoworld.worlds.persona import Persona, make_personas, similarity
+from compoworld.worlds.planner import plan_day
+from compoworld.worlds.store import World, locate, open_world, pack, unpack
 
-__all__ = ["Persona", "build_days", "build_world", "check_world", "make_personas", "plan_day", "similarity"]
+__all__ = [
+    "Persona",
+    "World",
+    "build_days",
+    "build_world",
+    "check_world",
+    "live",
+    "locate",
+    "make_personas",
+    "open_world",
+    "pack",
+    "plan_day",
+    "similarity",
+    "unpack",
+]

@@ -1,37 +1,38 @@
 """Worlds: W(c, d), the world of persona c after day d, built cumulatively from W(c, d-1).
 
-A day's plan follows the persona's story lines (a story started on day 1 continues later). Every
-day is built twice in separate processes and kept only when both hashes agree and every service's
-state validates; a rejection names the activity that caused it.
+A day's plan follows the persona's habits and open story lines (`worlds.planner`); its skills act
+through the tools (`worlds.skills`). Building a day costs what the day does, not what the history
+holds: the hash is incremental, the snapshot shares every table the day left alone, the day's patch
+and its health check read only the records the day wrote (`Store.written`), and the state's size is
+kept as a running sum of those records' sizes.
+
+Every persona's history is built twice, in two separate processes, day by day; a day is kept only
+when both give the same state hash (and the same ledger) and every record it wrote validates. A
+rejection names the persona, the day and the activity.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import orjson
+from pydantic import TypeAdapter, ValidationError
+
 from compoworld.core.clock import derive_rng
 from compoworld.core.environment import Environment
+from compoworld.core.state import META, hash_value
 from compoworld.worlds.persona import Persona
-from compoworld.worlds.skills import SKILLS, SkillError
+from compoworld.worlds.planner import date_of, open_stories, plan_day, signature, spawn
+from compoworld.worlds.skills import ROUTINE_SKILLS, SKILLS, STORY_SKILLS, Day, SkillError, advance
 
-FORMAT = 1
-
-
-def plan_day(p: Persona, seed: int, day: int) -> list[dict[str, str]]:
-    """2-4 activities; each story line advances through its own sequence of skills over the days.
-    A plan a model proposed (stored with the persona) is used as is, so replays need no model."""
-    if p.plan is not None and str(day) in p.plan:
-        return p.plan[str(day)]
-    rng = derive_rng(seed, "plan", p.id, day)
-    arc = ["email_thread", "meeting_with_notes", "crm_note", "ticket_escalation", "file_report"]
-    acts = []
-    for k, s in enumerate(p.stories):
-        if rng.random() < 0.8 or k == 0:
-            acts.append({"story": s["id"], "skill": arc[(day - 1 + k) % len(arc)]})
-    return acts[: 2 + rng.randrange(3)]
+FORMAT = 2  # 2: day files hold patches on the day before (1 held whole snapshots)
 
 
 class DayRejected(RuntimeError):
@@ -40,122 +41,323 @@ class DayRejected(RuntimeError):
         self.day, self.activity, self.why = day, activity, why
 
 
-def build_days(p: Persona, seed: int, days: int) -> list[dict[str, Any]]:
-    """Run the plan day by day; each day's record holds its activities, state hash and snapshot."""
-    env = Environment(services=p.services, seed=p.world_seed, size="small")
-    stories = {s["id"]: s for s in p.stories}
-    out = []
+def base_env(p: Persona, size: str) -> Environment:
+    """Day 0: the persona's services seeded from their company (what `tasks` seeds too)."""
+    return Environment(services=p.services, seed=p.world_seed, size=size)
+
+
+def _size(key: Any, rec: Any) -> int:
+    return len(orjson.dumps(key)) + len(orjson.dumps(rec)) + 2
+
+
+def state_bytes(snapshot: dict[str, Any]) -> int:
+    """Bytes of a state: its records as canonical JSON, keys included (what `live` keeps as a sum)."""
+    return sum(
+        _size(k, r)
+        for svc in snapshot["services"].values()
+        for name, t in svc.items()
+        if name != META
+        for k, r in t.items()
+    )
+
+
+@lru_cache(maxsize=256)
+def _adapter(service_cls: type, table: str) -> TypeAdapter | None:
+    model = getattr(service_cls, "state_model", None)
+    if model is None:
+        return None
+    f = model.model_fields.get(table)
+    if f is None:
+        return None
+    return TypeAdapter(f.annotation)
+
+
+def _check_records(env: Environment, name: str, table: str, recs: dict[str, Any]) -> str | None:
+    """Health of the records a day wrote (not of the whole history): None, or what is wrong."""
+    svc = env.services[name]
+    model = getattr(type(svc), "state_model", None)
+    if model is None or table == META or not recs:
+        return None
+    ad = _adapter(type(svc), table)
+    if ad is None:
+        return f"{name}: table {table!r} is not part of its state model"
+    try:
+        ad.validate_python(recs)
+    except ValidationError as e:
+        return f"{name}.{table}: {e.errors(include_url=False)[0]['msg']}"
+    return None
+
+
+def day_patch(
+    env: Environment, prev: dict[str, Any], written: dict[str, dict[str, set | None]]
+) -> tuple[dict[str, Any], int, dict[str, Any]]:
+    """The day's changes as a patch on the day before (`{service: {table: {"set", "del"}}}`), the
+    change in bytes, and the new snapshot. Reads only what the day wrote."""
+    snap = env.snapshot()
+    patch: dict[str, Any] = {}
+    grow = 0
+    for name, tables in written.items():
+        new_svc, old_svc = snap["services"][name], prev["services"][name]
+        for table, keys in tables.items():
+            new_t, old_t = new_svc.get(table), old_svc.get(table)
+            if new_t is old_t:
+                continue
+            new_t, old_t = new_t or {}, old_t or {}
+            if keys is None:
+                keys = set(new_t) | set(old_t)
+            sets, dels = {}, []
+            for k in sorted(keys, key=str):
+                old, new = old_t.get(k, _GONE), new_t.get(k, _GONE)
+                if old is new or old == new:
+                    continue
+                if table != META:
+                    grow += (0 if new is _GONE else _size(k, new)) - (0 if old is _GONE else _size(k, old))
+                if new is _GONE:
+                    dels.append(k)
+                else:
+                    sets[k] = new
+            if sets or dels:
+                entry: dict[str, Any] = {}
+                if sets:
+                    entry["set"] = sets
+                if dels:
+                    entry["del"] = dels
+                patch.setdefault(name, {})[table] = entry
+    return patch, grow, snap
+
+
+_GONE: Any = object()
+
+
+def live(
+    p: Persona, seed: int, days: int, size: str = "small", env: Environment | None = None
+) -> Iterator[dict[str, Any]]:
+    """Live the persona's days one by one; yields each day's record (its patch, hash, ledger...)."""
+    env = env or base_env(p, size)
+    prev = env.snapshot()
+    total = state_bytes(prev)
+    ledger: dict[str, Any] = {"stories": open_stories(p), "recent": []}
     for day in range(1, days + 1):
-        env.clock.set(f"2026-03-{1 + day:02d}T09:00:00Z")
+        t0 = time.perf_counter()
+        date = date_of(day)
+        last = day == days
+        if (s := spawn(p, seed, day, size, ledger)) is not None:
+            ledger["stories"].append(s)
+        acts, redrawn = plan_day(p, seed, day, ledger, last)
+        by_id = {s["id"]: s for s in ledger["stories"]}
+        ctx = Day(env, p, day, date, derive_rng(seed, "day", p.id, day), ledger, size, last)
         done = []
-        for i, act in enumerate(plan_day(p, seed, day)):
-            rng = derive_rng(seed, "activity", p.id, day, i)
+        for i, act in enumerate(acts):
+            env.clock.set(
+                date.replace(hour=8 + min(i, 12), minute=(i * 7) % 60).strftime("%Y-%m-%dT%H:%M:%SZ")
+            )
+            ctx.rng = derive_rng(seed, "activity", p.id, day, i)
+            ctx.skill = act["skill"]
+            before = ctx.events
+            story = by_id.get(act.get("story", ""))
+            label = f"{act['skill']}({act.get('story', '')})"
             try:
-                done.append({**act, "summary": SKILLS[act["skill"]](env, p, stories[act["story"]], day, rng)})
+                if act["skill"] == "advance":
+                    if story is None or story.get("closed"):
+                        continue
+                    summary = advance(ctx, story)
+                    story["next"] = day + 1 + ctx.rng.randrange(3)
+                elif act["skill"] in STORY_SKILLS:
+                    if story is None:
+                        raise SkillError(f"unknown story {act.get('story')!r}")
+                    summary = SKILLS[act["skill"]](ctx, story)
+                elif act["skill"] in ROUTINE_SKILLS:
+                    summary = SKILLS[act["skill"]](ctx, story)
+                else:
+                    raise SkillError(f"unknown skill {act['skill']!r}")
             except SkillError as e:
-                raise DayRejected(day, f"{act['skill']}({act['story']})", str(e)) from None
-        bad = {k: v for k, v in env.validate().items() if v is not None}
-        if bad:
-            raise DayRejected(day, "health", f"invalid state in {sorted(bad)}")
-        out.append(
-            {
-                "day": day,
-                "activities": done,
-                "hash": env.state_hash(),
-                "snapshot": env.snapshot(),
-                "counts": counts(env),
-            }
-        )
-    return out
+                raise DayRejected(day, label, str(e)) from None
+            done.append({**act, "summary": summary, "events": ctx.events - before})
+        written = {n: svc.store.written() for n, svc in env.services.items()}
+        written = {n: w for n, w in written.items() if w}
+        patch, grow, snap = day_patch(env, prev, written)
+        for name, tables in patch.items():
+            for table, entry in tables.items():
+                bad = _check_records(env, name, table, entry.get("set", {}))
+                if bad:
+                    raise DayRejected(day, "health", bad)
+        total += grow
+        ledger["recent"] = [*ledger["recent"][-2:], sorted(signature(acts))]
+        h = env.state_hash()
+        yield {
+            "day": day,
+            "date": f"{date:%Y-%m-%d}",
+            "clock": snap["clock"],
+            "activities": done,
+            "events": ctx.events,
+            "services_touched": sorted(ctx.touched),
+            "redrawn": redrawn,
+            "hash": h,
+            "bytes": total,
+            "ledger": json.loads(json.dumps(ledger)),  # a copy: later days change the live one
+            "patch": patch,
+            "build_s": time.perf_counter() - t0,
+        }
+        prev = snap
+
+
+def build_days(p: Persona, seed: int, days: int, size: str = "small") -> list[dict[str, Any]]:
+    """Every day's record, in memory (small worlds and tests; `build_world` streams to disk)."""
+    return list(live(p, seed, days, size))
 
 
 def counts(env: Environment) -> dict[str, int]:
-    """Records per service (files included), the size summary of a day."""
+    """Records per service (files included)."""
     return {
         n: sum(len(t) for k, t in s.store.tables.items() if not k.startswith("_"))
         for n, s in env.services.items()
     }
 
 
-def _hashes(args: tuple[dict[str, Any], int, int]) -> list[str] | str:
-    pd, seed, days = args
+# ---- building a world: two replays per persona, in separate processes -----------------------
+def _replay(job: tuple[dict[str, Any], int, int, str, str | None]) -> dict[str, Any]:
+    """One replay of a persona's history; with `out`, also writes its day files there."""
+    pd, seed, days, size, out = job
+    p = Persona(**pd)
+    rows: list[dict[str, Any]] = []
     try:
-        return [d["hash"] for d in build_days(Persona(**pd), seed, days)]
+        for rec in live(p, seed, days, size):
+            stats = {
+                k: rec[k]
+                for k in ("day", "hash", "events", "bytes", "build_s", "services_touched", "redrawn")
+            }
+            stats["ledger"] = hash_value(rec["ledger"])
+            if out is not None:
+                body = {k: v for k, v in rec.items() if k != "build_s"}
+                data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+                (Path(out) / f"day{rec['day']:03d}.json").write_bytes(data)
+                stats["file_bytes"] = len(data)
+                stats["activities"] = [
+                    {"skill": a["skill"], "story": a.get("story"), "events": a["events"]}
+                    for a in rec["activities"]
+                ]
+            rows.append(stats)
     except DayRejected as e:
-        return str(e)
+        return {
+            "persona": p.id,
+            "days": rows,
+            "rejected": {"day": e.day, "activity": e.activity, "why": e.why},
+        }
+    return {"persona": p.id, "days": rows, "rejected": None}
 
 
-def build_world(personas: list[Persona], seed: int, days: int, out: Path, on_progress=None) -> dict[str, Any]:
-    """Build every persona's days, replay each in two separate processes, and write what passes."""
+def build_world(
+    personas: list[Persona],
+    seed: int,
+    days: int,
+    out: Path,
+    on_progress: Callable[[int], None] | None = None,
+    size: str = "small",
+    workers: int = 2,
+) -> dict[str, Any]:
+    """Build every persona's days twice in separate processes; keep the personas whose two replays
+    agree on every day; write the world folder (see `worlds.store`) and return its summary."""
+    from compoworld.worlds.store import write_manifest
+
     out.mkdir(parents=True, exist_ok=True)
+    stage = out / ".building"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    jobs = []
+    for p in personas:
+        (stage / p.id).mkdir()
+        jobs.append((p.to_dict(), seed, days, size, str(stage / p.id)))
+        jobs.append((p.to_dict(), seed, days, size, None))
     ctx = mp.get_context("spawn")
-    summary: dict[str, Any] = {"format": FORMAT, "seed": seed, "days": days, "personas": [], "rejected": []}
-    with ctx.Pool(2) as pool:
-        for p in personas:
-            try:
-                built = build_days(p, seed, days)
-            except DayRejected as e:
-                summary["rejected"].append(
-                    {"persona": p.id, "day": e.day, "activity": e.activity, "why": e.why}
-                )
-                if on_progress:
-                    on_progress(1)
-                continue
-            replays = pool.map(_hashes, [(p.to_dict(), seed, days)] * 2)
-            mine = [d["hash"] for d in built]
-            if any(r != mine for r in replays):
-                why = next(r for r in replays if r != mine)
-                summary["rejected"].append(
-                    {
-                        "persona": p.id,
-                        "day": None,
-                        "activity": "replay",
-                        "why": why if isinstance(why, str) else "replays gave different hashes",
-                    }
-                )
-                if on_progress:
-                    on_progress(1)
-                continue
-            pdir = out / p.id
-            pdir.mkdir(exist_ok=True)
-            (pdir / "persona.json").write_text(json.dumps(p.to_dict(), indent=1, ensure_ascii=False) + "\n")
-            for d in built:
-                (pdir / f"day{d['day']}.json").write_text(
-                    json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n"
-                )
-            summary["personas"].append(
-                {
-                    "id": p.id,
-                    "name": p.name,
-                    "occupation": p.occupation,
-                    "hashes": mine,
-                    "records": [sum(d["counts"].values()) for d in built],
-                    "files": [d["counts"].get("workspace", 0) for d in built],
-                }
-            )
+    results: dict[tuple[str, bool], dict[str, Any]] = {}
+    with ctx.Pool(max(1, workers)) as pool:
+        for job, res in zip(jobs, pool.imap(_replay, jobs), strict=True):
+            results[(res["persona"], job[4] is not None)] = res
             if on_progress:
                 on_progress(1)
-    (out / "world.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
+    summary: dict[str, Any] = {
+        "format": FORMAT,
+        "seed": seed,
+        "days": days,
+        "size": size,
+        "personas": [],
+        "rejected": [],
+    }
+    for p in personas:
+        a, b = results[(p.id, True)], results[(p.id, False)]
+        why = a["rejected"] or b["rejected"]
+        if why is None:
+            for x, y in zip(a["days"], b["days"], strict=True):
+                if (x["hash"], x["ledger"], x["bytes"]) != (y["hash"], y["ledger"], y["bytes"]):
+                    why = {
+                        "day": x["day"],
+                        "activity": "replay",
+                        "why": f"the two replays differ ({x['hash']} != {y['hash']})",
+                    }
+                    break
+        if why is not None:
+            summary["rejected"].append({"persona": p.id, **why})
+            shutil.rmtree(stage / p.id, ignore_errors=True)
+            continue
+        pdir = out / p.id
+        shutil.rmtree(pdir, ignore_errors=True)
+        (stage / p.id).rename(pdir)
+        (pdir / "persona.json").write_text(json.dumps(p.to_dict(), indent=1, ensure_ascii=False) + "\n")
+        summary["personas"].append(
+            {
+                "id": p.id,
+                "name": p.name,
+                "occupation": p.occupation,
+                "world_seed": p.world_seed,
+                "hashes": [d["hash"] for d in a["days"]],
+                "days": [
+                    {
+                        "day": x["day"],
+                        "events": x["events"],
+                        "bytes": x["bytes"],
+                        "services_touched": x["services_touched"],
+                        "redrawn": x["redrawn"],
+                        "file_bytes": x["file_bytes"],
+                        "activities": x["activities"],
+                    }
+                    for x in a["days"]
+                ],
+                # wall time is no part of the world: kept apart from what the digest covers
+                "build_s": [round(x["build_s"], 4) for x in a["days"]],
+                "replay_s": [round(y["build_s"], 4) for y in b["days"]],
+            }
+        )
+    shutil.rmtree(stage, ignore_errors=True)
+    summary["name"] = out.resolve().name
+    write_manifest(out, summary)
     return summary
 
 
 def check_world(folder: Path) -> list[str]:
-    """Replay every stored persona from its seed and compare every day's hash; problems, if any."""
-    meta = json.loads((folder / "world.json").read_text())
-    problems = []
+    """Replay every stored persona from its seed and compare every day with its stored file; problems."""
+    from compoworld.worlds.store import open_world
+
+    problems: list[str] = []
+    try:
+        w = open_world(folder)
+    except ValueError as e:
+        return [str(e)]
+    meta = w.meta
     for entry in meta["personas"]:
-        pdir = folder / entry["id"]
-        p = Persona(**json.loads((pdir / "persona.json").read_text()))
+        p = w.persona(entry["id"])
         try:
-            again = build_days(p, meta["seed"], meta["days"])
+            for rec in live(p, meta["seed"], meta["days"], meta.get("size", "small")):
+                stored = w.day(entry["id"], rec["day"])
+                if stored["hash"] != rec["hash"]:
+                    problems.append(
+                        f"{p.id} day {rec['day']}: replay hash {rec['hash']} != stored {stored['hash']}"
+                    )
+                elif orjson.dumps(stored["patch"], option=orjson.OPT_SORT_KEYS) != orjson.dumps(
+                    rec["patch"], option=orjson.OPT_SORT_KEYS
+                ):
+                    problems.append(f"{p.id} day {rec['day']}: the stored patch differs from the replay's")
         except DayRejected as e:
             problems.append(f"{p.id}: {e}")
-            continue
-        for d in again:
-            stored = json.loads((pdir / f"day{d['day']}.json").read_text())
-            if stored["hash"] != d["hash"]:
-                problems.append(f"{p.id} day {d['day']}: replay hash {d['hash']} != stored {stored['hash']}")
-            env = Environment.from_snapshot(p.services, stored["snapshot"])
-            if env.state_hash() != stored["hash"]:
-                problems.append(f"{p.id} day {d['day']}: stored snapshot does not hash to its recorded hash")
+        except ValueError as e:
+            problems.append(f"{p.id}: {e}")
     return problems

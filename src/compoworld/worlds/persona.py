@@ -10,18 +10,18 @@ from compoworld.core.company import make_company
 
 OCCUPATIONS: dict[str, tuple[str, ...]] = {
     # occupation -> the services (life domains) the persona uses besides the workspace
-    "account manager": ("email", "crm", "calendar", "chat"),
-    "support lead": ("email", "helpdesk", "chat", "calendar"),
-    "sales engineer": ("email", "crm", "chat", "calendar"),
-    "operations manager": ("email", "chat", "calendar", "helpdesk"),
-    "customer success manager": ("email", "crm", "helpdesk", "calendar"),
+    "account manager": ("email", "crm", "calendar", "chat", "sheets"),
+    "support lead": ("email", "helpdesk", "chat", "calendar", "boards"),
+    "sales engineer": ("email", "crm", "chat", "calendar", "boards"),
+    "operations manager": ("email", "chat", "calendar", "helpdesk", "sheets", "boards"),
+    "customer success manager": ("email", "crm", "helpdesk", "calendar", "chat", "sheets"),
     "partnerships lead": ("email", "crm", "calendar", "chat"),
-    "office manager": ("email", "calendar", "chat", "helpdesk"),
-    "project coordinator": ("email", "chat", "calendar", "crm"),
-    "renewals specialist": ("email", "crm", "helpdesk", "chat"),
-    "field marketer": ("email", "crm", "chat", "calendar"),
-    "technical account manager": ("email", "helpdesk", "crm", "chat"),
-    "executive assistant": ("email", "calendar", "chat", "crm"),
+    "office manager": ("email", "calendar", "chat", "helpdesk", "sheets"),
+    "project coordinator": ("email", "chat", "calendar", "crm", "boards", "sheets"),
+    "renewals specialist": ("email", "crm", "helpdesk", "chat", "sheets"),
+    "field marketer": ("email", "crm", "chat", "calendar", "boards"),
+    "technical account manager": ("email", "helpdesk", "crm", "chat", "calendar", "boards"),
+    "executive assistant": ("email", "calendar", "chat", "crm", "sheets"),
 }
 STORY_KINDS = (
     "customer_escalation",
@@ -110,14 +110,14 @@ def make_persona(seed: int, index: int, size: str = "small") -> Persona:
 
 
 def make_personas(
-    seed: int, n: int, max_similarity: float = 0.6, max_tries: int = 200
+    seed: int, n: int, max_similarity: float = 0.6, max_tries: int = 200, size: str = "small"
 ) -> tuple[list[Persona], int]:
     """`n` personas, none a near-duplicate of an accepted one; also the number rejected."""
     accepted: list[Persona] = []
     rejected = 0
     i = 0
     while len(accepted) < n and i < max_tries * n:
-        p = make_persona(seed, i)
+        p = make_persona(seed, i, size)
         i += 1
         if any(similarity(p, q) > max_similarity for q in accepted):
             rejected += 1
