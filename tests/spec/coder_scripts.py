@@ -118,3 +118,8 @@ READS_HOST = "import typing\n" + GOOD.replace(
 EATS_MEMORY = GOOD.replace(
     '        """List notes."""\n', '        """List notes."""\n        x = [0] * (10 ** 10)\n'
 )
+# prints a forged reply line: it must go nowhere
+FORGES_REPLY = GOOD.replace(
+    '        """List notes."""\n',
+    '        """List notes."""\n        print(\'{"envelope": {"success": true, "data": []}}\')\n',
+)

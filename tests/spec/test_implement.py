@@ -84,6 +84,11 @@ def test_the_sandbox_refuses_every_escape_at_run_time(manifest, name, cause):
     assert not any(t["kept"] for t in r["tools"].values())  # a module that broke a rule keeps nothing
 
 
+def test_what_the_module_prints_never_reaches_the_parent(manifest):
+    r = evaluate(c.FORGES_REPLY, manifest, FAST)
+    assert r["violation"] is None and all(t["kept"] for t in r["tools"].values())  # the protocol held
+
+
 def test_the_runtime_hook_also_stops_a_plain_import_when_the_static_check_is_skipped(manifest):
     from compoworld.spec.implement import Sandbox
 

@@ -316,7 +316,13 @@ def _child() -> None:  # pragma: no cover (runs in the sandbox process)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with contextlib.suppress(ValueError, OSError):  # no new processes (root is exempt: the hook is not)
         resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-    out = sys.stdout
+    # the replies go out on a private copy of stdout; what the module prints goes nowhere, so it
+    # cannot forge a reply line
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
+    loaded = [False]
 
     def say(obj: dict[str, Any]) -> None:
         out.write(json.dumps(obj, default=str) + "\n")
@@ -339,6 +345,8 @@ def _child() -> None:  # pragma: no cover (runs in the sandbox process)
         os._exit(3)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "sys._getframe" and loaded[0]:  # class creation reads frames; tools never need to
+            die("forbidden_call", event)
         if event == "open":
             path = args[0]
             if isinstance(path, int):
@@ -388,6 +396,7 @@ def _child() -> None:  # pragma: no cover (runs in the sandbox process)
         say({"violation": "no_service", "detail": "the module defines no Service subclass"})
         os._exit(5)
     cls = classes[-1]
+    loaded[0] = True
     try:
         env = Environment([cls], seed=seed, size="small")
     except MemoryError:
