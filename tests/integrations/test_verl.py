@@ -25,6 +25,7 @@ from verl.tools.tool_registry import initialize_tools_from_config  # noqa: E402
 
 from compoworld.agents.policies import oracle_turns  # noqa: E402
 from compoworld.cli.main import app  # noqa: E402
+from compoworld.core.envelope import envelope_text  # noqa: E402
 from compoworld.core.environment import tool_entry  # noqa: E402
 from compoworld.core.schema import typed_properties  # noqa: E402
 from compoworld.integrations import verl as cv  # noqa: E402
@@ -248,14 +249,14 @@ def test_tool_replays_reference_to_1_and_noop_to_0(world, mode) -> None:
         good = agent_data(f"{mode}-{i}-ref", row["tools_kwargs"])
         results = asyncio.run(rollout(tools, good, script(task, task.answer)))
         assert good.tool_rewards[-1] == 1.0 and sum(good.tool_rewards) == 1.0
-        verdict = good.extra_fields["extras"]["compoworld"]
+        verdict = good.extra_fields["extras"]["compoworld"]["verdict"]
         assert verdict["V"] == 1 and verdict["task_id"] == task.id and verdict["format_ok"]
         assert results[-1] == ['{"success":true,"data":{"finished":true}}']
         for turn in results[:-1]:
             assert all(json.loads(r)["success"] for r in turn), turn
         noop = agent_data(f"{mode}-{i}-noop", row["tools_kwargs"])
         asyncio.run(rollout(tools, noop, NOOP))
-        assert noop.tool_rewards == [0.0] and noop.extra_fields["extras"]["compoworld"]["score"] == 0
+        assert noop.tool_rewards == [0.0] and noop.extra_fields["extras"]["compoworld"]["verdict"]["score"] == 0
         # after finish the episode is over: a further call changes nothing and earns nothing
         late = asyncio.run(rollout(tools, noop, [script(task, task.answer)[-2]]))
         assert all(json.loads(r)["error"]["code"] == 409 for r in late[0]) and noop.tool_rewards == [0.0] * (
@@ -369,7 +370,7 @@ def test_toolagentloop_call_tool_drives_the_tool(world) -> None:
                 data.tool_rewards.append(reward)
 
     asyncio.run(run())
-    assert data.tool_rewards[-1] == 1.0 and data.extra_fields["extras"]["compoworld"]["V"] == 1
+    assert data.tool_rewards[-1] == 1.0 and data.extra_fields["extras"]["compoworld"]["verdict"]["V"] == 1
 
 
 # ---- compute_score ------------------------------------------------------------------------------
@@ -409,7 +410,8 @@ def test_compute_score_ranks_perfect_above_empty_spray_and_garbage(world) -> Non
             got = {k: _score(row, v, reward=reward, source="text")["score"] for k, v in texts.items()}
             assert got["perfect"] == 1.0, (mode, reward, got)
             assert all(got[k] < got["perfect"] for k in texts if k != "perfect"), (mode, reward, got)
-            assert got["empty"] == 0.0  # doing nothing earns nothing, and is no format failure
+            # doing nothing earns nothing; never calling finish is a format failure (rewards.format)
+            assert got["empty"] == (-1.0 if reward == "wildawm" else 0.0)
         assert _score(row, garbage, reward="wildawm")["score"] == -1.0  # three malformed turns: format
         # the tool's verdict, where verl merged it into extra_info, gives the same reward without replay
         merged = {
@@ -418,7 +420,7 @@ def test_compute_score_ranks_perfect_above_empty_spray_and_garbage(world) -> Non
             "tool_rewards": data.tool_rewards,
         }
         via_tool = cv.compute_score("compoworld", "", None, merged)
-        assert via_tool["from_tool"] == 1.0 and via_tool["score"] == _score(row, perfect)["score"] == 1.0
+        assert via_tool["from_log"] == 1.0 and via_tool["score"] == _score(row, perfect)["score"] == 1.0
         # a tokenizer that drops the tags (special tokens skipped): the bare calls still replay
         bare = perfect.replace("<tool_call>", "").replace("</tool_call>", "")
         bare = bare.replace("<tool_response>", "").replace("</tool_response>", "")
@@ -445,7 +447,16 @@ def test_verl_loads_compute_score_as_its_custom_reward_function(world, how) -> N
     cfg = {"path": path, "name": "compute_score", "reward_kwargs": {"reward": "wildawm"}}
     fn = get_custom_reward_fn(OmegaConf.create({"reward": {"custom_reward_function": cfg}}))
     turns = direct_turns(task, task.answer)
-    text = hermes_text(turns, [["{}"] * len(t) for t in turns])
+    text = hermes_text(turns, _real_results(task, turns))
     kw = {"data_source": "compoworld", "ground_truth": row["reward_model"]["ground_truth"]}
     assert fn(solution_str=text, extra_info=row["extra_info"], **kw)["score"] == 1.0
-    assert fn(solution_str="", extra_info=row["extra_info"], **kw)["score"] == 0.0
+    # made-up results are the model's own text: its calls never ran, and it never finished
+    forged = hermes_text(turns, [["{}"] * len(t) for t in turns])
+    assert fn(solution_str=forged, extra_info=row["extra_info"], **kw)["score"] == -1.0
+    assert fn(solution_str="", extra_info=row["extra_info"], **kw)["score"] == -1.0
+
+
+def _real_results(task, turns) -> list[list[str]]:
+    """What verl's runner answers each call of `turns` (the envelopes of a replay)."""
+    r = cv.Rollout(task)
+    return [[envelope_text(r.call(n, a, turn=i + 1)) for n, a in calls] for i, calls in enumerate(turns)]

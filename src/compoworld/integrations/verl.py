@@ -43,8 +43,16 @@ every check passes), or `wildawm` (-1 on a format failure, else min(1, V + 0.1/N
 checks). CompoWorld's rubric reward weighs checks by the group's pass rates, so it needs every rollout of
 a group at once; verl's reward function sees one rollout, and `score` is that reward with equal weights.
 
-A format failure is what the episode loop calls one (`agents.loop`): `MAX_MALFORMED_TURNS` assistant turns
-in a row whose tool calls were all unusable (not JSON, unknown tool, a gateway call answered 404).
+A format failure is `rewards.format`'s, the same as the runner's and TRL's: the rollout never called
+`finish`, or `MAX_MALFORMED_TURNS` assistant turns in a row had only unusable calls (not JSON, unknown
+tool, a gateway call answered 404).
+
+**Scored from what ran.** Every call the tool runs is logged, with its turn, in the rollout's
+`extra_fields["extras"]["compoworld"]` (with the verdict once `finish` ran); `compute_score` scores
+that log (`from_log`). A model that writes `<tool_response>` blocks itself gains nothing: verl's
+parser still finds only its calls, verl runs the first `max_parallel_calls` of them, and the log holds
+exactly those. Only without a log is the text read (`from_text`), counting no response verl's runner
+did not produce (`replay_text`).
 """
 
 from __future__ import annotations
@@ -63,7 +71,8 @@ import orjson
 
 from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.envelope import envelope_text, failure
-from compoworld.rewards import episode_wildawm_reward
+from compoworld.rewards import episode_wildawm_reward, format_failed, longest_malformed_run
+from compoworld.rewards.format import MAX_MALFORMED_TURNS  # noqa: F401 (kept importable from here)
 from compoworld.tasks.model import Task
 
 DATA_SOURCE = "compoworld"
@@ -71,7 +80,6 @@ AGENT_NAME = "tool_agent"  # verl's ToolAgentLoop (`@register("tool_agent")`)
 TOOL_CLASS = "compoworld.integrations.verl.CompoWorldTool"
 MODES = ("direct", "gateway")
 REWARDS = ("score", "V", "wildawm")
-MAX_MALFORMED_TURNS = 3  # as agents.loop: turns in a row without a usable call make a format failure
 EXTRAS = "extras"  # the AgentData.extra_fields key verl keeps for every rollout
 VERDICT = "compoworld"  # our entry under it
 MAX_ROLLOUTS = 8192  # live rollouts kept without an AgentData to free them (explicit drivers)
@@ -131,26 +139,40 @@ def _mode_tools(mode: str) -> dict[str, Any]:
 
 # ---- one rollout -------------------------------------------------------------------------------
 class Rollout:
-    """One rollout's episode: its environment, the answer, and the usability of each turn's calls.
+    """One rollout's episode: its environment, the answer, the usability of each turn's calls, and
+    the log of the calls it ran (what `compute_score` scores from, in any process).
 
     (Plain classes, no dataclasses, in this module: verl loads a reward function from its file path
     without registering the module, and dataclasses look their module up.)"""
 
-    def __init__(self, task: Task, offered: frozenset[str] | None = None) -> None:
+    def __init__(self, task: Task, offered: frozenset[str] | None = None, keep_state: bool = False) -> None:
         self.task = task
         self.offered = offered  # the tool names the rollout was offered (None: any)
         self.env: Any = task.environment()
+        self.keep_state = keep_state  # keep the environment after `finish` (replays fork it)
         self.answer: str | None = None
         self.done = False
         self.verdict: dict[str, Any] | None = None
         self.turns: dict[int, bool] = {}  # turn -> some call of it was usable
         self.turn = 0  # the latest turn seen
+        self.log: list[list[Any]] = []  # [name, arguments, turn] of every call that reached the tool
+
+    def fork(self) -> Rollout:
+        """An independent copy of this rollout as it stands (state, answer, turns, log)."""
+        other = Rollout.__new__(Rollout)
+        other.__dict__.update(self.__dict__)
+        other.turns, other.log = dict(self.turns), list(self.log)
+        if self.env is not None:
+            other.env = self.task.environment()
+            other.env.restore(self.env.snapshot())
+        return other
 
     def call(self, name: Any, arguments: Any, turn: int | None = None) -> dict[str, Any]:
         """Run one call of turn `turn` (default: a turn of its own) and return its envelope."""
         self.turn = self.turn + 1 if turn is None else max(turn, self.turn)
         t = self.turn
         self.turns.setdefault(t, False)
+        self.log.append([name, arguments, t])
         if self.done:
             return failure(409, "episode_finished", "The task is finished: `finish` was already called.")
         result, usable = self._run(name, arguments)
@@ -169,8 +191,10 @@ class Rollout:
             if not isinstance(answer, str):
                 return failure(400, "invalid_arguments", 'finish takes {"answer": string}'), False
             self.answer, self.done = answer, True
+            self.turns[self.turn] = True
             self.verdict = self._verdict()
-            self.env = None  # the state is no longer needed: the verdict holds what the trainer gets
+            if not self.keep_state:
+                self.env = None  # no longer needed: the verdict holds what the trainer gets
             return dict(_FINISHED), True
         if not isinstance(name, str) or (self.offered is not None and name not in self.offered):
             return failure(404, "unknown_tool", f"Unknown tool {str(name)[:100]!r}."), False
@@ -182,12 +206,10 @@ class Rollout:
         return result, not bad
 
     def format_ok(self) -> bool:
-        run = 0
-        for t in range(1, self.turn + 1):
-            run = 0 if self.turns.get(t, False) else run + 1  # a turn never seen had only unusable calls
-            if run >= MAX_MALFORMED_TURNS:
-                return False
-        return True
+        """Not a format failure (`rewards.format`): `finish` ran, and no run of unusable turns (a
+        turn never seen had only calls that never reached the tool)."""
+        usable = [self.turns.get(t, False) for t in range(1, self.turn + 1)]
+        return not format_failed(self.done, longest_malformed_run(usable))
 
     def _verdict(self) -> dict[str, Any]:
         from compoworld.verify.verifier import verify
@@ -210,6 +232,22 @@ class Rollout:
             raise RuntimeError("this rollout's state was released before it finished")
         return self._verdict()
 
+    def record(self) -> dict[str, Any]:
+        """What the tool leaves for the reward function: the task, the log of the calls it ran (with
+        their turns) and, once `finish` ran, the verdict. Plain JSON-able data."""
+        return {"task_id": self.task.id, "log": self.log, "verdict": self.verdict}
+
+
+def replay_log(task: Task, log: Iterable[Any]) -> dict[str, Any]:
+    """The verdict of a rollout from the tool's log of the calls it ran ([name, arguments, turn]):
+    the same calls, in the same order, on a fresh copy of the task (the environment is
+    deterministic, so this is the state the rollout left)."""
+    r = Rollout(task)
+    for entry in log:
+        name, arguments, turn = (list(entry) + [None, None, None])[:3]
+        r.call(name, arguments, turn=turn if isinstance(turn, int) and turn > 0 else None)
+    return r.result()
+
 
 def reward_of(verdict: Mapping[str, Any], reward: str = "score") -> float:
     """The rollout's reward from a verdict: the verifier's score, V, or WildAWM's reward."""
@@ -221,18 +259,15 @@ def reward_of(verdict: Mapping[str, Any], reward: str = "score") -> float:
     return episode_wildawm_reward(bool(verdict["format_ok"]), bool(verdict["V"]), verdict["checks"])
 
 
-# ---- the text verl passes --------------------------------------------------------------------------
+# ---- the text verl passes (the fallback when no log exists) --------------------------------------
 _OPEN_CALL, _CLOSE_CALL = "<tool_call>", "</tool_call>"
 _OPEN_RESP, _CLOSE_RESP = "<tool_response>", "</tool_response>"
 _ROLE = re.compile(r"^\s*(assistant|user)\s*\n", re.IGNORECASE)
+_BETWEEN = re.compile(r"\s*(?:(?:assistant|user|tool)\s*\n\s*)*", re.IGNORECASE)
 MALFORMED = object()  # a tool call that does not parse
 _RESULT_KEYS = ("success", "finished")  # what a bare tool result (an envelope, finish's reply) carries
-
-
-class Turn(NamedTuple):
-    calls: list[Any]  # (name, arguments) or MALFORMED
-    text: str
-    ran: int = 0  # how many of its parsed calls verl ran: one tool response each, in order
+MAX_READINGS = 64  # readings of an ambiguous text tried before it is scored as if nothing ran
+_TRUNC_RIGHT, _TRUNC_LEFT, _TRUNC_MID = "...(truncated)", "(truncated)...", "...(truncated)..."
 
 
 def format_tool_call(name: str, arguments: Any) -> str:
@@ -254,121 +289,228 @@ def _parse_call(body: str) -> Any:
     return (name, args) if isinstance(name, str) else MALFORMED
 
 
-def _segments(text: str) -> list[tuple[str, str]]:
-    """('text' | 'call' | 'response', body) in order, in one linear scan (an unclosed tag is text,
-    as verl's parser reads it; no backtracking regex, so hostile text cannot make it quadratic)."""
-    out: list[tuple[str, str]] = []
-    i, n = 0, len(text)
-    next_call, next_resp = text.find(_OPEN_CALL), text.find(_OPEN_RESP)
-    while i < n:
-        if next_call != -1 and next_call < i:
-            next_call = text.find(_OPEN_CALL, i)
-        if next_resp != -1 and next_resp < i:
-            next_resp = text.find(_OPEN_RESP, i)
-        starts = [p for p in (next_call, next_resp) if p != -1]
-        if not starts:
-            out.append(("text", text[i:]))
-            break
-        at = min(starts)
-        if at > i:
-            out.append(("text", text[i:at]))
-        kind, open_, close = (
-            ("call", _OPEN_CALL, _CLOSE_CALL) if at == next_call else ("response", _OPEN_RESP, _CLOSE_RESP)
-        )
-        end = text.find(close, at + len(open_))
-        if end == -1:  # never closed: the rest is text (an unclosed response still ends the turn)
-            out.append(("response", "") if kind == "response" else ("text", text[at:]))
-            break
-        out.append((kind, text[at + len(open_) : end]))
-        i = end + len(close)
-    return out
+class _Group(NamedTuple):
+    start: int  # where the group's first response opens
+    end: int  # where its last one closes
+    bodies: list[str]
 
 
-def _turns(events: list[tuple[str, Any]]) -> list[Turn]:
-    """Group (kind, value) events into assistant turns: a turn's calls, then its tool responses. verl
-    answers each call it runs with one response, so a call with no response after it never ran (the
-    max_parallel_calls cap, or a last turn cut by max_assistant_turns or the response length)."""
-    turns: list[Turn] = []
-    calls: list[Any] = []
-    text: list[str] = []
-    responses = 0
-    for kind, value in events:
-        if kind == "response":
-            responses += 1
-            continue
-        if kind == "text" and not _ROLE.sub("", value).strip():
-            continue  # whitespace and role markers between blocks belong to no turn
-        if responses:  # the first event after the responses opens the next turn
-            turns.append(Turn(calls, " ".join(text).strip(), responses))
-            calls, text, responses = [], [], 0
-        if kind == "call":
-            calls.append(value)
+class _Text:
+    """A decoded response, read the way verl's runner produced it: the candidate tool-response
+    groups (runs of responses with only whitespace and role markers between them), and the tool
+    calls of any span exactly as verl's hermes parser finds them in a generation (every
+    `<tool_call>...</tool_call>` of the span, shortest match first, those inside a response the
+    model wrote itself included). Linear scans only: hostile text cannot make it quadratic."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.bare = _OPEN_CALL not in text and _OPEN_RESP not in text
+        self.groups: list[_Group] = []
+        self._bare_calls: list[tuple[int, int, Any]] = []
+        spans = self._bare_scan() if self.bare else self._response_spans()
+        for s, e, body in spans:
+            last = self.groups[-1] if self.groups else None
+            if last is not None and _BETWEEN.fullmatch(text, last.end, s):
+                self.groups[-1] = _Group(last.start, e, [*last.bodies, body])
+            else:
+                self.groups.append(_Group(s, e, [body]))
+
+    def _response_spans(self) -> list[tuple[int, int, str]]:
+        out, t, i = [], self.text, 0
+        while (s := t.find(_OPEN_RESP, i)) != -1:
+            e = t.find(_CLOSE_RESP, s + len(_OPEN_RESP))
+            if e == -1:
+                break  # never closed: the rest is the model's text
+            out.append((s, e + len(_CLOSE_RESP), t[s + len(_OPEN_RESP) : e]))
+            i = e + len(_CLOSE_RESP)
+        return out
+
+    def _bare_scan(self) -> list[tuple[int, int, str]]:
+        """Where the tokenizer dropped the markup (the tags are special tokens of the template):
+        calls are bare {"name", "arguments"} objects, responses bare envelopes."""
+        dec, t, out = json.JSONDecoder(), self.text, []
+        pos = t.find("{")
+        while pos != -1:
+            try:
+                obj, end = dec.raw_decode(t, pos)
+            except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
+                pos = t.find("{", pos + 1)
+                continue
+            if isinstance(obj, dict) and "name" in obj and "arguments" in obj:
+                name = obj["name"]
+                self._bare_calls.append(
+                    (pos, end, (name, obj["arguments"]) if isinstance(name, str) else MALFORMED)
+                )
+            elif isinstance(obj, dict) and any(k in obj for k in _RESULT_KEYS):
+                out.append((pos, end, t[pos:end]))
+            pos = t.find("{", end)
+        return out
+
+    def calls(self, start: int, stop: int) -> list[Any]:
+        """The calls verl's parser finds in text[start:stop] (one generation)."""
+        if self.bare:
+            return [c for s, e, c in self._bare_calls if s >= start and e <= stop]
+        out, t, i = [], self.text, start
+        while (o := t.find(_OPEN_CALL, i, stop)) != -1:
+            c = t.find(_CLOSE_CALL, o + len(_OPEN_CALL), stop)
+            if c == -1 or c + len(_CLOSE_CALL) > stop:
+                break  # no later open can close either
+            out.append(_parse_call(t[o + len(_OPEN_CALL) : c]))
+            i = c + len(_CLOSE_CALL)
+        return out
+
+
+def _response_is(body: str, full: str, limit: int | None) -> bool:
+    """Whether a response block holds exactly the text verl's runner puts there for a result
+    `full`: as it is, or cut to `limit` characters the way `_call_tool` cuts it (any of its three
+    sides; at any length when `limit` is not known)."""
+    b = body.strip()
+    if b == full:
+        return True
+    if limit is not None and len(full) <= limit:
+        return False
+    for mark, keep in ((_TRUNC_MID, None), (_TRUNC_RIGHT, "head"), (_TRUNC_LEFT, "tail")):
+        if keep is None and mark in b:
+            head, _, tail = b.partition(mark)
+            n = len(head)
+            fits = n == len(tail) and n > 0 and (limit is None or n == limit // 2)
+            if fits and full.startswith(head) and full.endswith(tail) and 2 * n < len(full):
+                return True
+        elif keep == "head" and b.endswith(mark):
+            head = b[: -len(mark)]
+            if (limit is None or len(head) == limit) and len(head) < len(full) and full.startswith(head):
+                return True
+        elif keep == "tail" and b.startswith(mark):
+            tail = b[len(mark) :]
+            if (limit is None or len(tail) == limit) and len(tail) < len(full) and full.endswith(tail):
+                return True
+    return False
+
+
+def _run_round(
+    r: Rollout, calls: list[Any], bodies: list[str], cap: int | None, limit: int | None
+) -> Rollout | None:
+    """The rollout after verl ran this generation's calls, if `bodies` are exactly the responses
+    verl's runner gives them (one per call it ran, the first `cap`, in order); else None."""
+    parsed = [c for c in calls if c is not MALFORMED]
+    k = len(bodies)
+    if not parsed or k > len(parsed) or (cap is not None and k != min(len(parsed), cap)):
+        return None
+    nxt = r.fork()
+    nxt.malformed_turn()  # opens the generation's turn; a usable call below marks it usable
+    for (name, args), body in zip(parsed[:k], bodies, strict=True):
+        if nxt.offered is not None and name not in nxt.offered:
+            # verl's own answer to a tool it was not given (tool_agent_loop `_call_tool`)
+            ok = body.strip().startswith(f"Unknown function '{name}'")
+            nxt.malformed_turn(nxt.turn)
         else:
-            text.append(_ROLE.sub("", value).strip())
-    if calls or text or responses:
-        turns.append(Turn(calls, " ".join(t for t in text if t).strip(), responses))
-    return [t for t in turns if t.calls or t.text]
+            result = nxt.call(name, args, turn=nxt.turn)
+            ok = _same_result(body, result, limit)
+        if not ok:
+            return None
+    return nxt
 
 
-def parse_turns(text: str) -> list[Turn]:
-    """The assistant turns of a decoded multi-turn response, each with its tool calls and how many
-    of them ran.
-
-    Tool results (`<tool_response>` blocks) separate turns and are never read as calls. Where the
-    tokenizer dropped the markup (`skip_special_tokens` on a template whose tags are special tokens),
-    calls are the bare `{"name", "arguments"}` objects and results the bare envelopes."""
-    if _OPEN_CALL not in text and _OPEN_RESP not in text:
-        return _turns(_bare_events(text))
-    events: list[tuple[str, Any]] = []
-    for kind, body in _segments(text):
-        events.append((kind, _parse_call(body) if kind == "call" else body))
-    return _turns(events)
-
-
-def _bare_events(text: str) -> list[tuple[str, Any]]:
-    dec = json.JSONDecoder()
-    events: list[tuple[str, Any]] = []
-    last = 0
-    pos = text.find("{")
-    while pos != -1:
-        try:
-            obj, end = dec.raw_decode(text, pos)
-        except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
-            pos = text.find("{", pos + 1)
-            continue
-        if pos > last:
-            events.append(("text", text[last:pos]))
-        if isinstance(obj, dict) and "name" in obj and "arguments" in obj:
-            events.append(("call", _parse_call(json.dumps(obj))))
-        elif isinstance(obj, dict) and any(k in obj for k in _RESULT_KEYS):
-            events.append(("response", ""))
-        else:
-            events.append(("text", text[pos:end]))
-        last = end
-        pos = text.find("{", end)
-    if last < len(text):
-        events.append(("text", text[last:]))
-    return events
+def _same_result(body: str, result: Mapping[str, Any], limit: int | None) -> bool:
+    """`body` is the response verl's runner gives for `result`: the same JSON (key order aside: a
+    task loaded from its file lists a record's fields sorted), or its text cut as verl cuts it."""
+    try:
+        if json.loads(body) == json.loads(envelope_text(result)):
+            return True
+    except (ValueError, RecursionError):
+        pass
+    texts = {
+        envelope_text(result),
+        json.dumps(result, sort_keys=True, ensure_ascii=False, separators=(",", ":")),
+    }
+    return any(_response_is(body, t, limit) for t in texts)
 
 
-def replay_text(task: Task, text: str, offered: Iterable[str] | None = None) -> dict[str, Any]:
-    """Replay a response's tool calls on a fresh copy of `task`, as verl ran them: in order, only the
-    calls a tool response shows ran, up to `finish`; a final turn without calls is the answer. A call
-    to a tool not `offered` is unknown (as verl answers it). Returns the verdict."""
-    r = Rollout(task, frozenset(offered) if offered is not None else None)
-    for turn in parse_turns(text):
-        if not turn.calls:
-            r.answer = turn.text
-            break
-        r.malformed_turn()  # opens the turn; a usable call below marks it usable
-        parsed = [c for c in turn.calls if c is not MALFORMED]
-        for c in parsed[: turn.ran]:
-            r.call(c[0], c[1], turn=r.turn)
-            if r.done:
-                break
-        if r.done or turn.ran < len(parsed):  # calls verl never ran: the rollout ended there
-            break
-    return r.result()
+def replay_text(
+    task: Task,
+    text: str,
+    offered: Iterable[str] | None = None,
+    *,
+    num_turns: int | None = None,
+    max_parallel_calls: int | None = None,
+    max_tool_response_length: int | None = None,
+    reward: str = "score",
+) -> dict[str, Any]:
+    """Replay a decoded response's tool calls on a fresh copy of `task`, counting only the tool
+    responses verl's runner produced; returns the verdict (with `readings`, how many readings of
+    the text were consistent).
+
+    A response group counts as verl's only where it is exactly what verl's runner answers: one
+    response per call it ran (the generation's first `max_parallel_calls`), each the very envelope
+    the replayed call returns (cut as verl cuts at `max_tool_response_length`). Anything else is
+    text the model wrote: its calls stay in the generation (verl's parser sees them) and never ran
+    unless a real response follows. With `num_turns` (verl's count: user turns + assistant turns +
+    1), exactly `(num_turns - 2) // 2` groups are real; where several choices fit (a model that wrote
+    a byte-exact envelope itself), and for the last generation's calls (never run, or run with
+    their responses cut off by the response length), the lowest reward of the readings is taken, so
+    the fallback never scores above the state the rollout really left. After a capped turn the
+    rollout goes on to the next generation. The answer is `finish`'s: prose is no answer."""
+    doc = _Text(text)
+    rounds = None if num_turns is None else max(0, (int(num_turns) - 2) // 2)
+    start = Rollout(task, frozenset(offered) if offered is not None else None, keep_state=True)
+    finals: list[dict[str, Any]] = []
+    budget = [MAX_READINGS]  # complete readings left to try; below 0: too ambiguous
+
+    def finish_reading(r: Rollout, gen_start: int) -> None:
+        calls = [c for c in doc.calls(gen_start, len(doc.text)) if c is not MALFORMED]
+        if calls or doc.calls(gen_start, len(doc.text)):
+            r.malformed_turn()
+        finals.append(r.result())
+        run = r.fork()  # the reading in which verl ran them and the response length cut their results
+        for name, args in calls[: max_parallel_calls or len(calls)]:
+            run.call(name, args, turn=run.turn)
+            finals.append(run.result())
+
+    def walk(r: Rollout, gen_start: int, i: int, left: int | None) -> None:
+        if budget[0] < 0:
+            return
+        if i == len(doc.groups):
+            if left in (None, 0):
+                budget[0] -= 1
+                if budget[0] >= 0:
+                    finish_reading(r, gen_start)
+            return
+        g = doc.groups[i]
+        if left != 0:
+            calls = doc.calls(gen_start, g.start)
+            nxt = _run_round(r, calls, g.bodies, max_parallel_calls, max_tool_response_length)
+            if nxt is not None:
+                walk(nxt, g.end, i + 1, None if left is None else left - 1)
+                if left is None:
+                    return  # verl's count unknown: a group that fits is taken as verl's
+        if left is None or len(doc.groups) - i - 1 >= left:
+            walk(r, gen_start, i + 1, left)  # the model wrote this group: it is part of the generation
+
+    walk(start, 0, 0, rounds)
+    if not finals and rounds is not None:  # the text does not fit verl's count: read it without
+        budget[0] = MAX_READINGS
+        walk(start, 0, 0, None)
+    if not finals or budget[0] < 0:  # unreadable or too ambiguous: scored as if nothing ran
+        finals = [Rollout(task).result()]
+    worst = min(finals, key=lambda v: reward_of(v, reward))
+    return {**worst, "readings": len(finals)}
+
+
+def _record_of(info: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    extras = info.get(EXTRAS)
+    entry = extras.get(VERDICT) if isinstance(extras, Mapping) else None
+    if not isinstance(entry, Mapping):
+        return None
+    if "log" not in entry and "score" in entry:  # a bare verdict (older tool versions)
+        return {"task_id": entry.get("task_id"), "log": None, "verdict": entry}
+    return entry
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def compute_score(
@@ -378,18 +520,23 @@ def compute_score(
     extra_info: Mapping[str, Any] | None = None,
     reward: str = "score",
     source: str = "auto",
+    max_parallel_calls: int | None = None,
+    max_tool_response_length: int | None = None,
     **kwargs: Any,
 ) -> float | dict[str, float]:
     """verl's custom reward function (`custom_reward_function.path=pkg://compoworld.integrations.verl`,
     `name=compute_score`; `custom_reward_function.reward_kwargs.reward=score|V|wildawm`).
 
     For rows of `data_source` "compoworld" (`export rl --format verl`), the verifier's reward of the
-    rollout: from the verdict `CompoWorldTool` reported at `finish`, else by replaying the calls in
-    `solution_str` on a fresh copy of `extra_info["task"]` (`source="text"` always replays);
-    "auto" takes the verdict when there is one (it is the state the agent saw; the replay gives the
-    same). Returns a dict (verl logs its keys): `score` (the reward),
-    `verifier_score`, `V`, `format_ok` and `from_tool`. Other data sources go to verl's
-    `default_compute_score`.
+    state the rollout left, **from the tool's log** where one exists: `CompoWorldTool` leaves, in the
+    rollout's `extra_fields` (which verl's reward loop merges into `extra_info`), the calls it ran
+    and, at `finish`, its verdict; a rollout that never finished is scored by replaying the log on a
+    fresh copy of the task. Without a log (verl's legacy reward manager, which does not pass the
+    rollout's fields, or `source="text"`), `replay_text` reads `solution_str` and counts only the
+    tool responses verl's runner produced (see it; `reward_kwargs` `max_parallel_calls` and
+    `max_tool_response_length` make it exact, `extra_info["num_turns"]` comes from verl). Returns a
+    dict (verl logs its keys): `score` (the reward), `verifier_score`, `V`, `format_ok`, `from_log`,
+    `from_text`. Other data sources go to verl's `default_compute_score`.
     """
     if data_source != DATA_SOURCE:
         from verl.utils.reward_score import default_compute_score
@@ -399,36 +546,50 @@ def compute_score(
     _check_choice("source", source, ("auto", "text"))
     info = extra_info or {}
     verdict = None
-    if source == "auto":
-        extras = info.get(EXTRAS)
-        verdict = extras.get(VERDICT) if isinstance(extras, Mapping) else None
-        if verdict is not None and info.get("task_id") not in (None, verdict.get("task_id")):
+    record = _record_of(info) if source == "auto" else None
+    if record is not None:
+        if info.get("task_id") not in (None, record.get("task_id")):
             raise ValueError(
-                f"compute_score: the tool's verdict is for task {verdict.get('task_id')!r}, the row is "
+                f"compute_score: the tool's log is for task {record.get('task_id')!r}, the row is "
                 f"{info.get('task_id')!r}"
             )
-    from_tool = verdict is not None
+        verdict = record.get("verdict")
+        if verdict is None and record.get("log") is not None:
+            verdict = replay_log(_row_task(info), record["log"])
+    from_log = verdict is not None
     if verdict is None:
-        if "task" not in info:
-            raise ValueError(
-                "compute_score: extra_info has no 'task' (export the rows with "
-                "`compoworld export rl --format verl`)"
-            )
-        task = load_task(info["task"])
+        task = _row_task(info)
         mode = _check_choice("mode", info.get("mode") or "direct", MODES)
         offered = info.get("tool_selection")
         if mode == "gateway":
             offered = [*_mode_tools("gateway"), FINISH]
         elif offered is None:
             offered = [*_tool_names(task.all_services), FINISH]
-        verdict = replay_text(task, solution_str or "", offered)
+        verdict = replay_text(
+            task,
+            solution_str or "",
+            offered,
+            num_turns=_int_or_none(info.get("num_turns")),
+            max_parallel_calls=_int_or_none(max_parallel_calls),
+            max_tool_response_length=_int_or_none(max_tool_response_length),
+            reward=reward,
+        )
     return {
         "score": reward_of(verdict, reward),
         "verifier_score": float(verdict["score"]),
         "V": float(verdict["V"]),
         "format_ok": float(bool(verdict["format_ok"])),
-        "from_tool": float(from_tool),
+        "from_log": float(from_log),
+        "from_text": float(not from_log),
     }
+
+
+def _row_task(info: Mapping[str, Any]) -> Task:
+    if "task" not in info:
+        raise ValueError(
+            "compute_score: extra_info has no 'task' (export the rows with `compoworld export rl --format verl`)"
+        )
+    return load_task(info["task"])
 
 
 # ---- the tool config -----------------------------------------------------------------------------
@@ -610,12 +771,12 @@ class _ToolCore:
         step = 0.0
         if r.done and not was_done:  # this call was `finish`: report the rollout's reward
             step = reward_of(r.verdict, self.reward)
-            extra = getattr(agent_data, "extra_fields", None)
-            if isinstance(extra, dict):
-                extras = extra.get(EXTRAS)
-                if not isinstance(extras, dict):
-                    extras = extra[EXTRAS] = {}
-                extras[VERDICT] = r.verdict
+        extra = getattr(agent_data, "extra_fields", None)
+        if isinstance(extra, dict):  # the log of what ran, for compute_score (in any process)
+            extras = extra.get(EXTRAS)
+            if not isinstance(extras, dict):
+                extras = extra[EXTRAS] = {}
+            extras[VERDICT] = r.record()
         return ToolResponse(text=envelope_text(result)), step, {"success": result.get("success") is True}
 
     async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
@@ -671,7 +832,7 @@ __all__ = [
     "compute_score",
     "format_tool_call",
     "load_task",
-    "parse_turns",
+    "replay_log",
     "replay_text",
     "reward_of",
     "row_columns",
