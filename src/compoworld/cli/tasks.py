@@ -54,34 +54,51 @@ def _interfaces(value: str | None, k: int) -> tuple[str, ...]:
     return got
 
 
+def _difficulty(value: str | None, k: int) -> str:
+    from compoworld.tasks.compose import TIER_NAMES
+
+    if value is None:
+        return ""
+    if value not in TIER_NAMES:
+        raise typer.BadParameter(f"--difficulty takes {', '.join(TIER_NAMES)} (got {value!r})")
+    return value
+
+
 def _impossible(settings) -> str | None:
     """Why no task can meet `settings`, said before any work starts (else a run would only reject)."""
-    from compoworld.services import registry
-    from compoworld.tasks.generator import uses_workflows
+    from compoworld.tasks.generator import uses_composition, uses_workflows
 
+    if uses_composition(settings):
+        return _impossible_composed(settings)
     if settings.world or uses_workflows(settings):
         return None  # workflow families that fit exist (a world's personas are checked per task)
-    from compoworld.tasks.moves import moves_by_service
-    from compoworld.tasks.workflow import families
+    return "no workflow family fits these settings (see `compoworld tasks families`)"
 
-    k = settings.k or 5
-    lo, hi = (settings.walk_min or 7, settings.walk_max or 12)
-    have = sorted(s for s in moves_by_service() if not settings.pool or s in settings.pool)
-    sizes = sorted({len(f.services) for f in families().values()})
-    why = f"no workflow family has K={k} services (theirs have K in {sizes}), so tasks are relay chains: "
-    if k > len(have):
-        where = "--services" if settings.pool else "the library's services with moves"
-        return why + f"--k {k} is more than the {len(have)} services of {where}"
-    if k + settings.distractors > len(registry()):
-        return (
-            why
-            + f"--k {k} plus --distractors {settings.distractors} is more than the {len(registry())} services"
-        )
-    if hi < k + 1:
-        return (
-            why + f"a walk of at most {hi} steps cannot cover {k} services and revisit one "
-            f"(give --walk {max(lo, k + 1)}:{max(hi, k + 3)} or a smaller --k)"
-        )
+
+def _impossible_composed(settings) -> str | None:
+    """Composed work: K within what its stages span, a walk that can cover K and revisit one, and
+    (with a pool, a world or interfaces) at least one plan inside them."""
+    from compoworld.services import registry
+    from compoworld.tasks.compose import PLANS, TIERS
+
+    knobs = TIERS[settings.difficulty or ("hard" if settings.k >= 6 else "medium" if settings.k >= 4 else "easy")]
+    lo, hi = (settings.walk_min, settings.walk_max) if settings.walk_max else knobs["walk"]
+    spans = sorted({s for p in PLANS for s in p.services()})
+    ks = [settings.k] if settings.k else list(range(knobs["k"][0], knobs["k"][1] + 1))
+    for k in ks:
+        if hi < k + 1:
+            return (
+                f"a walk of at most {hi} steps cannot cover {k} services and revisit one "
+                f"(give --walk {max(lo, k + 1)}:{max(hi, k + 3)} or a smaller --k)"
+            )
+        if settings.pool and k > len(settings.pool):
+            return f"--k {k} is more than the {len(settings.pool)} services of --services"
+        if k > len(spans) or k > 7:
+            return f"--k {k} is more than the 7 services composed work spans ({', '.join(spans)})"
+        if k + settings.distractors > len(registry()):
+            return f"--k {k} plus --distractors {settings.distractors} is more than the {len(registry())} services"
+    if settings.pool and not set(settings.pool) & set(spans):
+        return f"--services: composed work needs some of {', '.join(spans)}"
     return None
 
 
@@ -119,6 +136,13 @@ def generate(
             help="Workflow families to draw from, by name or prefix (comma-separated; see `tasks families`)."
         ),
     ] = None,
+    difficulty: Annotated[
+        str | None,
+        typer.Option(
+            help="Composed work at a tier: easy, medium or hard (K, L, decisions, aggregates, pagination, "
+            "evidence distance; recorded in meta). --k 4 or more composes at medium (6-7: hard) without it."
+        ),
+    ] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (results do not depend on it).")] = 1,
     ray: Annotated[
         str | None,
@@ -132,6 +156,25 @@ def generate(
     out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
     parquet: Annotated[
         Path | None, typer.Option(help="Also write a Parquet export here (needs pyarrow).")
+    ] = None,
+    target: Annotated[
+        Path | None,
+        typer.Option(help="Curriculum: weight families by this run directory's failure rates (see --floor)."),
+    ] = None,
+    schedule: Annotated[
+        int,
+        typer.Option(help="Curriculum: N rounds whose K (and --walk's longest L) grow; --n tasks a round, a file each."),
+    ] = 0,
+    floor: Annotated[
+        float, typer.Option(help="Curriculum: the share of tasks spread evenly over every family (coverage).")
+    ] = 0.2,
+    realise_with: Annotated[
+        str | None,
+        typer.Option(
+            "--realise-with",
+            metavar="MODEL",
+            help="Rewrite each instruction in natural language with this model (COMPOWORLD_BASE_URL), gates re-run.",
+        ),
     ] = None,
 ) -> None:
     """Generate N tasks that pass every gate, with a progress bar and a summary."""
@@ -158,6 +201,7 @@ def generate(
         interfaces=_interfaces(interfaces, k),
         world=str(world.resolve()) if world else "",
         families=tuple(x.strip() for x in families.split(",") if x.strip()) if families else (),
+        difficulty=_difficulty(difficulty, k),
     )
     if settings.families:
         from compoworld.tasks.generator import eligible_families
@@ -170,6 +214,12 @@ def generate(
         raise typer.BadParameter(f"--world {world}: no world.json (build one with `compoworld worlds build`)")
     if (impossible := _impossible(settings)) is not None:
         raise typer.BadParameter(impossible)
+    if target is not None or schedule:  # curriculum from failures (tasks/curriculum.py)
+        from compoworld.cli.curriculum import generate_curriculum
+
+        if parquet or schedule < 0:
+            raise typer.BadParameter("--target/--schedule take no --parquet, and --schedule needs N >= 1")
+        return generate_curriculum(n, seed, settings, target, schedule, floor, workers, ray, out, console, err)
     with Progress(
         TextColumn("[bold]generating"),
         BarColumn(),
@@ -186,6 +236,10 @@ def generate(
         except RuntimeError as e:
             err.print(f"[red]error:[/red] {e}")
             raise typer.Exit(2) from None
+    if realise_with:  # the model-driven realiser (tasks/realise.py); the offline default is unchanged
+        from compoworld.cli.models import realise_set
+
+        tasks = realise_set(tasks, realise_with)
     save_tasks(tasks, out)
     if parquet:
         export_parquet(tasks, parquet)
@@ -409,6 +463,41 @@ def audit(
             shp.add_row(k, str(v))
         console.print(shp)
     raise typer.Exit(1 if any(r >= 0.05 for r in rates.values()) else 0)
+
+
+@app.command()
+def stats(
+    file: Annotated[Path, typer.Argument(help="A JSONL task file.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a machine-readable summary.")] = False,
+) -> None:
+    """Distributions of a set's depth (K, D, L, reference calls, decisions, aggregates, writes,
+    revisits, interface switches, instruction words, tiers) beside the papers' figures, and how
+    many planted records label themselves wrong."""
+    from compoworld.tasks.shape import PAPERS, depth
+
+    tasks = _load(file)
+    if not tasks:
+        err.print(f"[red]error:[/red] {file} holds no tasks")
+        raise typer.Exit(2)
+    d = depth(tasks)
+    if as_json:
+        sys.stdout.write(json.dumps(d, indent=2) + "\n")
+        return
+    table = Table(title=f"depth of {len(tasks)} tasks in {file}")
+    for col in ("figure", "min", "p10", "median", "mean", "p90", "max", "papers"):
+        table.add_column(col, justify="right" if col not in ("figure", "papers") else "left")
+    for key, v in d.items():
+        if isinstance(v, dict) and "median" in v:
+            table.add_row(key, *(str(v[x]) for x in ("min", "p10", "median", "mean", "p90", "max")), PAPERS.get(key, ""))
+    console.print(table)
+    for key in ("generators", "tiers"):
+        console.print(f"[bold]{key}[/bold] " + ", ".join(f"{k}: {n}" for k, n in d[key].items()))
+    for key in ("share_L_7_12", "revisit_share", "share_writes_3plus_services", "interface_revisit"):
+        if key in d:
+            console.print(f"[bold]{key}[/bold] {100 * d[key]:.1f}%   {PAPERS.get(key.replace('share_', ''), '')}")
+    console.print(f"[bold]labelled planted records[/bold] {d['labelled_records']}")
+    for line in d["labelled_examples"]:
+        console.print(f"  {line}")
 
 
 @app.command("families")

@@ -87,6 +87,7 @@ class Settings:
     interfaces: tuple[str, ...] = ()  # XAI: the walk must cross these (gui, mcp, cli) and revisit one
     world: str = ""  # a folder of `worlds build`: s0 is a persona's world after one of its days
     families: tuple[str, ...] = ()  # workflow families to draw from, by name or prefix (empty: all)
+    difficulty: str = ""  # easy | medium | hard: composed work with the tier's knobs (tasks.compose)
 
 
 INTERFACE_OF = {"browser": "gui", "workspace": "cli"}  # every other service is reached over MCP
@@ -261,16 +262,54 @@ def _compose(rng: random.Random, clauses: list[str], answer_clause: str | None) 
 def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dict[str, Any]:
     """One task as plain data (before gates). Raises Rejected with the cause when it cannot be made.
 
-    Business workflows (`tasks.workflow`) are the default. Relay chains (typed moves joined by
-    planted facts) remain for what no family covers yet: pools of compiled services, persona
-    worlds and interface-crossing (XAI) walks. Both go through the same gates and adversaries."""
+    Hand-built business workflows (`tasks.workflow`) are the default at a family's own K (2-3).
+    A difficulty tier, K >= 4, or settings no hand-built family fits give composed work
+    (`tasks.compose`): workflow stages wired output to input. Both go through the same gates and
+    adversaries. The relay-chain generator (`chain_task`) writes no instruction any more."""
     if settings.world and settings.size != (built := _world_index(settings.world)["size"]):
         from dataclasses import replace
 
         settings = replace(settings, size=built)  # a persona world's tasks live at the size it was built at
+    if uses_composition(settings):
+        return workflow_task(seed, index, settings, composed=True)
     if uses_workflows(settings):
         return workflow_task(seed, index, settings)
-    return chain_task(seed, index, settings)
+    raise Rejected("plan", "no workflow family or composed plan fits these settings")
+
+
+def uses_composition(settings: Settings) -> bool:
+    if settings.difficulty or settings.k >= 4:
+        return True
+    if settings.families:
+        return any(f.startswith("composed") for f in settings.families)
+    return not uses_workflows(settings)
+
+
+def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | None) -> tuple[Any, str]:
+    """A composed plan the settings allow, and its tier: K (given, or drawn from the tier's range),
+    the walk range (given, or the tier's), the pool or the persona's services, the interfaces."""
+    from compoworld.tasks.compose import TIERS, plans_for
+
+    tier = settings.difficulty or ("hard" if settings.k >= 6 else "medium" if settings.k >= 4 else "easy")
+    knobs = TIERS[tier]
+    ks = [settings.k] if settings.k else list(range(knobs["k"][0], knobs["k"][1] + 1))
+    walk = (settings.walk_min, settings.walk_max) if settings.walk_max else knobs["walk"]
+    if settings.pool:
+        allowed = set(settings.pool) & (allowed if allowed is not None else set(settings.pool))
+    need = {s for s, i in INTERFACE_OF.items() if i in settings.interfaces}
+    accept = None
+    if settings.interfaces:
+
+        def accept(w: list[str]) -> bool:
+            seq = [interface_of(s) for s in w]
+            return crosses(w, settings.interfaces) and sum(a != b for a, b in zip(seq, seq[1:], strict=False)) >= 3
+
+    for _ in range(len(ks)):
+        k = ks.pop(rng.randrange(len(ks)))
+        plans = plans_for(k, walk, allowed, need, accept)
+        if plans:
+            return plans[rng.randrange(len(plans))], tier
+    raise Rejected("plan", f"no composed plan has K={settings.k or knobs['k']} with a walk in {walk}")
 
 
 def eligible_families(settings: Settings, services: list[str] | None = None) -> list[Any]:
@@ -311,7 +350,7 @@ def uses_workflows(settings: Settings) -> bool:
     return bool(eligible_families(settings))
 
 
-def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
+def workflow_task(seed: int, index: int, settings: Settings, composed: bool = False) -> dict[str, Any]:
     from compoworld.agents.prompt import system_prompt
     from compoworld.tasks.grounding import ground, tool_enums
     from compoworld.tasks.workflow import Builder, Unsolvable
@@ -325,13 +364,26 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         world_seed = lived["world_seed"]
         world = persona_world(settings.world, lived["persona"], lived["day"], settings.size)
         persona = _world_index(settings.world)["personas"][lived["persona"]]
-        fams = eligible_families(settings, lived["services"])
-        if not fams:
+        fams = [] if composed else eligible_families(settings, lived["services"])
+        if not fams and not composed:
             raise Rejected("plan", f"no workflow family fits persona {lived['persona']}'s services")
     else:
         world = base_world(world_seed, settings.size)
-        fams = eligible_families(settings)
-    fam = fams[rng.randrange(len(fams))]
+        fams = [] if composed else eligible_families(settings)
+    info: dict[str, Any] = {}
+    if composed:
+        from compoworld.tasks.compose import TIERS, compose
+        from compoworld.tasks.workflow import Family
+
+        plan, tier = composed_plans(settings, rng, set(lived["services"]) if lived else None)
+
+        def build(bb: Any, plan: Any = plan, tier: str = tier) -> None:
+            info.update(compose(bb, plan, TIERS[tier], tier))
+
+        info["tier"] = tier
+        fam = Family("composed.service_credit", "support", tuple(sorted(plan.services())), build)
+    else:
+        fam = fams[rng.randrange(len(fams))]
     rest = [s for s in registry() if s not in fam.services]
     distractors = sorted(rng.sample(rest, min(settings.distractors, len(rest))))
     env = environment_for(sorted([*fam.services, *distractors]), world)
@@ -345,6 +397,11 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         raise Rejected("plan", f"{fam.name}: {type(e).__name__}: {e}") from None
     if b.s0 is None or not b.calls or not b.instruction:
         raise Rejected("plan", f"{fam.name} did not plant, solve and describe a task")
+    from compoworld.tasks.labels import labelled
+
+    if found := labelled(b.s0, world):  # evidence, not labels: no planted record says it is wrong
+        svc, table, key, phrase = found[0]
+        raise Rejected("labels", f"{fam.name}: {svc}.{table} {key} says {phrase!r}")
     if not b.traps or not b.guards:  # real work has traps, and every trap needs its negative check
         raise Rejected("traps", f"{fam.name}: {len(b.traps)} trap(s) and {len(b.guards)} guard(s); need both")
     s0 = b.s0
@@ -425,8 +482,14 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         for g in trap_guards(b.traps, writes_in, b.instruction, b.calls)
         if verify_checks([{"id": "g", **g}], s0, s1, b.answer).passed  # never against the reference
     ]
+    from compoworld.tasks.rubric import derive  # content, recipients, answers and guards (issue 23)
+
+    checks, collateral = derive(
+        env, s0, s1, b.calls, b.results, b.instruction, b.made, b.traps,
+        [(p.name, p.email) for p in company.people], [*b.goals, *b.guards, *extra], collateral, b.answer,
+    )  # fmt: skip
     rubric = []
-    for item in [*b.goals, *b.guards, *extra]:
+    for item in checks:
         rubric.append({"id": f"c{len(rubric) + 1}", **item})
     rubric.append({"id": f"c{len(rubric) + 1}", **collateral})
     domain_of = registry()
@@ -465,8 +528,9 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
         "traps": b.traps,
         "meta": {
             "generator_version": GENERATOR_VERSION,
-            "generator": "workflow",
+            "generator": "composed" if composed else "workflow",
             "family": fam.name,
+            **({"composition": {k: v for k, v in info.items() if k != "tier"}} if composed else {}),
             "work_domain": fam.domain,
             "user": user,
             "facts": b.facts,
@@ -480,6 +544,7 @@ def workflow_task(seed: int, index: int, settings: Settings) -> dict[str, Any]:
             "asks_answer": b.answer is not None,
             "size": settings.size,
             "difficulty": {
+                **({"tier": info["tier"]} if composed else {}),
                 "traps": b.knobs["traps"],
                 "decisions": b.knobs["decisions"],
                 "aggregates": b.knobs["aggregates"],
@@ -538,6 +603,8 @@ def collateral_check(s0: dict[str, Any], s1: dict[str, Any]) -> tuple[dict[str, 
             creates[(service, table)] += 1
             continue
         entry: dict[str, Any] = {"service": service, "table": table, "key": str(key)}
+        if op == "remove":
+            entry["remove"] = True  # the work deletes it; deleting any other allowed record fails
         before, after = v0.table(service, table).get(key), v1.table(service, table).get(key)
         if op == "change" and isinstance(before, dict) and isinstance(after, dict):
             paths = changed_paths(before, after)
@@ -575,10 +642,16 @@ def trap_guards(
     import orjson
 
     written = orjson.dumps([c["arguments"] for c in calls]).decode().casefold()
+    by_service: dict[str, str] = {}
+    for c in calls:
+        svc = c["tool"].split("__", 1)[0]
+        by_service[svc] = by_service.get(svc, "") + orjson.dumps(c["arguments"]).decode().casefold()
     out = []
     seen: set[str] = set()
     for trap in traps:
-        for decoy in trap.get("swap", {}).values():
+        if trap["kind"] == "miscomputed":  # a wrong total: the family guards where totals are written
+            continue
+        for right, decoy in trap.get("swap", {}).items():
             d = str(decoy)
             distinctive = len(d) >= 4 and not d.isalpha()
             if (
@@ -589,7 +662,9 @@ def trap_guards(
             ):
                 continue
             seen.add(d)
-            for svc in sorted(writes_in):
+            # guard where the right value went (a decoy amount belongs where the amount was written)
+            where = {svc for svc in writes_in if right.casefold() in by_service.get(svc, "")} or writes_in
+            for svc in sorted(where):
                 out.append(
                     {
                         "description": f"no write in {svc} names the {trap['kind']} candidate ({d})",

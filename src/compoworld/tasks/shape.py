@@ -55,3 +55,79 @@ def shape(tasks: list[Task]) -> dict[str, Any]:
         "services_used": len(used),
         "library_services_unused": sorted(set(lib) - used),
     }
+
+
+# The papers' figures `tasks stats` prints beside a set's own.
+PAPERS = {
+    "K": "CompoWorld: K = 5 services",
+    "D": "CompoWorld: D = 5 distractors",
+    "L": "CompoWorld: L = 7-12 steps",
+    "subtasks": "WildAWM: 4.2 subtasks",
+    "interface_switches": "WildAWM: 3.1 interface switches",
+    "interface_revisit": "WildAWM: 74.5% revisit an interface",
+}
+
+
+def _dist(xs: list[float]) -> dict[str, float]:
+    if not xs:
+        return {"min": 0, "p10": 0, "median": 0, "mean": 0, "p90": 0, "max": 0}
+    s = sorted(xs)
+
+    def q(p: float) -> float:
+        return s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
+
+    return {
+        "min": s[0],
+        "p10": q(0.1),
+        "median": statistics.median(s),
+        "mean": round(statistics.fmean(s), 2),
+        "p90": q(0.9),
+        "max": s[-1],
+    }
+
+
+def depth(tasks: list[Task], labels: bool = True) -> dict[str, Any]:
+    """How deep a set is: K, D, L, calls, decisions, aggregates, writes, revisits, switches, words,
+    tiers, generators; with `labels`, how many planted records label themselves wrong."""
+    n = len(tasks) or 1
+    diff = [t.meta.get("difficulty", {}) for t in tasks]
+    iw = [t.meta.get("interface_walk") for t in tasks]
+    out: dict[str, Any] = {
+        "tasks": len(tasks),
+        "generators": dict(Counter(t.meta.get("generator", "?") for t in tasks)),
+        "tiers": dict(Counter(d.get("tier", "-") for d in diff)),
+        "K": _dist([t.meta.get("K", len(t.services)) for t in tasks]),
+        "D": _dist([t.meta.get("D", len(t.distractors)) for t in tasks]),
+        "L": _dist([len(t.walk) for t in tasks]),
+        "share_L_7_12": round(sum(7 <= len(t.walk) <= 12 for t in tasks) / n, 4),
+        "revisit_share": round(sum(len(t.walk) > len(set(t.walk)) for t in tasks) / n, 4),
+        "reference_calls": _dist([len(t.reference_solution) for t in tasks]),
+        "decisions": _dist([d.get("decisions", 0) for d in diff]),
+        "aggregates": _dist([d.get("aggregates", 0) for d in diff]),
+        "write_services": _dist([len(d.get("write_services", [])) for d in diff]),
+        "share_writes_3plus_services": round(sum(len(d.get("write_services", [])) >= 3 for d in diff) / n, 4),
+        "aggregated_rows": _dist(
+            [t.meta["composition"]["usage_rows"] for t in tasks if "composition" in t.meta]
+        ),
+        "subtasks": _dist([len(t.subtasks) for t in tasks]),
+        "instruction_words": _dist([len(t.instruction.split()) for t in tasks]),
+    }
+    if any(iw):
+        sw = [t.meta.get("interface_switches", 0) for t in tasks if t.meta.get("interface_walk")]
+        out["interface_switches"] = _dist(sw)
+        out["interface_revisit"] = round(
+            sum(
+                len(r := [x for i, x in enumerate(w) if i == 0 or w[i - 1] != x]) > len(set(r))
+                for w in iw
+                if w
+            )
+            / max(1, sum(1 for w in iw if w)),
+            4,
+        )
+    if labels:
+        from compoworld.tasks.labels import task_labels
+
+        hits = [(t.id, h) for t in tasks for h in task_labels(t)]
+        out["labelled_records"] = len(hits)
+        out["labelled_examples"] = [f"{tid}: {s}.{tb} {k} says {p!r}" for tid, (s, tb, k, p) in hits[:5]]
+    return out

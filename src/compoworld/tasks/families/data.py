@@ -81,8 +81,8 @@ def region_revenue_export(b: Builder) -> None:
     archived = _wiki_page(
         b,
         space,
-        "Revenue log 2025 (archived)",
-        "<p>Archived regional revenue figures of 2025. Do not add to this page.</p>",
+        "Revenue log 2025",
+        "<p>Regional revenue figures of 2025, as filed at the year end.</p>",
         days_ago=2,
     )
     fname = f"{region.lower()}-revenue.csv"
@@ -435,10 +435,10 @@ def kpi_scorecard_refresh(b: Builder) -> None:
     )
     row_no = 2 + names.index(kpi)
     sid = _new_book(b, "Company scorecard", table, days_ago=25)
-    arch = _new_book(b, f"KPI scorecard {today.year - 1} (archived)", table, days_ago=1)
+    arch = _new_book(b, f"KPI scorecard {today.year - 1}", table, days_ago=1)
     # an older archive nobody has opened in a year: the live scorecard is not the oldest book either
     arch0 = _new_book(
-        b, f"KPI scorecard {today.year - 2} (archived)", table, days_ago=b.rng.randrange(300, 450)
+        b, f"KPI scorecard {today.year - 2}", table, days_ago=b.rng.randrange(300, 450)
     )
     space = _team_space(b)
     defs = "".join(

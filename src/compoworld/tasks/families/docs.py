@@ -618,7 +618,7 @@ def fix_moved_file_link(b: Builder) -> None:
     arch = _file(
         b,
         f"/Archive/{b.now.year - 1}/{slug_}.txt",
-        f"{title}\nVersion: {ver - 1}\nSuperseded.\n",
+        f"{title}\nVersion: {ver - 1}\nApproved and published.\n",
         days_ago=b.rng.randrange(150, 300),
     )
     draft = _file(

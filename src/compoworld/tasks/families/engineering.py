@@ -778,7 +778,7 @@ def triage_customer_bug(b: Builder) -> None:
         b,
         "ENG",
         "Known customer issues archive",
-        f"<h1>Known customer issues archive</h1><p>Closed, do not add to this page.</p><ul><li>{cust.name}: "
+        f"<h1>Known customer issues archive</h1><p>Customer issues fixed in earlier releases.</p><ul><li>{cust.name}: "
         f"{AREA_BUGS[area2]} (fixed)</li></ul>",
         days_ago=4,
     )

@@ -366,7 +366,7 @@ def chase_new_overdue(b: Builder) -> None:
         stale = b.company.person(c.contact_ids[-1])
         old_cells.update({f"A{r}": c.name, f"B{r}": stale.email, f"C{r}": "chased"})
     sid = new_sheet(b, "Collections tracker 2026", cells, days_ago=3)
-    old_sid = new_sheet(b, "Overdue collections tracker (2025, archived)", old_cells, days_ago=1)
+    old_sid = new_sheet(b, "Overdue collections tracker 2025", old_cells, days_ago=1)
     b.begin()
     books = b.call("sheets__google_sheets_list_spreadsheets", {})
     s_id = next(x["id"] for x in rows(books) if x["title"] == "Collections tracker 2026")
@@ -644,7 +644,7 @@ def outstanding_balance_to_sheet(b: Builder) -> None:
     row = row_of[cust.name]
     before = cells[f"B{row}"]
     sid = new_sheet(b, "AR balances", cells, days_ago=4)
-    old_sid = new_sheet(b, "AR balances sheet (old copy, do not use)", old_cells, days_ago=1)
+    old_sid = new_sheet(b, "Copy of AR balances", old_cells, days_ago=1)
     # last year's closed-out sheet, untouched for months: the live one is not the oldest either
     prior_cells = {
         k: (v if k[0] != "B" or k == "B1" else b.rng.randrange(0, 400) * 25) for k, v in old_cells.items()

@@ -286,7 +286,7 @@ def send_offer(b: Builder) -> None:
         if fs.entries.get(folder.lower()) is None:
             fs._put_folder(folder)
     final = f"/Recruiting/Offers/{cand} - offer letter (final).txt"
-    draft = f"/Recruiting/Offers/{cand} - {title} offer letter (superseded draft).txt"
+    draft = f"/Recruiting/Offers/{cand} - {title} offer letter v1.txt"
     salary = b.rng.randrange(60, 120) * 1000
     fs._put_file(draft, f"DRAFT offer for {cand}, {title}. Salary: TBD.\n", ago(b, days=6))
     fs._put_file(

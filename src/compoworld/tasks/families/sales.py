@@ -310,7 +310,7 @@ def stage_total_logged(b: Builder) -> None:
     )
     old = _sheet(
         b,
-        "Weekly forecast log FY25 (archived)",
+        "Weekly forecast log FY25",
         "Log",
         [["Week of", "Stage", "Open deals"], ["2025-03-03", STAGE_LABEL[old_stage], 5]],
         300,

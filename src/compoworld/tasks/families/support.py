@@ -77,7 +77,7 @@ def escalate_by_tier(b: Builder) -> None:
         b,
         contact,
         f"{subject} - {person.name}, {cust.name}",
-        f"{person.first} from {cust.name} here: {text} Please get this to the right place. (first report, since fixed)",
+        f"{person.first} from {cust.name} here: {text} Please get this to the right place.",
         status=5,
         days_ago=40,
     )
@@ -170,15 +170,15 @@ def credit_by_policy(b: Builder) -> None:
     wiki_page(
         b,
         "SUCCESS",
-        "Service credit policy (2022, superseded)",
-        f"<p>Superseded. Support approved service credits up to ${limit * 4}.</p>",
+        "Service credit policy 2022",
+        f"<p>Effective 2022-01-01. Support may approve service credits of up to ${limit * 4} per request.</p>",
         days_ago=500,
     )
     old = hd_ticket(
         b,
         contact,
         f"Service credit request - {cust.name}",
-        f"{person.name} at {cust.name} asks for a service credit under your credit policy. (handled last year)",
+        f"{person.name} at {cust.name} asks for a service credit under your credit policy.",
         status=5,
         days_ago=200,
     )

@@ -1,0 +1,1281 @@
+"""Composed work: workflow *stages* with declared inputs and outputs, wired into one piece of work.
+
+A stage is one part of a job ("read the request", "find who owns the account", "check that they
+still work here", "look up the policy in force", "total the billed usage", "decide", "reply",
+"log it", "tell the approver"). Each stage is built from one shared vocabulary, the `Builder`'s
+(plant a target, plant evidence elsewhere, plant a trap the evidence rules out, decide,
+aggregate, write), and declares what it `needs` (facts an earlier stage must find) and what it
+`gives`. Each stage also has *variants*, one per service that can hold its part (the request is a
+Freshdesk ticket, an email or a ticket page in the web app; the policy is a Confluence page, a
+sheet or files in the workspace; the usage is Stripe charges, a sheet, a SQL table or a CSV).
+
+`compose` picks one variant per stage so that the services used are exactly K (and, in a persona
+world, the persona's; with interfaces, crossing them), checks that every need is given by an
+earlier stage, then runs each stage's `plant` (before s0), `begin()`, and each stage's `solve` in
+order. What one stage finds decides what the next does: the request's outage window decides
+which charges the usage stage totals; the total against the policy in force decides the branch
+(credit now, or send for approval); the account manager in the CRM, checked against HR, decides
+who is told; the policy decides where and how it is logged. The walk, the information edges and
+the checks then follow from the calls, exactly as for hand-built families (`tasks.generator`).
+
+Evidence, not labels: no planted text says a record is wrong. A closed ticket is closed (its
+status) and already logged (the credits log); an old policy version has an older effective date
+and a new one a date after today; a charge already refunded says so in its own amount or status;
+a departed account manager is missing from the HR directory. The instruction gives the goal only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from compoworld.core.clock import format_time
+from compoworld.core.company import Customer, Person
+from compoworld.tasks.phrasing import frame
+from compoworld.tasks.workflow import Builder, PlantError
+
+# ---- difficulty tiers -------------------------------------------------------------------------
+TIERS: dict[str, dict[str, Any]] = {
+    # k: services; walk: L range; cases: requests worked in one task; versions: policy versions
+    # planted (1: only the one in force; 2: + an older one; 3: + one announced for later);
+    # rows: usage records per list (aggregated); people: the HR check; history: old ledger rows;
+    # where: how much the instruction says about where things are (evidence distance)
+    "easy": {"k": (2, 3), "walk": (3, 7), "cases": 1, "versions": 1, "rows": (20, 40), "where": 2},
+    "medium": {"k": (4, 5), "walk": (5, 9), "cases": 1, "versions": 2, "rows": (40, 100), "where": 1},
+    "hard": {"k": (5, 7), "walk": (7, 12), "cases": 2, "versions": 3, "rows": (80, 200), "where": 0},
+}
+TIER_NAMES = tuple(TIERS)
+
+HOME = "/home/user"
+DISPLAY = {
+    "helpdesk": "Freshdesk",
+    "email": "Gmail",
+    "browser": "the web app",
+    "crm": "HubSpot",
+    "hr": "BambooHR",
+    "wiki": "Confluence",
+    "sheets": "Google Sheets",
+    "workspace": "the workspace",
+    "payments": "Stripe",
+    "sql": "the SQL database",
+    "chat": "Slack",
+}
+SUBJECTS = (
+    "Credit for the outage days",
+    "Billed while the service was down",
+    "Refund for downtime",
+    "Outage billing question",
+)
+
+
+# ---- the plan: one variant per stage ------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    request: str  # helpdesk | email | browser (ticket pages in the web app; replies via Freshdesk)
+    account: str  # crm | browser (account notes) | "" (no account manager: the policy's approver)
+    people: bool  # the account manager is checked against the HR directory
+    policy: str  # wiki | sheets | workspace
+    usage: str  # payments | sheets | sql | workspace
+    ledger: str  # sheets | workspace | sql
+    notify: str  # email | chat | helpdesk (a private note that notifies the approver)
+    note: bool  # the outcome is also logged on the HubSpot company
+
+    def services(self) -> set[str]:
+        out = {self.policy, self.usage, self.ledger, self.notify}
+        out |= {"browser", "helpdesk"} if self.request == "browser" else {self.request}
+        if self.account:
+            out.add(self.account)
+        if self.people:
+            out.add("hr")
+        if self.note:
+            out.add("crm")
+        return out
+
+    def reply_service(self) -> str:
+        return "email" if self.request == "email" else "helpdesk"
+
+    def walk(self) -> list[str]:
+        """The services of the reference's calls in order, consecutive repeats merged (the walk)."""
+        seq = [self.request]
+        if self.account:
+            seq.append(self.account)
+        if self.people:
+            seq.append("hr")
+        seq += [self.policy, self.usage, self.reply_service()]
+        if self.notify == self.reply_service():
+            seq.append(self.notify)
+        seq.append(self.ledger)
+        if self.notify != self.reply_service():
+            seq.append(self.notify)
+        if self.note:
+            seq.append("crm")
+        return [s for i, s in enumerate(seq) if i == 0 or seq[i - 1] != s]
+
+
+def all_plans() -> list[Plan]:
+    out = []
+    for request, account, people, policy, usage, ledger, notify, note in itertools.product(
+        ("helpdesk", "email", "browser"),
+        ("crm", "browser", ""),
+        (False, True),
+        ("wiki", "sheets", "workspace"),
+        ("payments", "sheets", "sql", "workspace"),
+        ("sheets", "workspace", "sql"),
+        ("email", "chat", "helpdesk"),
+        (False, True),
+    ):
+        if account == "browser" and request != "browser":
+            continue  # the account notes are read on the ticket's company page
+        if people and not account:
+            continue
+        if notify == "helpdesk" and request == "email":
+            continue  # a ticket note needs a ticket
+        if note and account != "crm":
+            continue
+        out.append(Plan(request, account, people, policy, usage, ledger, notify, note))
+    return out
+
+
+PLANS = all_plans()
+
+
+def plans_for(
+    k: int,
+    walk: tuple[int, int],
+    allowed: set[str] | None = None,
+    need: set[str] = frozenset(),  # type: ignore[assignment]
+    accept: Callable[[list[str]], bool] | None = None,
+) -> list[Plan]:
+    out = []
+    for p in PLANS:
+        svcs = p.services()
+        if len(svcs) != k or (allowed is not None and not svcs <= allowed) or not need <= svcs:
+            continue
+        w = p.walk()
+        if not walk[0] <= len(w) <= walk[1] or len(w) == len(set(w)):
+            continue
+        if accept is not None and not accept(w):
+            continue
+        out.append(p)
+    return out
+
+
+# ---- stages -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Stage:
+    """One part of the work. `kind` is from the shared vocabulary; `needs`/`gives` are the facts
+    it consumes and finds; `plant` runs before s0, `solve` after, in the composed order."""
+
+    name: str
+    kind: str  # target | evidence | policy | aggregate | decide | write
+    needs: tuple[str, ...]
+    gives: tuple[str, ...]
+    plant: Callable[[Work], None]
+    solve: Callable[[Work], None]
+    step: str  # the subtask, in a colleague's words
+
+
+VOCABULARY = ("target", "evidence", "policy", "aggregate", "decide", "write")
+
+
+@dataclass
+class Case:
+    """One request worked in the task, with what the world holds about it (known at plant time)."""
+
+    cust: Customer
+    person: Person
+    start: date
+    end: date
+    amount: int = 0  # cents: the billed usage inside the window, less what was credited already
+    naive: int = 0  # cents: the same, counting credited rows too (a careless total)
+    stale: int = 0  # cents: the total for the window of the closed earlier request
+    owner: Person | None = None
+    owner_left: bool = False
+    approver: Person | None = None
+    branch: str = ""  # approve | review
+    ticket: int | None = None
+    old_ticket: int | None = None
+    email_id: str = ""
+    subject: str = ""
+    stripe: str = ""
+    crm_id: str = ""
+    found: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Version:
+    effective: date
+    limit: int  # dollars
+    fallback: Person
+
+
+@dataclass
+class Work:
+    b: Builder
+    plan: Plan
+    tier: dict[str, Any]
+    cases: list[Case]
+    versions: list[Version] = field(default_factory=list)  # [in force, older, announced]
+    twin: Case | None = None
+    ledger_rows: int = 0
+    ledger_id: str = ""
+    usage_id: str = ""
+    channel: str = ""
+    decoy_ticket: int | None = None
+
+    @property
+    def today(self) -> date:
+        return self.b.now.date()
+
+    @property
+    def current(self) -> Version:
+        return self.versions[0]
+
+
+def dollars(cents: int) -> str:
+    return f"{cents / 100:.2f}"
+
+
+def _day(d: date) -> str:
+    return d.isoformat()
+
+
+def _long(d: date) -> str:
+    return f"{d:%B} {d.day}"
+
+
+# ---- plant helpers (the shared vocabulary's "plant" verbs, per service) --------------------------
+def _hd_contact(b: Builder, p: Person) -> dict[str, Any]:
+    from compoworld.tasks.families._common import hd_contact
+
+    return hd_contact(b, p)
+
+
+def _ticket_text(c: Case, start: date, end: date) -> str:
+    return (
+        f"We could not use the service from {_long(start)} to {_long(end)} and were still billed for those "
+        f"days. Please credit them. Regards, {c.person.name}, {c.cust.name}"
+    )
+
+
+def plant_request(w: Work) -> None:
+    from compoworld.tasks.families._common import hd_ticket, inbox_mail
+
+    b = w.b
+    for c in w.cases + ([w.twin] if w.twin else []):
+        c.subject = b.pick(SUBJECTS)
+        old_start, old_end = c.found["old_window"]
+        if w.plan.request in ("helpdesk", "browser"):
+            contact = _hd_contact(b, c.person)
+            if c is not w.twin:
+                old = hd_ticket(
+                    b,
+                    contact,
+                    c.subject,
+                    _ticket_text(c, old_start, old_end),
+                    status=5,
+                    days_ago=(w.today - old_end).days - 1,
+                )
+                c.old_ticket = old["id"]
+            t = hd_ticket(
+                b,
+                contact,
+                c.subject,
+                _ticket_text(c, c.start, c.end),
+                status=2,
+                days_ago=b.rng.randrange(1, 4),
+            )
+            if c is w.twin:
+                w.decoy_ticket = t["id"]
+            else:
+                c.ticket = t["id"]
+        else:
+            me = b.me.email
+            if c is not w.twin:
+                first = inbox_mail(
+                    b,
+                    c.person.email,
+                    me,
+                    c.subject,
+                    _ticket_text(c, old_start, old_end),
+                    b.now - timedelta(days=(w.today - old_end).days - 1),
+                    labels=("INBOX",),
+                )
+                inbox_mail(  # my answer in the same thread: that request was dealt with
+                    b,
+                    me,
+                    c.person.email,
+                    "Re: " + c.subject,
+                    f"Hi {c.person.first}, we have credited those days. Best, {b.me.first}",
+                    b.now - timedelta(days=(w.today - old_end).days - 3),
+                    thread=first["threadId"],
+                    labels=("SENT",),
+                )
+            m = inbox_mail(
+                b,
+                c.person.email,
+                me,
+                c.subject,
+                _ticket_text(c, c.start, c.end),
+                b.now - timedelta(days=b.rng.randrange(1, 4), hours=b.rng.randrange(1, 9)),
+            )
+            c.email_id = m["id"]
+
+
+def solve_request(w: Work) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = w.b
+    for c in w.cases:
+        if w.plan.request == "helpdesk":
+            found = b.call("helpdesk__freshdesk_search_contacts_by_name", {"name": c.person.name})
+            cid = next(x["id"] for x in rows(found) if x["email"].lower() == c.person.email.lower())
+            tickets = rows(b.call("helpdesk__freshdesk_list_tickets", {"requester_id": cid}))
+            tid = next(t["id"] for t in tickets if t["status"] == 2 and t["subject"] == c.subject)
+            assert tid == c.ticket
+        elif w.plan.request == "browser":
+            from compoworld.tasks.families.xai import _href, _links
+
+            home = b.call("browser__open", {"url": "/"})["page"]
+            page = b.call("browser__open", {"url": _href(home, lambda x: x == "Tickets")})["page"]
+            hits = [h for _e, lab, h in _links(page) if lab.endswith(f"{c.subject} [open]")]
+            mine = None
+            for h in hits:
+                tp = b.call("browser__open", {"url": h})["page"]
+                if c.person.name in tp and c.cust.name in tp:
+                    mine = (h, tp)
+                    break
+            assert mine is not None and mine[0] == f"/tickets/{c.ticket}"
+            c.found["page"] = mine[1]
+        else:
+            found = b.call("email__gmail_search_emails", {"query": c.person.name, "maxResults": 20})
+            msgs = [m for m in found["messages"] if m["subject"] == c.subject]
+            latest = max(msgs, key=lambda m: m["date"])
+            assert latest["id"] == c.email_id
+            for m in sorted(msgs, key=lambda m: m["date"]):
+                b.call("email__gmail_read_email", {"messageId": m["id"]})
+    b.decide(len(w.cases))  # which request is the live one: the open ticket / the unanswered email
+
+
+# ---- account and people ----------------------------------------------------------------------
+def plant_account(w: Work) -> None:
+    from compoworld.tasks.families._common import crm_company
+
+    b = w.b
+    staff = [p for p in b.company.employees if p.id != b.me.id]
+    if w.plan.account == "crm":
+        b.plant(
+            "crm__hubspot_create_property",
+            {
+                "name": "account_manager",
+                "label": "Account manager",
+                "description": "Work email of the account manager",
+                "object_type": "companies",
+            },
+        )
+    for c in w.cases:
+        c.owner = b.fresh(staff, 1, key=lambda p: p.id)[0]
+        c.owner_left = w.plan.people and b.rng.random() < 0.5
+        if w.plan.account == "crm":
+            rec = crm_company(b, c.cust.name)
+            c.crm_id = str(rec["id"])
+            crm = b.svc("crm")
+            crm.objects.update(
+                rec["id"], {"properties": {**rec["properties"], "account_manager": c.owner.email}}
+            )
+        elif w.plan.account == "browser":
+            from compoworld.tasks.families.xai import _note
+
+            _note(b, c.cust.name, f"Account manager: {c.owner.name}. Renewal in the autumn.")
+        if c.owner_left:
+            hr = b.svc("hr")
+            emp = next(e for e in hr.employees.all() if e["workEmail"].lower() == c.owner.email.lower())
+            hr.employees.update(
+                emp["id"], {"status": "Inactive", "lastChanged": format_time(b.now - timedelta(days=12))}
+            )
+
+
+def solve_account(w: Work) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = w.b
+    for c in w.cases:
+        if w.plan.account == "crm":
+            found = b.call(
+                "crm__hubspot_search_by_property",
+                {
+                    "object_type": "companies",
+                    "property_name": "name",
+                    "operator": "EQ",
+                    "value": c.cust.name,
+                    "properties": ["name", "account_manager"],
+                },
+            )
+            rec = rows(found)[0]
+            assert rec["properties"]["account_manager"] == c.owner.email
+            c.crm_id = str(rec["id"])
+        else:
+            from compoworld.tasks.families.xai import _href
+
+            page = b.call("browser__open", {"url": _href(c.found["page"], lambda x: x == "Company")})["page"]
+            assert f"Account manager: {c.owner.name}" in page
+
+
+def solve_people(w: Work) -> None:
+    b = w.b
+    d = b.call("hr__bamboohr_get_employee_directory", {"response_format": "json"})
+    listed = {e["workEmail"].lower() for e in d["employees"]} | {e["displayName"] for e in d["employees"]}
+    for c in w.cases:
+        assert (c.owner.email.lower() not in listed) == c.owner_left
+    b.decide(len(w.cases))  # the account manager, or (they left) the policy's fallback approver
+
+
+# ---- the policy ----------------------------------------------------------------------------------
+def _ledger_where(w: Work) -> str:
+    return {
+        "sheets": 'the Google Sheet "Service credits log"',
+        "workspace": "Documents/finance/credits_log.csv in the workspace",
+        "sql": "the credits_log table of the SQL database",
+    }[w.plan.ledger]
+
+
+def _notify_how(w: Work) -> str:
+    return {
+        "email": "by email",
+        "chat": "in the #billing-credits channel on Slack, naming them",
+        "helpdesk": "with a private note on the ticket that notifies them",
+    }[w.plan.notify]
+
+
+def _who_approves(w: Work, v: Version) -> str:
+    if w.plan.account == "crm":
+        who = "the account manager on the customer's HubSpot company (account_manager)"
+    elif w.plan.account == "browser":
+        who = "the account manager named in the account notes of the web app"
+    else:
+        return f"{v.fallback.name} ({v.fallback.email})"
+    if w.plan.people:
+        who += f"; if they are no longer with the company, {v.fallback.name} ({v.fallback.email}) instead"
+    return who
+
+
+def policy_text(w: Work, v: Version) -> list[str]:
+    reply = (
+        "reply to the customer's ticket with the credited amount and resolve the ticket"
+        if w.plan.request != "email"
+        else "reply to the customer's email with the credited amount"
+    )
+    review = "reply to the customer that the request is under review"
+    if w.plan.request != "email":
+        review += " and leave the ticket open"
+    return [
+        f"Service credits for downtime. Effective {_day(v.effective)}.",
+        f"Support may credit a customer for the usage billed on the days of an outage they report, up to "
+        f"${v.limit} per request. Usage already credited or refunded does not count again.",
+        f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
+        f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
+        f"Approver: {_who_approves(w, v)}.",
+        f"Log every request in {_ledger_where(w)}: date, customer, reference, amount_usd and decision "
+        "(approved or review).",
+    ]
+
+
+def plant_policy(w: Work) -> None:
+    from compoworld.tasks.families._common import sheet, team_space, wiki_page
+
+    b = w.b
+    texts = [(v, policy_text(w, v)) for v in w.versions]
+    if w.plan.policy == "wiki":
+        space = team_space(b)
+        for v, lines in texts:
+            days = (w.today - v.effective).days + b.rng.randrange(1, 6)
+            if v.effective > w.today:  # announced ahead: written recently
+                days = b.rng.randrange(1, 6)
+            wiki_page(
+                b,
+                space,
+                f"Service credits for downtime ({_day(v.effective)})",
+                "".join(f"<p>{x}</p>" for x in lines),
+                days_ago=days,
+            )
+    elif w.plan.policy == "sheets":
+        table = [["effective_from", "credit_limit_usd", "fallback_approver", "rules"]]
+        order = sorted(texts, key=lambda t: t[0].effective)
+        for v, lines in order:
+            table.append([_day(v.effective), v.limit, v.fallback.email, " ".join(lines)])
+        sheet(b, "Service credit policy", "Versions", table, days_ago=b.rng.randrange(1, 6))
+    else:
+        ws = b.svc("workspace")
+        for v, lines in texts:
+            ws.write_file(
+                f"{HOME}/Documents/policies/service_credits_{_day(v.effective)}.md",
+                "# Service credits for downtime\n\n" + "\n\n".join(lines) + "\n",
+            )
+
+
+def solve_policy(w: Work) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = w.b
+    if w.plan.policy == "wiki":
+        hits = rows(
+            b.call("wiki__confluence_search_content", {"must_contain_all": ["service credits", "downtime"]})
+        )
+        pages = [p for p in hits if str(p.get("title", "")).startswith("Service credits for downtime")]
+        assert len(pages) == len(w.versions), pages
+        for p in pages:
+            b.call("wiki__confluence_get_page", {"page_identifier": p["id"]})
+    elif w.plan.policy == "sheets":
+        books = b.call("sheets__google_sheets_list_spreadsheets", {})
+        sid = next(x["id"] for x in rows(books) if x.get("title") == "Service credit policy")
+        b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+    else:
+        b.call("workspace__shell", {"command": "ls Documents/policies"})
+        b.call("workspace__shell", {"command": "cat Documents/policies/service_credits_*.md"})
+    if len(w.versions) > 1:
+        b.decide()  # the version in force today: the latest effective date not after today
+
+
+# ---- usage: the aggregate ------------------------------------------------------------------------
+def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
+    """Daily usage charges (day, customer, cents, status) over the last weeks, for the cases, the
+    twin and a few other customers, with some days already credited (inside a window too)."""
+    b = w.b
+    lo, hi = w.tier["rows"]
+    total = b.rng.randrange(lo, hi + 1)
+    who: list[Any] = list(w.cases) + ([w.twin] if w.twin else [])
+    used = {c.cust.id for c in who}
+    others = [c for c in b.company.customers if c.id not in used]
+    who += b.rng.sample(others, min(len(others), 2))
+    earliest = min(c.found["old_window"][0] for c in w.cases)
+    span = (w.today - earliest).days + 2
+    per = max(4, total // len(who))
+    out: list[tuple[date, Any, int, str]] = []
+    for c in who:
+        case = c if isinstance(c, Case) else None
+        days: set[date] = set()
+        if case is not None:  # every day of both windows is billed, so both totals are real
+            for a, z in ((case.start, case.end), case.found.get("old_window", (case.start, case.end))):
+                d = a
+                while d <= z:
+                    days.add(d)
+                    d += timedelta(days=1)
+        while len(days) < per:
+            days.add(w.today - timedelta(days=b.rng.randrange(1, span)))
+        credited_in = None
+        if case is not None:
+            inside = sorted(d for d in days if case.start <= d <= case.end)
+            credited_in = b.rng.choice(inside)
+        for d in sorted(days):
+            cents = b.rng.randrange(40, 420) * 100 + b.rng.choice((0, 25, 50, 75, 90))
+            status = "credited" if d == credited_in or b.rng.random() < 0.06 else "billed"
+            out.append((d, c, cents, status))
+    out.sort(key=lambda r: (r[0], _name(r[1])))
+    for case in w.cases + ([w.twin] if w.twin else []):
+        mine = [r for r in out if r[1] is case]
+        case.amount = sum(r[2] for r in mine if case.start <= r[0] <= case.end and r[3] == "billed")
+        case.naive = sum(r[2] for r in mine if case.start <= r[0] <= case.end)
+        a, z = case.found.get("old_window", (case.start, case.end))
+        case.stale = sum(r[2] for r in mine if a <= r[0] <= z and r[3] == "billed")
+    return out
+
+
+def _name(c: Any) -> str:
+    return c.cust.name if isinstance(c, Case) else c.name
+
+
+def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
+    from compoworld.tasks.families._common import sheet
+
+    b = w.b
+    u = w.plan.usage
+    if u == "sheets":
+        table: list[list[Any]] = [["date", "customer", "amount_usd", "status"]]
+        table += [[_day(d), _name(c), float(dollars(cents)), s] for d, c, cents, s in usage]
+        w.usage_id = sheet(b, "Usage billing", "Daily", table, days_ago=1)["id"]
+    elif u == "workspace":
+        text = "date,customer,amount_usd,status\n" + "".join(
+            f"{_day(d)},{_name(c)},{dollars(cents)},{s}\n" for d, c, cents, s in usage
+        )
+        b.svc("workspace").write_file(f"{HOME}/Documents/billing/usage_daily.csv", text)
+    elif u == "sql":
+        b.plant(
+            "sql__create_table",
+            {
+                "query": "CREATE TABLE usage_charges (id INTEGER PRIMARY KEY, day TEXT, customer TEXT, "
+                "amount_usd REAL, status TEXT)"
+            },
+        )
+        vals = ", ".join(
+            f"({i + 1}, '{_day(d)}', '{_name(c).replace(chr(39), chr(39) * 2)}', {dollars(cents)}, '{s}')"
+            for i, (d, c, cents, s) in enumerate(usage)
+        )
+        b.plant("sql__write_query", {"query": f"INSERT INTO usage_charges VALUES {vals}"})
+    else:  # Stripe: one payment intent a day; a credited day is refunded in full
+        svc = b.svc("payments")
+        stripe = {r["name"]: r["id"] for r in svc.store.tables.get("customers", {}).values()}
+        for c in {id(r[1]): r[1] for r in usage}.values():
+            if _name(c) not in stripe:
+                raise PlantError(f"no Stripe customer {_name(c)}")
+        mine = [r for r in usage if isinstance(r[1], Case)]
+        if any(sum(1 for r in mine if r[1] is c) > 95 for c in w.cases):
+            raise PlantError("more charges than one Stripe page shows")
+        for _i, (d, c, cents, s) in enumerate(usage):
+            when = datetime(d.year, d.month, d.day, 6, 0, tzinfo=b.now.tzinfo)
+            svc.insert(
+                "payment_intents",
+                {
+                    "id": f"pi_{svc.next_id('', 14)}",
+                    "customer": stripe[_name(c)],
+                    "amount": cents,
+                    "currency": "usd",
+                    "status": "succeeded",
+                    "amount_refunded": cents if s == "credited" else 0,
+                    "invoice": None,
+                    "created": int(when.timestamp()),
+                    "description": f"Daily usage {_day(d)}",
+                },
+            )
+        for c in w.cases:
+            c.stripe = stripe[c.cust.name]
+
+
+def solve_usage(w: Work) -> None:
+    from compoworld.tasks.families._common import rows, sheet_rows
+
+    b = w.b
+    u = w.plan.usage
+    got: dict[str, int] = {}
+    if u == "sheets":
+        books = b.call("sheets__google_sheets_list_spreadsheets", {})
+        sid = next(x["id"] for x in rows(books) if x.get("title") == "Usage billing")
+        table = sheet_rows(b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid}))
+        for c in w.cases:
+            got[c.cust.name] = sum(
+                round(float(r[2]) * 100)
+                for r in table[1:]
+                if r[1] == c.cust.name
+                and c.start.isoformat() <= str(r[0]) <= c.end.isoformat()
+                and r[3] == "billed"
+            )
+    elif u == "workspace":
+        for c in w.cases:
+            out = b.call(
+                "workspace__shell", {"command": f"grep '{c.cust.name}' Documents/billing/usage_daily.csv"}
+            )["stdout"]
+            total = 0
+            for line in out.splitlines():
+                parts = line.split(",")
+                d, amt, s = parts[0], parts[-2], parts[-1].strip()
+                if c.start.isoformat() <= d <= c.end.isoformat() and s == "billed":
+                    total += round(float(amt) * 100)
+            got[c.cust.name] = total
+    elif u == "sql":
+        b.call("sql__list_tables", {})
+        b.call("sql__describe_table", {"table_name": "usage_charges"})
+        for c in w.cases:
+            name = c.cust.name.replace("'", "''")
+            res = b.call(
+                "sql__read_query",
+                {
+                    "query": f"SELECT SUM(amount_usd) AS total FROM usage_charges WHERE customer = '{name}' "
+                    f"AND status = 'billed' AND day BETWEEN '{_day(c.start)}' AND '{_day(c.end)}'"
+                },
+            )
+            got[c.cust.name] = round(float(rows(res)[0]["total"]) * 100)
+    else:
+        custs = rows(b.call("payments__list_customers", {"limit": 100}))
+        for c in w.cases:
+            cid = next(x["id"] for x in custs if x["name"] == c.cust.name)
+            pis = rows(b.call("payments__list_payment_intents", {"customer": cid, "limit": 100}))
+            lo = datetime(c.start.year, c.start.month, c.start.day, tzinfo=b.now.tzinfo).timestamp()
+            hi = lo + 86400 * ((c.end - c.start).days + 1)
+            got[c.cust.name] = sum(p["amount"] - p["amount_refunded"] for p in pis if lo <= p["created"] < hi)
+    for c in w.cases:
+        assert got[c.cust.name] == c.amount, (got, c.amount)
+        b.composed(dollars(c.amount))
+    b.aggregate(len(w.cases))
+
+
+# ---- the decision and the writes -------------------------------------------------------------
+def solve_decide(w: Work) -> None:
+    for c in w.cases:
+        assert (c.amount <= w.current.limit * 100) == (c.branch == "approve")
+    w.b.decide(len(w.cases))
+
+
+def _reply_text(c: Case) -> str:
+    if c.branch == "approve":
+        return (
+            f"Hi {c.person.first}, we have credited ${dollars(c.amount)} for the usage billed from "
+            f"{_long(c.start)} to {_long(c.end)}. Sorry for the trouble."
+        )
+    return (
+        f"Hi {c.person.first}, thanks for your patience: your credit request for {_long(c.start)} to "
+        f"{_long(c.end)} is under review and we will come back to you shortly."
+    )
+
+
+def solve_reply(w: Work) -> None:
+    b = w.b
+    for c in w.cases:
+        if w.plan.request == "email":
+            b.call(
+                "email__gmail_send_email",
+                {"to": [c.person.email], "subject": "Re: " + c.subject, "body": _reply_text(c)},
+            )
+        else:
+            b.call("helpdesk__freshdesk_reply_to_a_ticket", {"ticket_id": c.ticket, "body": _reply_text(c)})
+            if c.branch == "approve":
+                b.call("helpdesk__freshdesk_update_ticket", {"ticket_id": c.ticket, "status": 4})
+
+
+def _ref(w: Work, c: Case) -> str:
+    return str(c.ticket) if w.plan.request != "email" else c.subject
+
+
+def _decision(c: Case) -> str:
+    return "approved" if c.branch == "approve" else "review"
+
+
+def plant_ledger(w: Work) -> None:
+    from compoworld.tasks.families._common import sheet
+
+    b = w.b
+    # the log already holds the earlier, closed requests (a status history) and others' rows
+    hist: list[list[Any]] = []
+    for c in w.cases:
+        a, z = c.found["old_window"]
+        ref = str(c.old_ticket) if c.old_ticket else c.subject
+        hist.append([_day(z + timedelta(days=2)), c.cust.name, ref, dollars(c.stale), "approved"])
+    for o in b.rng.sample(b.company.customers, 3):
+        if any(o.id == c.cust.id for c in w.cases):
+            continue
+        d = w.today - timedelta(days=b.rng.randrange(5, 90))
+        hist.append(
+            [
+                _day(d),
+                o.name,
+                str(b.rng.randrange(1100, 1900)),
+                dollars(b.rng.randrange(80, 900) * 100),
+                "approved",
+            ]
+        )
+    hist.sort()
+    head = ["date", "customer", "reference", "amount_usd", "decision"]
+    w.ledger_rows = len(hist) + 1
+    if w.plan.ledger == "sheets":
+        w.ledger_id = sheet(b, "Service credits log", "Log", [head, *hist], days_ago=3)["id"]
+    elif w.plan.ledger == "workspace":
+        b.svc("workspace").write_file(
+            f"{HOME}/Documents/finance/credits_log.csv",
+            ",".join(head) + "\n" + "".join(",".join(str(x) for x in r) + "\n" for r in hist),
+        )
+    else:
+        b.plant(
+            "sql__create_table",
+            {
+                "query": "CREATE TABLE credits_log (id INTEGER PRIMARY KEY, date TEXT, customer TEXT, "
+                "reference TEXT, amount_usd REAL, decision TEXT)"
+            },
+        )
+        vals = ", ".join(
+            f"({i + 1}, '{r[0]}', '{r[1].replace(chr(39), chr(39) * 2)}', '{r[2]}', {r[3]}, '{r[4]}')"
+            for i, r in enumerate(hist)
+        )
+        b.plant("sql__write_query", {"query": f"INSERT INTO credits_log VALUES {vals}"})
+
+
+def solve_ledger(w: Work) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = w.b
+    today = _day(w.today)
+    lines = [[today, c.cust.name, _ref(w, c), dollars(c.amount), _decision(c)] for c in w.cases]
+    if w.plan.ledger == "sheets":
+        books = b.call("sheets__google_sheets_list_spreadsheets", {})
+        sid = next(x["id"] for x in rows(books) if x.get("title") == "Service credits log")
+        b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+        b.call("sheets__google_sheets_append_rows", {"spreadsheet_id": sid, "rows": lines})
+        w.ledger_id = sid
+    elif w.plan.ledger == "workspace":
+        b.call("workspace__shell", {"command": "head -3 Documents/finance/credits_log.csv"})
+        for ln in lines:
+            b.call(
+                "workspace__shell",
+                {"command": f"echo '{','.join(ln)}' >> Documents/finance/credits_log.csv"},
+            )
+    else:
+        b.call("sql__describe_table", {"table_name": "credits_log"})
+        for ln in lines:
+            name = ln[1].replace("'", "''")
+            b.call(
+                "sql__write_query",
+                {
+                    "query": "INSERT INTO credits_log (date, customer, reference, amount_usd, decision) VALUES "
+                    f"('{ln[0]}', '{name}', '{ln[2]}', {ln[3]}, '{ln[4]}')"
+                },
+            )
+
+
+def _notify_text(c: Case) -> str:
+    if c.branch == "approve":
+        return (
+            f"FYI {c.approver.name}: we credited {c.cust.name} ${dollars(c.amount)} for the outage days "
+            f"{_long(c.start)} to {_long(c.end)}, within the policy limit."
+        )
+    return (
+        f"{c.approver.name}, {c.cust.name} asks for a downtime credit of ${dollars(c.amount)} "
+        f"({_long(c.start)} to {_long(c.end)}), above the policy limit: can you approve it?"
+    )
+
+
+def solve_notify(w: Work) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = w.b
+    if w.plan.notify == "chat":
+        chans = b.call("chat__slack_user_list_channels", {"channel_name": "billing-credits"})
+        cid = next(c["id"] for c in rows(chans) if c["name"] == "billing-credits")
+        assert cid == w.channel
+    for c in w.cases:
+        text = _notify_text(c)
+        if w.plan.notify == "email":
+            b.call(
+                "email__gmail_send_email",
+                {"to": [c.approver.email], "subject": f"Downtime credit: {c.cust.name}", "body": text},
+            )
+        elif w.plan.notify == "chat":
+            b.call("chat__slack_user_post_message", {"channel_id": w.channel, "text": text})
+        else:
+            b.call(
+                "helpdesk__freshdesk_add_note_to_ticket",
+                {"ticket_id": c.ticket, "body": text, "notify_emails": [c.approver.email]},
+            )
+
+
+def solve_note(w: Work) -> None:
+    b = w.b
+    for c in w.cases:
+        outcome = (
+            f"Downtime credit of ${dollars(c.amount)} approved"
+            if c.branch == "approve"
+            else f"Downtime credit of ${dollars(c.amount)} sent for approval"
+        )
+        b.call(
+            "crm__hubspot_create_note",
+            {"note_body": f"{outcome} ({_long(c.start)} to {_long(c.end)}).", "company_ids": [c.crm_id]},
+        )
+
+
+# ---- checks ------------------------------------------------------------------------------------
+def add_checks(w: Work) -> None:
+    b, p = w.b, w.plan
+    for c in w.cases:
+        amt = dollars(c.amount)
+        rivals = sorted({dollars(x) for x in (c.naive, c.stale) if x != c.amount})
+        if p.request == "email":
+            b.expect_message(
+                "email",
+                c.person,
+                contains=[amt] if c.branch == "approve" else ["review"],
+                description=f"{c.person.name} got a reply"
+                + (f" crediting ${amt}" if c.branch == "approve" else " that the request is under review"),
+                exclude=rivals if c.branch == "approve" else [],
+            )
+        else:
+            b.expect_record(
+                "helpdesk",
+                "conversations",
+                {
+                    "ticket_id": c.ticket,
+                    "kind": "reply",
+                    "body": {"contains": amt if c.branch == "approve" else "review"},
+                },
+                f"ticket #{c.ticket} got a reply"
+                + (f" crediting ${amt}" if c.branch == "approve" else " that the request is under review"),
+            )
+            if c.branch == "approve":
+                b.expect_change(
+                    "helpdesk", "tickets", c.ticket, "status", 4, f"ticket #{c.ticket} is resolved"
+                )
+            if c.old_ticket:
+                b.keep("helpdesk", "tickets", c.old_ticket, "the earlier, closed request was left alone")
+                b.trap(
+                    "closed", "the closed earlier request for another outage", swap={c.ticket: c.old_ticket}
+                )
+        if c.stale != c.amount:
+            b.not_written(
+                p.reply_service(),
+                dollars(c.stale),
+                f"the earlier request's total was not used for {c.cust.name}",
+            )
+        if c.branch == "review":  # no amount is promised to the customer before approval
+            if p.request == "email":
+                b.guard(
+                    f"{c.person.name} was not promised the amount before approval",
+                    {
+                        "predicate": "message_not_sent",
+                        "service": "email",
+                        "to": [c.person.email, c.person.name],
+                        "contains": [amt],
+                    },
+                )
+            else:
+                b.guard(
+                    f"{c.cust.name} was not promised the amount before approval",
+                    {
+                        "predicate": "record_absent",
+                        "service": "helpdesk",
+                        "table": "conversations",
+                        "new": True,
+                        "where": {"ticket_id": c.ticket, "kind": "reply", "body": {"contains": amt}},
+                    },
+                )
+        # the log
+        dec = _decision(c)
+        if p.ledger == "sql":
+            where = {
+                "customer": c.cust.name,
+                "amount_usd": {"approx": [c.amount / 100, 0.01]},
+                "decision": dec,
+            }
+            b.expect_record("sql", "credits_log", where, f"the credits log has {c.cust.name}, ${amt}, {dec}")
+        elif p.ledger == "sheets":
+            b.expect_record(
+                "sheets",
+                "spreadsheets",
+                {"id": w.ledger_id, "sheets.cells": {"contains_all": [c.cust.name, amt, dec]}},
+                f"the credits log sheet has {c.cust.name}, ${amt}, {dec}",
+            )
+        else:
+            b.expect_record(
+                "workspace",
+                "entries",
+                {
+                    "id": f"{HOME}/Documents/finance/credits_log.csv",
+                    "content": {"contains": f"{c.cust.name},{_ref(w, c)},{amt},{dec}"},
+                },
+                f"the credits log file has a row {c.cust.name},{_ref(w, c)},{amt},{dec}",
+            )
+        # the approver
+        wrong = c.owner if c.owner_left else (w.current.fallback if p.people else None)
+        if wrong is not None and any(wrong.id == x.approver.id for x in w.cases):
+            wrong = None  # the right approver of another request in the same task
+        if p.notify == "email":
+            b.expect_message(
+                "email",
+                c.approver,
+                contains=[amt, c.cust.name],
+                description=f"{c.approver.name} was told ${amt}",
+            )
+            if wrong is not None:
+                b.no_message("email", wrong, f"{wrong.name} was not asked (they are not the approver)")
+        elif p.notify == "chat":
+            check = {
+                "predicate": "message_sent",
+                "service": "chat",
+                "to": [w.channel],
+                "contains": [c.approver.name, amt],
+            }
+            if wrong is not None:
+                check["exclude"] = [wrong.name]
+            b.goal(f"#billing-credits was told ${amt} for {c.cust.name}, naming {c.approver.name}", check)
+        else:
+            b.expect_record(
+                "helpdesk",
+                "conversations",
+                {
+                    "ticket_id": c.ticket,
+                    "kind": "note",
+                    "to_emails": c.approver.email,
+                    "body": {"contains": amt},
+                },
+                f"a note on ticket #{c.ticket} notifies {c.approver.name} of ${amt}",
+            )
+            if wrong is not None:
+                b.not_written(
+                    "helpdesk", wrong.email, f"{wrong.name} was not notified", tables=["conversations"]
+                )
+        if p.note:
+            b.expect_record(
+                "crm",
+                "objects",
+                {"object_type": "notes", "properties.hs_note_body": {"contains": amt}},
+                f"a HubSpot note logs ${amt}",
+            )
+            b.expect_record(
+                "crm",
+                "associations",
+                {"from_object_type": "notes", "to_object_type": "companies", "to_object_id": c.crm_id},
+                f"the note is on {c.cust.name}'s company",
+            )
+        if c.naive != c.amount:
+            b.not_written(p.ledger, dollars(c.naive), f"the log does not count {c.cust.name}'s credited days")
+        for v, label in (
+            (c.naive, "a total that counts credited days again"),
+            (c.stale, "the earlier window's total"),
+        ):
+            if v != c.amount:
+                b.trap("miscomputed", label, swap={amt: dollars(v)})
+        if wrong is not None:
+            b.trap("wrong_person", f"{wrong.name} is not the approver", swap={c.approver.email: wrong.email})
+    if w.twin is not None and w.decoy_ticket is not None:
+        b.keep("helpdesk", "tickets", w.decoy_ticket, f"{w.twin.cust.name}'s ticket was left alone")
+        b.trap("near_duplicate", "another customer's open ticket on the same subject", swap={})
+    if len(w.versions) > 1:
+        b.trap("stale", "a policy version that is not in force today")
+
+
+# ---- composition ---------------------------------------------------------------------------------
+def stages(plan: Plan, usage: list[Any]) -> list[Stage]:
+    """The stages of a plan in their working order (the order their solves run)."""
+
+    def nothing(w: Work) -> None:
+        return None
+
+    out = [
+        Stage(
+            "request",
+            "target",
+            (),
+            ("case", "window"),
+            plant_request,
+            solve_request,
+            "Find the open credit request and the outage window it names",
+        ),
+    ]
+    if plan.account:
+        out.append(
+            Stage(
+                "account",
+                "evidence",
+                ("case",),
+                ("owner",),
+                plant_account,
+                solve_account,
+                f"Find the account manager in {DISPLAY[plan.account]}",
+            )
+        )
+    if plan.people:
+        out.append(
+            Stage(
+                "people",
+                "evidence",
+                ("owner",),
+                ("approver",),
+                nothing,
+                solve_people,
+                "Check in BambooHR that the account manager still works here",
+            )
+        )
+    gives_policy = ("limit", "ledger_spec", "notify_spec") + (("approver",) if not plan.people else ())
+    out += [
+        Stage(
+            "policy",
+            "policy",
+            (),
+            gives_policy,
+            plant_policy,
+            solve_policy,
+            f"Read the service credit policy in force today ({DISPLAY[plan.policy]})",
+        ),
+        Stage(
+            "usage",
+            "aggregate",
+            ("case", "window"),
+            ("amount",),
+            lambda w: plant_usage(w, usage),
+            solve_usage,
+            f"Total the usage billed inside the window ({DISPLAY[plan.usage]})",
+        ),
+        Stage(
+            "decide",
+            "decide",
+            ("amount", "limit"),
+            ("branch",),
+            nothing,
+            solve_decide,
+            "Credit it or send it for approval, by the limit",
+        ),
+        Stage(
+            "reply",
+            "write",
+            ("case", "branch", "amount"),
+            (),
+            nothing,
+            solve_reply,
+            f"Answer the customer ({DISPLAY[plan.reply_service()]})",
+        ),
+        Stage(
+            "ledger",
+            "write",
+            ("case", "amount", "branch", "ledger_spec"),
+            (),
+            plant_ledger,
+            solve_ledger,
+            f"Log it in the credits log ({DISPLAY[plan.ledger]})",
+        ),
+        Stage(
+            "notify",
+            "write",
+            ("approver", "amount", "branch", "notify_spec"),
+            (),
+            nothing,
+            solve_notify,
+            f"Tell the approver ({DISPLAY[plan.notify]})",
+        ),
+    ]
+    if plan.note:
+        out.append(
+            Stage(
+                "note",
+                "write",
+                ("case", "amount", "branch"),
+                (),
+                nothing,
+                solve_note,
+                "Note the outcome on the HubSpot company",
+            )
+        )
+    if plan.notify == plan.reply_service():  # one visit: reply, then the note that notifies
+        i = next(i for i, s in enumerate(out) if s.name == "notify")
+        n = out.pop(i)
+        out.insert(next(i for i, s in enumerate(out) if s.name == "reply") + 1, n)
+    return out
+
+
+def wire(stage_list: list[Stage]) -> list[tuple[str, str, str]]:
+    """Every need is given by an earlier stage: the edges (from, to, fact); else a PlantError."""
+    given: dict[str, str] = {}
+    edges = []
+    for s in stage_list:
+        if s.kind not in VOCABULARY:
+            raise PlantError(f"stage {s.name}: kind {s.kind!r} is not in the vocabulary")
+        for need in s.needs:
+            if need not in given:
+                raise PlantError(f"stage {s.name} needs {need}, which no earlier stage gives")
+            edges.append((given[need], s.name, need))
+        for g in s.gives:
+            given.setdefault(g, s.name)
+    return edges
+
+
+def compose(b: Builder, plan: Plan, tier: dict[str, Any], tier_name: str) -> dict[str, Any]:
+    """Plant, solve and describe one composed task on `b` (see the module docstring)."""
+    rng = b.rng
+    n = tier["cases"]
+    cases = []
+    for _ in range(n):
+        cust, _story = b.story(kinds=("customer_escalation", "renewal", "quarterly_review", "onboarding"))
+        if w_has_crm(plan):
+            from compoworld.tasks.families._common import in_crm
+
+            if not in_crm(b)(cust):
+                raise PlantError(f"{cust.name} has no CRM company")
+        person = b.contact_of(cust)
+        end = b.now.date() - timedelta(days=rng.randrange(6, 25))
+        start = end - timedelta(days=rng.randrange(2, 6))
+        cases.append(Case(cust, person, start, end))
+    twin = None
+    if plan.request != "email":
+        tcust = b.customer(exclude=tuple(c.cust.id for c in cases))
+        twin = Case(tcust, b.contact_of(tcust), cases[0].start, cases[0].end)
+    for c in cases + ([twin] if twin else []):
+        old_end = c.start - timedelta(days=rng.randrange(45, 80))
+        c.found["old_window"] = (old_end - timedelta(days=rng.randrange(1, 4)), old_end)
+    w = Work(b, plan, tier, cases, twin=twin)
+    usage = _usage_rows(w)
+    st = stages(plan, usage)
+    edges = wire(st)
+    # branches from the evidence: the limit in force splits the cases' totals
+    amounts = sorted(c.amount for c in cases)
+    m = rng.randrange(0, n + 1)  # how many of the cases fall within the limit
+    lo = amounts[m - 1] if m else 0
+    hi = amounts[m] if m < n else None
+    candidates = [x for x in range(max(100, math.ceil(lo / 100)), (hi // 100) if hi else lo // 100 + 600, 50)]
+    candidates = [x for x in candidates if x * 100 >= lo and (hi is None or x * 100 < hi)]
+    if not candidates:
+        raise PlantError("no round limit between the totals")
+    limit = rng.choice(candidates)
+    staff = [p for p in b.company.employees if p.id != b.me.id]
+    fallbacks = b.fresh(staff, 3, key=lambda p: p.id)
+    eff = b.now.date() - timedelta(days=rng.randrange(20, 120))
+    versions = [Version(eff, limit, fallbacks[0])]
+    for c in cases:
+        c.branch = "approve" if c.amount <= limit * 100 else "review"
+    # the other versions flip the first case's branch: acting on them is wrong, not merely different
+    first = cases[0]
+    flip = (
+        (lambda: max(50, (first.amount // 100) // 2 // 50 * 50))
+        if first.branch == "approve"
+        else (lambda: (first.amount // 100 // 50 + 1 + rng.randrange(1, 6)) * 50)
+    )
+    if tier["versions"] >= 2:
+        versions.append(Version(eff - timedelta(days=rng.randrange(200, 500)), flip(), fallbacks[1]))
+    if tier["versions"] >= 3:
+        versions.append(Version(b.now.date() + timedelta(days=rng.randrange(10, 40)), flip(), fallbacks[2]))
+    if any(v.limit == limit for v in versions[1:]):
+        raise PlantError("a stale policy version agrees with the one in force")
+    w.versions = versions
+    if plan.notify == "chat":
+        from compoworld.tasks.families._common import chat_channel
+
+        w.channel = chat_channel(b, "billing-credits", topic="Downtime credits and approvals")
+    for s in st:
+        s.plant(w)
+    for c in cases:
+        if not plan.account:
+            c.approver = w.current.fallback
+        else:
+            c.approver = w.current.fallback if c.owner_left else c.owner
+    b.fact(*{dollars(c.amount) for c in cases}, *{str(v.limit) for v in versions})
+    b.begin()
+    for s in st:
+        s.solve(w)
+    add_checks(w)
+    describe(w, st, tier_name)
+    return {
+        "stages": [s.name for s in st],
+        "plan": plan.__dict__,
+        "edges": [{"from": a, "to": z, "fact": f} for a, z, f in edges],
+        "branches": [c.branch for c in cases],
+        "owner_left": [c.owner_left for c in cases],
+        "cases": len(cases),
+        "usage_rows": len(usage),
+        "policy_versions": len(versions),
+    }
+
+
+def w_has_crm(plan: Plan) -> bool:
+    return plan.account == "crm" or plan.note
+
+
+def describe(w: Work, st: list[Stage], tier_name: str) -> None:
+    b = w.b
+    names = [f"{c.person.name} at {c.cust.name}" for c in w.cases]
+    who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    many = len(w.cases) > 1
+    ask = b.say(
+        f"work {'the' if many else 'the'} downtime credit request{'s' if many else ''} from {who} through our service credit policy",
+        f"handle the outage credit request{'s' if many else ''} from {who} the way our credit policy says",
+        f"sort out the downtime credit{'s' if many else ''} {who} asked for, by the book",
+    )
+    where = w.tier["where"]
+    ctx = ""
+    if where >= 1:
+        ctx = b.say(
+            f"The policy is in {DISPLAY[w.plan.policy]}",
+            f"You'll find the credit policy in {DISPLAY[w.plan.policy]}",
+        )
+    if where >= 2:
+        ctx += f"; the billed usage is in {DISPLAY[w.plan.usage]}"
+    b.write(
+        frame(b.rng, ask, context=ctx),
+        hint=" ".join(s.step + "." for s in st),
+        subtasks=[s.step for s in st],
+    )
