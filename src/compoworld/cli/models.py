@@ -314,3 +314,24 @@ def implement_command(
     for a in summary["attempts"]:
         if a.get("error"):
             console.print(f"attempt: {a['error']}")
+
+
+def realise_set(tasks: list[Any], model: str) -> list[Any]:
+    """`tasks generate --realise-with MODEL`: every instruction rewritten, then held to the gates again."""
+    from compoworld.tasks.realise import realise_tasks
+
+    client = _client(None, model, 120.0, 512, "auto")
+
+    async def go() -> tuple[list[Any], dict[str, Any]]:
+        await _reachable(client)
+        try:
+            return await realise_tasks(client, tasks)
+        finally:
+            await client.close()
+
+    out, summary = asyncio.run(go())
+    kept = ", ".join(f"{k} {v}" for k, v in sorted(summary["kept_original"].items())) or "none"
+    err.print(
+        f"realised {summary['realised']}/{len(tasks)} instructions with {model}; kept the original: {kept}"
+    )
+    return out

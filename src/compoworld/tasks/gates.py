@@ -114,9 +114,12 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         settings = settings_from(m)
         try:
             again = Task.model_validate(generate_task(m["seed"], m["index"], settings))
-            # what generation adds after the generator (gate verdicts, curriculum weights) is not regenerated
-            added = ("gates", "curriculum")
+            # what generation adds after the generator (gate verdicts, curriculum weights, judges'
+            # results, a realised instruction: its original is kept) is not regenerated
+            added = ("gates", "curriculum", "judges", "realised")
             mine = task.model_copy(update={"meta": {k: v for k, v in task.meta.items() if k not in added}})
+            if "realised" in m:
+                mine.instruction = m["realised"]["original"]
             if again.to_json() != mine.to_json():
                 out["deterministic"] = "regenerating from the same seed gives different task data"
         except Rejected as e:
