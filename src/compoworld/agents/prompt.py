@@ -52,3 +52,19 @@ def task_user(task: Any) -> str:
 
 def task_system_prompt(task: Any, mode: str = "direct") -> str:
     return system_prompt(task.initial_state.get("clock", ""), task_user(task), mode)
+
+
+HINT_MODES: tuple[str, ...] = ("none", "hint", "subtasks")
+
+
+def hint_suffix(task: Any, mode: str) -> str:
+    """What `eval --hints` adds to the user message: the task's hint, and with `subtasks` its
+    ordered steps too ("" for `none`). Episodes record it, so an export can take it out again."""
+    if mode not in HINT_MODES:
+        raise ValueError(f"unknown hint mode {mode!r}: expected one of {', '.join(HINT_MODES)}")
+    if mode == "none" or not (task.hint or (mode == "subtasks" and task.subtasks)):
+        return ""
+    out = f"\n\nHint: {task.hint}" if task.hint else ""
+    if mode == "subtasks" and task.subtasks:
+        out += "\n\nSteps:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(task.subtasks, 1))
+    return out

@@ -21,7 +21,13 @@ err = Console(stderr=True)
 
 
 def _register_subcommands() -> None:
-    from compoworld.cli.run import eval_command, export_app, replay_compat_command, report_command
+    from compoworld.cli.run import (
+        EvalCommand,
+        eval_command,
+        export_app,
+        replay_compat_command,
+        report_command,
+    )
     from compoworld.cli.tasks import app as tasks_app
 
     app.add_typer(tasks_app, name="tasks")
@@ -29,7 +35,7 @@ def _register_subcommands() -> None:
 
     tasks_app.command("author")(author_command)
     tasks_app.command("judge")(judge_command)
-    app.command("eval")(eval_command)
+    app.command("eval", cls=EvalCommand)(eval_command)
     app.command("replay-compat")(replay_compat_command)
     app.command("report")(report_command)
     app.add_typer(export_app, name="export")

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperCommand
 
 console = Console()
 err = Console(stderr=True)
@@ -29,6 +30,19 @@ def _write(out: Path, write: Any) -> Any:
         return write()
     except OSError as e:
         _fail(f"cannot write {out}: {e.strerror or e}")
+
+
+class EvalCommand(TyperCommand):
+    """`eval`, whose `--hints` stands alone (the hint) or takes a mode (`--hints subtasks`): an
+    option with an optional value, which Typer's parser has no way to declare."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        out: list[str] = []
+        for i, a in enumerate(args):
+            out.append(a)
+            if a == "--hints" and (i + 1 == len(args) or args[i + 1].startswith("-")):
+                out.append("hint")
+        return super().parse_args(ctx, out)
 
 
 def eval_command(
@@ -74,6 +88,14 @@ def eval_command(
             help="Replace old tool results by one summary line per call (recorded in the run).",
         ),
     ] = False,
+    hints: Annotated[
+        str,
+        typer.Option(
+            "--hints",
+            help="Show the agent the task's hint (--hints), or its hint and subtasks (--hints subtasks); "
+            "recorded in the run. Default none.",
+        ),
+    ] = "none",
     limit: Annotated[int | None, typer.Option(help="Only the first N tasks.")] = None,
     ray: Annotated[
         str | None,
@@ -106,6 +128,10 @@ def eval_command(
         _fail(f"--server-profile must be one of {', '.join(PROFILE_NAMES)}")
     if max_completion_tokens < 1:
         _fail("--max-completion-tokens must be at least 1")
+    from compoworld.agents.prompt import HINT_MODES
+
+    if hints not in HINT_MODES:
+        _fail(f"--hints must be one of {', '.join(HINT_MODES)} (or bare --hints for the hint)")
     if k < 1 or concurrency < 1 or actors < 1:
         _fail("--k, --concurrency and --actors must be at least 1")
     try:
@@ -146,6 +172,7 @@ def eval_command(
         server_profile=server_profile if client is not None else "none",
         request_max_tokens=max_completion_tokens if client is not None else None,
         compact_history=compact_history,
+        hints=hints,
     )
 
     async def preflight() -> None:
@@ -265,6 +292,12 @@ def _print_summary(run_dir: Path) -> dict:
 def report_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
+    against: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Other runs of the same tasks (say, with --hints): pass rates per family beside this one's."
+        ),
+    ] = None,
 ) -> None:
     """Print pass@k, pass^k, mean score and error classes, broken down by domain, service, K and L; write report.md with plots."""
     from compoworld.rollout.report import write_report
@@ -272,11 +305,12 @@ def report_command(
 
     try:
         cfg, episodes, _ = load_run(run_dir)
+        others = [load_run(a)[:2] for a in against or []]
     except FileNotFoundError as e:
         _fail(str(e))
     if not episodes:
         _fail(f"{run_dir} has no finished episodes yet")
-    summary, path = write_report(run_dir, cfg, episodes)
+    summary, path = write_report(run_dir, cfg, episodes, others)
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
         return
@@ -288,6 +322,14 @@ def report_command(
         for v, s in summary["by"][key].items():
             t.add_row(v, str(s["episodes"]), str(s["pass_rate"]), str(s["mean_score"]))
         console.print(t)
+    modes = sorted({m for row in summary["hints"].values() for m in row if m != "delta"})
+    t = Table(title="hinted and unhinted, by family")
+    for col in ("family", *(f"{m}: pass rate (episodes)" for m in modes), "hinted - unhinted"):
+        t.add_column(col)
+    for fam, row in summary["hints"].items():
+        cells = [f"{row[m]['pass_rate']} ({row[m]['episodes']})" if m in row else "-" for m in modes]
+        t.add_row(fam, *cells, str(row.get("delta", "-")))
+    console.print(t)
     console.print(f"report: {path}")
 
 
@@ -309,6 +351,12 @@ def export_sft_command(
         Path | None,
         typer.Option(help="A tokenizer folder (from_pretrained) to count the rows' tokens exactly."),
     ] = None,
+    keep_hint: Annotated[
+        bool,
+        typer.Option(
+            help="Keep the hint of hinted runs (eval --hints) in the prompt; by default it is dropped."
+        ),
+    ] = False,
 ) -> None:
     """Conversations of good episodes, one a line: messages plus the tools the episode was offered.
 
@@ -338,7 +386,7 @@ def export_sft_command(
         except (OSError, ValueError) as e:
             _fail(f"--tokenizer {tokenizer}: {str(e).splitlines()[0]}")
     try:
-        rows = sft_rows(episodes, format, min_score, tools)
+        rows = sft_rows(episodes, format, min_score, tools, keep_hint)
     except (TooManyTools, ValueError) as e:
         _fail(str(e))
     n = _write(out, lambda: write_rows(rows, out))

@@ -230,14 +230,33 @@ def sft_record(episode: dict[str, Any], fmt: str, tools: str = "gateway") -> dic
 
 
 def sft_rows(
-    episodes: list[dict[str, Any]], fmt: str, min_score: float = 1.0, tools: str = "gateway"
+    episodes: list[dict[str, Any]],
+    fmt: str,
+    min_score: float = 1.0,
+    tools: str = "gateway",
+    keep_hint: bool = False,
 ) -> list[dict[str, Any]]:
-    """The rows of episodes that scored at least `min_score` without an error, by task and sample."""
+    """The rows of episodes that scored at least `min_score` without an error, by task and sample.
+    A hinted episode (`eval --hints`) is written without its hint unless `keep_hint`, as WildAWM's
+    data is: the model learns to do the work from the instruction alone."""
     return [
-        sft_record(e, fmt, tools)
+        sft_record(e if keep_hint else without_hint(e), fmt, tools)
         for e in sorted(episodes, key=lambda e: (e["task_id"], e["sample"]))
         if e["score"] >= min_score and e["error_class"] == "ok"
     ]
+
+
+def without_hint(e: dict[str, Any]) -> dict[str, Any]:
+    """The episode with the hint it recorded taken out of its first user message."""
+    shown = e.get("hint_shown")
+    if not shown:
+        return e
+    msgs = list(e["messages"])
+    for i, m in enumerate(msgs):
+        if m.get("role") == "user" and isinstance(m.get("content"), str) and shown in m["content"]:
+            msgs[i] = {**m, "content": m["content"].replace(shown, "", 1)}
+            break
+    return {**e, "messages": msgs}
 
 
 def export_sft(

@@ -9,8 +9,35 @@ from typing import Any
 from compoworld.rollout.metrics import breakdown, summarize
 
 
+def hint_comparison(runs: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> dict[str, dict[str, Any]]:
+    """Per family: pass rate and mean score of each hint mode among `runs` ((config, episodes)
+    pairs; `eval --hints` records the mode in both), and the hinted minus unhinted pass rate."""
+    acc: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for cfg, eps in runs:
+        for e in eps:
+            mode = e.get("hints") or cfg.get("hints", "none")
+            acc.setdefault(str(e.get("family") or "?"), {}).setdefault(mode, []).append(e)
+    out: dict[str, dict[str, Any]] = {}
+    for fam in sorted(acc):
+        row: dict[str, Any] = {}
+        for mode, es in sorted(acc[fam].items()):
+            row[mode] = {
+                "episodes": len(es),
+                "pass_rate": round(sum(e["V"] for e in es) / len(es), 4),
+                "mean_score": round(sum(e["score"] for e in es) / len(es), 4),
+            }
+        hinted = [m for m in row if m != "none"]
+        if "none" in row and hinted:
+            row["delta"] = round(row[hinted[0]]["pass_rate"] - row["none"]["pass_rate"], 4)
+        out[fam] = row
+    return out
+
+
 def write_report(
-    run_dir: str | Path, config: dict[str, Any], episodes: list[dict[str, Any]]
+    run_dir: str | Path,
+    config: dict[str, Any],
+    episodes: list[dict[str, Any]],
+    against: list[tuple[dict[str, Any], list[dict[str, Any]]]] | None = None,
 ) -> tuple[dict[str, Any], Path]:
     import matplotlib
 
@@ -114,10 +141,25 @@ def write_report(
         lines += [
             f"| {v} | {s['episodes']} | {s['pass_rate']} | {s['mean_score']} |" for v, s in by[key].items()
         ]
+    by["family"] = breakdown(episodes, "family")
+    hints = hint_comparison([(config, episodes), *(against or [])])
+    modes = sorted({m for row in hints.values() for m in row if m != "delta"})
+    lines += [
+        "",
+        "## Hinted and unhinted, by family",
+        "",
+        "| family | "
+        + " | ".join(f"{m}: episodes | {m}: pass rate" for m in modes)
+        + " | hinted - unhinted |",
+        "|---|" + "---|---|" * len(modes) + "---|",
+    ]
+    for fam, row in hints.items():
+        cells = [f"{row[m]['episodes']} | {row[m]['pass_rate']}" if m in row else "- | -" for m in modes]
+        lines.append(f"| {fam} | " + " | ".join(cells) + f" | {row.get('delta', '-')} |")
     lines += ["", "## Plots", ""] + [f"![{name}]({path.name})" for name, path in plots.items()]
     out = d / "report.md"
     out.write_text("\n".join(lines) + "\n")
-    return {**summary, "by": by}, out
+    return {**summary, "by": by, "hints": hints}, out
 
 
 def _num(x: str) -> float:

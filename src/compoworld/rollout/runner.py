@@ -25,6 +25,7 @@ from typing import Any
 
 from compoworld.agents.loop import ENDPOINT_FAILURES, Limits, run_episode
 from compoworld.agents.policies import Agent
+from compoworld.agents.prompt import hint_suffix
 from compoworld.rewards import (
     MAX_MALFORMED_TURNS,
     compoworld_group_rewards,
@@ -50,9 +51,17 @@ class RunConfig:
     server_profile: str = "auto"
     request_max_tokens: int | None = None  # completion cap of each request (None: no endpoint)
     compact_history: bool = False
+    hints: str = "none"  # none | hint | subtasks: what of the task's plan the agent is shown
 
 
-RESUME_KEYS = {"tasks_sha": None, "agent": None, "k": None, "mode": None, "compact_history": False}
+RESUME_KEYS = {
+    "tasks_sha": None,
+    "agent": None,
+    "k": None,
+    "mode": None,
+    "compact_history": False,
+    "hints": "none",
+}
 
 
 def file_sha(path: str | Path) -> str:
@@ -180,8 +189,11 @@ def _format_ok(rec: dict[str, Any]) -> bool:
 async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) -> dict[str, Any]:
     """One episode as the record the run directory stores (the same locally and on a Ray actor)."""
     limits = Limits(cfg.max_turns, cfg.max_tokens, compact_history=cfg.compact_history)
+    shown = hint_suffix(task, cfg.hints)
+    # the agent sees the instruction with the hint; the checks are the task's own, unchanged
+    seen = task.model_copy(update={"instruction": task.instruction + shown}) if shown else task
     try:
-        ep = await asyncio.wait_for(run_episode(task, agent, sample, cfg.mode, limits), cfg.episode_timeout)
+        ep = await asyncio.wait_for(run_episode(seen, agent, sample, cfg.mode, limits), cfg.episode_timeout)
         rec = ep.record()
     except TimeoutError:
         rec = {
@@ -216,6 +228,8 @@ async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) 
         }
     rec["format_ok"] = _format_ok(rec)
     rec["reward_wildawm"] = episode_wildawm_reward(rec["format_ok"], bool(rec["V"]), rec["checks"])
+    rec["hints"], rec["hint_shown"] = cfg.hints, shown  # so reports compare and exports strip it
+    rec["family"] = task.meta.get("family")
     rec["services"] = task.services
     rec["all_services"] = task.all_services
     rec["domains"] = task.meta.get("domains", [])
