@@ -221,6 +221,7 @@ class Work:
     cases: list[Case]
     versions: list[Version] = field(default_factory=list)  # [in force, older, announced]
     twin: Case | None = None
+    force: dict[str, Any] = field(default_factory=dict)  # tests: flip the evidence (within, owner_left)
     ledger_rows: int = 0
     ledger_id: str = ""
     usage_id: str = ""
@@ -255,11 +256,25 @@ def _hd_contact(b: Builder, p: Person) -> dict[str, Any]:
     return hd_contact(b, p)
 
 
-def _ticket_text(c: Case, start: date, end: date) -> str:
+def _ticket_text(c: Case, start: date, end: date, first: bool = False) -> str:
+    if first:  # the earlier request asks in the policy's own words: the live one is plainer
+        return (
+            f"Hi, could you apply a downtime credit under your service credit policy? We could not use the "
+            f"service from {_long(start)} to {_long(end)} during the outage but were billed for those days. "
+            f"Regards, {c.person.name}, {c.cust.name}"
+        )
     return (
         f"We could not use the service from {_long(start)} to {_long(end)} and were still billed for those "
         f"days. Please credit them. Regards, {c.person.name}, {c.cust.name}"
     )
+
+
+OTHER = (
+    ("Two more seats", "Could we add two more seats to our plan from next month?"),
+    ("New billing contact", "Please send future invoices to our new finance inbox."),
+    ("Roadmap question", "Is the new reporting module coming this quarter?"),
+    ("Office move", "We moved offices; please update our address on file."),
+)
 
 
 def plant_request(w: Work) -> None:
@@ -276,7 +291,7 @@ def plant_request(w: Work) -> None:
                     b,
                     contact,
                     c.subject,
-                    _ticket_text(c, old_start, old_end),
+                    _ticket_text(c, old_start, old_end, first=True),
                     status=5,
                     days_ago=(w.today - old_end).days - 1,
                 )
@@ -293,6 +308,10 @@ def plant_request(w: Work) -> None:
                 w.decoy_ticket = t["id"]
             else:
                 c.ticket = t["id"]
+                osub, otext = b.pick(OTHER)  # a newer request on another subject: the latest is not it
+                c.found["newer"] = hd_ticket(
+                    b, contact, osub, f"{otext} {c.person.name}", status=2, days_ago=0.2, priority=1
+                )["id"]
         else:
             me = b.me.email
             if c is not w.twin:
@@ -301,7 +320,7 @@ def plant_request(w: Work) -> None:
                     c.person.email,
                     me,
                     c.subject,
-                    _ticket_text(c, old_start, old_end),
+                    _ticket_text(c, old_start, old_end, first=True),
                     b.now - timedelta(days=(w.today - old_end).days - 1),
                     labels=("INBOX",),
                 )
@@ -324,6 +343,11 @@ def plant_request(w: Work) -> None:
                 b.now - timedelta(days=b.rng.randrange(1, 4), hours=b.rng.randrange(1, 9)),
             )
             c.email_id = m["id"]
+            c.found["thread"] = m["threadId"]
+            osub, otext = b.pick(OTHER)
+            c.found["newer"] = inbox_mail(
+                b, c.person.email, me, osub, f"{otext} {c.person.name}", b.now - timedelta(hours=3)
+            )["id"]
 
 
 def solve_request(w: Work) -> None:
@@ -380,6 +404,8 @@ def plant_account(w: Work) -> None:
     for c in w.cases:
         c.owner = b.fresh(staff, 1, key=lambda p: p.id)[0]
         c.owner_left = w.plan.people and b.rng.random() < 0.5
+        if w.plan.people and "owner_left" in w.force:
+            c.owner_left = bool(w.force["owner_left"])
         if w.plan.account == "crm":
             rec = crm_company(b, c.cust.name)
             c.crm_id = str(rec["id"])
@@ -726,7 +752,13 @@ def solve_reply(w: Work) -> None:
         if w.plan.request == "email":
             b.call(
                 "email__gmail_send_email",
-                {"to": [c.person.email], "subject": "Re: " + c.subject, "body": _reply_text(c)},
+                {
+                    "to": [c.person.email],
+                    "subject": "Re: " + c.subject,
+                    "body": _reply_text(c),
+                    "threadId": c.found["thread"],
+                    "inReplyTo": c.email_id,
+                },
             )
         else:
             b.call("helpdesk__freshdesk_reply_to_a_ticket", {"ticket_id": c.ticket, "body": _reply_text(c)})
@@ -879,6 +911,13 @@ def add_checks(w: Work) -> None:
         amt = dollars(c.amount)
         rivals = sorted({dollars(x) for x in (c.naive, c.stale) if x != c.amount})
         if p.request == "email":
+            b.expect_record(
+                "email",
+                "messages",
+                {"threadId": c.found["thread"], "labelIds": "SENT", "to": c.person.email},
+                f"the reply is in {c.person.name}'s thread about this outage",
+            )
+            b.trap("recent", "a newer email on another subject", swap={c.email_id: c.found["newer"]})
             b.expect_message(
                 "email",
                 c.person,
@@ -903,6 +942,10 @@ def add_checks(w: Work) -> None:
                 b.expect_change(
                     "helpdesk", "tickets", c.ticket, "status", 4, f"ticket #{c.ticket} is resolved"
                 )
+            b.keep(
+                "helpdesk", "tickets", c.found["newer"], f"{c.person.name}'s newer ticket on another subject"
+            )
+            b.trap("recent", "a newer open ticket on another subject", swap={c.ticket: c.found["newer"]})
             if c.old_ticket:
                 b.keep("helpdesk", "tickets", c.old_ticket, "the earlier, closed request was left alone")
                 b.trap(
@@ -1165,8 +1208,13 @@ def wire(stage_list: list[Stage]) -> list[tuple[str, str, str]]:
     return edges
 
 
-def compose(b: Builder, plan: Plan, tier: dict[str, Any], tier_name: str) -> dict[str, Any]:
-    """Plant, solve and describe one composed task on `b` (see the module docstring)."""
+def compose(
+    b: Builder, plan: Plan, tier: dict[str, Any], tier_name: str, force: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Plant, solve and describe one composed task on `b` (see the module docstring). `force`
+    flips evidence for tests, with every random draw unchanged: `within` (how many requests fall
+    within the limit in force) and `owner_left` (the account managers left, shown in HR)."""
+    force = dict(force or {})
     rng = b.rng
     n = tier["cases"]
     cases = []
@@ -1188,13 +1236,14 @@ def compose(b: Builder, plan: Plan, tier: dict[str, Any], tier_name: str) -> dic
     for c in cases + ([twin] if twin else []):
         old_end = c.start - timedelta(days=rng.randrange(45, 80))
         c.found["old_window"] = (old_end - timedelta(days=rng.randrange(1, 4)), old_end)
-    w = Work(b, plan, tier, cases, twin=twin)
+    w = Work(b, plan, tier, cases, twin=twin, force=force)
     usage = _usage_rows(w)
     st = stages(plan, usage)
     edges = wire(st)
     # branches from the evidence: the limit in force splits the cases' totals
     amounts = sorted(c.amount for c in cases)
     m = rng.randrange(0, n + 1)  # how many of the cases fall within the limit
+    m = min(n, max(0, int(force.get("within", m))))
     lo = amounts[m - 1] if m else 0
     hi = amounts[m] if m < n else None
     candidates = [x for x in range(max(100, math.ceil(lo / 100)), (hi // 100) if hi else lo // 100 + 600, 50)]

@@ -350,7 +350,9 @@ def uses_workflows(settings: Settings) -> bool:
     return bool(eligible_families(settings))
 
 
-def workflow_task(seed: int, index: int, settings: Settings, composed: bool = False) -> dict[str, Any]:
+def workflow_task(
+    seed: int, index: int, settings: Settings, composed: bool = False, force: dict[str, Any] | None = None
+) -> dict[str, Any]:
     from compoworld.agents.prompt import system_prompt
     from compoworld.tasks.grounding import ground, tool_enums
     from compoworld.tasks.workflow import Builder, Unsolvable
@@ -378,7 +380,7 @@ def workflow_task(seed: int, index: int, settings: Settings, composed: bool = Fa
         plan, tier = composed_plans(settings, rng, set(lived["services"]) if lived else None)
 
         def build(bb: Any, plan: Any = plan, tier: str = tier) -> None:
-            info.update(compose(bb, plan, TIERS[tier], tier))
+            info.update(compose(bb, plan, TIERS[tier], tier, force))
 
         info["tier"] = tier
         fam = Family("composed.service_credit", "support", tuple(sorted(plan.services())), build)

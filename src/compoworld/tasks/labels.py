@@ -85,7 +85,9 @@ def task_labels(task: Any) -> list[tuple[str, str, str, str]]:
         w = task.world if isinstance(task.world, dict) else task.world.model_dump()
         base = base_world(w["seed"], w["size"])
     elif m.get("world"):
-        base = persona_world(m["world"]["dir"], m["world"]["persona"], m["world"]["day"], m.get("size", "small"))
+        base = persona_world(
+            m["world"]["dir"], m["world"]["persona"], m["world"]["day"], m.get("size", "small")
+        )
     else:
         return []
     s0 = task.initial_state if isinstance(task.initial_state, dict) else task.initial_state.model_dump()

@@ -1,0 +1,164 @@
+"""Composed work (tasks.compose): stages wired output to input; every gate and adversary passes,
+lazy solvers fail, the branch flips when the evidence flips, and no planted record labels itself."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from compoworld.tasks.adversaries import solve_lazily
+from compoworld.tasks.compose import PLANS, Stage, plans_for, wire
+from compoworld.tasks.gates import run_gates
+from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
+from compoworld.tasks.labels import label_in, labelled, task_labels
+from compoworld.tasks.model import Task
+from compoworld.tasks.workflow import PlantError
+
+HARD = Settings(k=5, difficulty="hard")
+
+
+def _tasks(settings: Settings, n: int, seed: int = 41) -> list[Task]:
+    out, i = [], 0
+    while len(out) < n and i < 4 * n:
+        with contextlib.suppress(Rejected):
+            out.append(Task.model_validate(generate_task(seed, i, settings)))
+        i += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def hard() -> list[Task]:
+    return _tasks(HARD, 4)
+
+
+def test_hard_tasks_pass_every_gate_and_adversary_and_lazy_solvers_fail(hard: list[Task]) -> None:
+    assert len(hard) == 4
+    for t in hard:
+        bad = {g: why for g, why in run_gates(t, regenerate=True).items() if why}
+        assert not bad, (t.id, bad)
+        lazy = solve_lazily(t)
+        assert all(p == 0 for p in lazy.values()), (t.id, lazy)
+
+
+def test_hard_tasks_have_the_papers_shape(hard: list[Task]) -> None:
+    for t in hard:
+        assert t.meta["generator"] == "composed" and t.meta["difficulty"]["tier"] == "hard"
+        assert len(t.services) == 5 and len(t.distractors) == 5
+        assert 7 <= len(t.walk) <= 12
+        assert all(a != b for a, b in zip(t.walk, t.walk[1:], strict=False))  # no service twice in a row
+        assert len(t.walk) > len(set(t.walk))  # a revisit
+        assert t.meta["difficulty"]["decisions"] >= 3
+        assert 80 <= t.meta["composition"]["usage_rows"] <= 200
+        assert len(t.instruction.split()) <= 120
+        assert task_labels(t) == []
+        # stages are wired: the usage total needs the window the request gave, the decision the total
+        edges = {(e["from"], e["to"], e["fact"]) for e in t.meta["composition"]["edges"]}
+        assert ("request", "usage", "window") in edges and ("usage", "decide", "amount") in edges
+
+
+def _forced(seed: int, index: int, settings: Settings, **force: object) -> Task:
+    return Task.model_validate(workflow_task(seed, index, settings, composed=True, force=force))
+
+
+def _find(settings: Settings, want) -> tuple[int, Task]:
+    for i in range(40):
+        try:
+            t = _forced(7, i, settings)
+        except Rejected:
+            continue
+        if want(t):
+            return i, t
+    raise AssertionError("no task of that plan")
+
+
+def test_the_branch_flips_when_the_limit_in_force_flips() -> None:
+    s = Settings(k=4, difficulty="medium")
+    i, _ = _find(s, lambda t: t.meta["composition"]["plan"]["request"] == "helpdesk")
+    within = _forced(7, i, s, within=1)
+    above = _forced(7, i, s, within=0)
+    assert within.meta["composition"]["branches"] == ["approve"]
+    assert above.meta["composition"]["branches"] == ["review"]
+    # same request, same usage: only the policy's limit (the evidence) differs
+    assert within.services == above.services and within.walk[:3] == above.walk[:3]
+    assert within.instruction.split(" at ")[0].split()[-2:] == above.instruction.split(" at ")[0].split()[-2:]
+    status = [c for c in within.reference_solution if c.tool == "helpdesk__freshdesk_update_ticket"]
+    assert status and status[0].arguments["status"] == 4  # credited: resolved
+    assert not [c for c in above.reference_solution if c.tool == "helpdesk__freshdesk_update_ticket"]
+    for t in (within, above):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}
+    # each world's reference fails the other's checks: the action depends on the state
+    from compoworld.verify.verifier import verify
+
+    env = above.environment()
+    for c in within.reference_solution:
+        env.call(c.tool, c.arguments)
+    assert not verify(above, env.snapshot(), None).passed
+
+
+def test_the_approver_flips_when_hr_shows_the_account_manager_left() -> None:
+    s = Settings(k=5, difficulty="medium")
+    i, _ = _find(s, lambda t: t.meta["composition"]["plan"]["people"])
+    stay = _forced(7, i, s, owner_left=False)
+    left = _forced(7, i, s, owner_left=True)
+    assert stay.meta["composition"]["owner_left"] == [False] and left.meta["composition"]["owner_left"] == [
+        True
+    ]
+
+    def told(t: Task) -> set[str]:
+        out = set()
+        for c in t.reference_solution:
+            a = c.arguments
+            out |= set(a.get("to", []) if c.tool == "email__gmail_send_email" else a.get("notify_emails", []))
+            if c.tool == "chat__slack_user_post_message":
+                out.add(a["text"].split(",")[0].split(":")[0].replace("FYI ", ""))
+        return out
+
+    assert told(stay) != told(left)
+    for t in (stay, left):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}
+
+
+def test_every_k_from_2_to_7_has_plans_and_walks_obey_the_rules() -> None:
+    for k in range(2, 8):
+        plans = plans_for(k, (2, 12))
+        assert plans, k
+        for p in plans:
+            w = p.walk()
+            assert len(p.services()) == k and set(w) == p.services()
+            assert all(a != b for a, b in zip(w, w[1:], strict=False)) and len(w) > len(set(w))
+    assert len(PLANS) > 100
+
+
+def test_wiring_refuses_a_need_no_earlier_stage_gives() -> None:
+    def nothing(w: object) -> None:
+        return None
+
+    a = Stage("a", "target", (), ("case",), nothing, nothing, "")
+    b = Stage("b", "aggregate", ("case", "window"), ("amount",), nothing, nothing, "")
+    with pytest.raises(PlantError, match="needs window"):
+        wire([a, b])
+    with pytest.raises(PlantError, match="vocabulary"):
+        wire([Stage("c", "magic", (), (), nothing, nothing, "")])
+    assert wire([a, Stage("b", "aggregate", ("case",), (), nothing, nothing, "")]) == [("a", "b", "case")]
+
+
+def test_label_scanner_finds_planted_labels_and_spares_evidence() -> None:
+    for text in (
+        "AR balances sheet (old copy, do not use)",
+        "Superseded.",
+        "(handled last year)",
+        "(2025, archived)",
+    ):
+        assert label_in(text), text
+    for text in ("Status: closed", "Effective 2025-01-01", "the active (not archived) project", "Version: 3"):
+        assert label_in(text) is None, text
+    base = {"services": {"wiki": {"pages": {"1": {"title": "Policy"}}}}}
+    s0 = {"services": {"wiki": {"pages": {"1": {"title": "Policy"}, "2": {"title": "Policy (superseded)"}}}}}
+    assert labelled(s0, base) == [("wiki", "pages", "2", "superseded")]
+    assert labelled(base, base) == []
+
+
+def test_generate_at_k5_never_writes_a_chain_task() -> None:
+    for t in _tasks(Settings(k=5), 2, seed=3):
+        assert t.meta["generator"] == "composed" and len(t.services) == 5
