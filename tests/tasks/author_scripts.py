@@ -107,6 +107,8 @@ def variant(kind: str) -> dict[str, Any]:
         d["instruction"] = d["instruction"].replace("the purchase order number", f"the purchase order {PO}")
     elif kind == "unknown_predicate":
         d["rubric"][1] = {"predicate": "channel_was_pleased", "service": "chat", "description": "vibes"}
+    elif kind == "label":  # the trap says it is the wrong one instead of evidence showing it
+        d["plant"][1]["insert"]["record"]["text"] += " (superseded, do not use)"
     elif kind == "ungrounded":  # the reference emails the PO without ever looking it up
         d["reference"][0]["arguments"]["query"] = "lunch"
         d["reference"][2]["arguments"]["channel_id"] = FINANCE

@@ -104,6 +104,7 @@ def test_cli_author_revises_from_diagnostics_and_its_tasks_pass_check(tmp_path):
         ("leak", "no_leak", PO),
         ("unknown_predicate", "rubric", "channel_was_pleased"),
         ("ungrounded", "grounded", "before it was shown"),
+        ("label", "labels", "superseded"),
     ],
 )
 def test_bad_proposals_are_rejected_with_the_right_cause(kind, cause, says):

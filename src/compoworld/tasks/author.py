@@ -50,7 +50,7 @@ from compoworld.tasks.generator import (
 PROPOSE = "propose_task"
 AUTHOR_VERSION = "1.0"
 # causes a proposal can be rejected for before the gates run (then the gates' own names)
-CAUSES = ("format", "rubric", "plan", "solvable", "walk", "traps", "grounded")
+CAUSES = ("format", "rubric", "plan", "labels", "solvable", "walk", "traps", "grounded")
 
 
 @dataclass(frozen=True)
@@ -366,6 +366,13 @@ def probe(design: dict[str, Any], sk: Skeleton, seed: int, index: int, s: Author
     b.begin()
     s0 = b.s0
     assert s0 is not None
+    from compoworld.tasks.labels import labelled
+
+    if found := labelled(s0, world):  # evidence, not labels: no planted record says it is wrong
+        svc_name, table, key, phrase = found[0]
+        raise Reject(
+            "labels", f"the planted {svc_name}.{table} {key} says {phrase!r}; let evidence elsewhere show it"
+        )
     data: list[Any] = []
     turn_of: dict[Any, int] = {}
     for i, c in enumerate(reference):
