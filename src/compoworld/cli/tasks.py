@@ -124,7 +124,10 @@ def generate(
         str | None, typer.Option(help="Draw each task's K services from these only (comma-separated).")
     ] = None,
     world: Annotated[
-        Path | None, typer.Option(help="A folder of `worlds build`: tasks start from a persona's day.")
+        Path | None,
+        typer.Option(
+            help="A world of `worlds build` (folder or pack; DIR@DAY: only that day): tasks start from a persona's day."
+        ),
     ] = None,
     interfaces: Annotated[
         str | None,
@@ -210,8 +213,13 @@ def generate(
             raise typer.BadParameter(
                 f"--families {families}: no workflow family matches (see `compoworld tasks families`)"
             )
-    if world is not None and not (world / "world.json").is_file():
-        raise typer.BadParameter(f"--world {world}: no world.json (build one with `compoworld worlds build`)")
+    if world is not None:
+        from compoworld.worlds.store import world_index
+
+        try:  # a folder or a pack, its files checked against its digest; DIR@DAY: tasks from that day
+            world_index(str(world.resolve()))
+        except ValueError as e:
+            raise typer.BadParameter(f"--world {world}: {e}") from None
     if (impossible := _impossible(settings)) is not None:
         raise typer.BadParameter(impossible)
     if target is not None or schedule:  # curriculum from failures (tasks/curriculum.py)
