@@ -23,7 +23,7 @@ def run(check: dict, final: dict, answer: str | None = None, s0: dict = S0):
     return verify_checks([{"id": "c", "check": check}], s0, final, answer).checks[0]
 
 
-def test_record_exists_is_case_and_space_insensitive_and_new_only() -> None:
+def test_record_exists_reads_text_loosely_system_values_exactly_and_new_only() -> None:
     final = state(
         chat={
             "messages": {
@@ -40,9 +40,11 @@ def test_record_exists_is_case_and_space_insensitive_and_new_only() -> None:
         "service": "chat",
         "table": "messages",
         "new": True,
-        "where": {"channel": "c1", "text": {"contains": "invoice po-12345"}},
+        "where": {"channel": "C1", "text": {"contains": "invoice po-12345"}},
     }
     assert run(check, final).passed
+    # an id, key or enum value is spelled as the system spells it: its case matters there
+    assert not run({**check, "where": {"channel": "c1"}}, final).passed
     assert not run({**check, "where": {"text": {"contains": "old"}}}, final).passed  # exists, but not new
     assert run({**check, "new": False, "where": {"text": "OLD"}}, final).passed
     assert not run({**check, "predicate": "record_absent"}, final).passed

@@ -10,6 +10,15 @@ gets V = 0:
   recipient on the same one);
 - answer_dump: the reference, with a reply that lists every candidate answer.
 
+The attack suite (issue 23) tries the holes a verifier that does not read the work leaves open:
+- gutted: the reference with every text it writes replaced by "Done.";
+- near_miss: the reference with its amounts one unit off and its dates a day late;
+- extra_cc: the reference with another person copied (cc) on each message it sends;
+- hedge, refusal, wrong_unit, value_dump: the reference with an answer that offers an alternative,
+  refuses while quoting the value, gives it in another currency or unit, or lists every number seen;
+- allowed_delete: the reference plus deleting a record the task may only edit.
+An attack that does not apply to a task (no text, no answer) is not run.
+
 The lazy solvers of `tasks audit` never follow the chain. For each value a write took from an
 observation, they look at the records listed beside it in that observation (the candidates the
 agent was shown) and act on: every one of them; the most recent one; the oldest one; the one that
@@ -19,6 +28,7 @@ choice too: its identifying tokens, else the record whose own values the text re
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
@@ -30,6 +40,17 @@ from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
 ADVERSARIES = ("noop", "spray", "decoy", "collateral", "spam", "answer_dump")
+ATTACKS = (
+    "gutted",
+    "near_miss",
+    "extra_cc",
+    "hedge",
+    "refusal",
+    "wrong_unit",
+    "value_dump",
+    "allowed_delete",
+)
+ADVERSARIES += ATTACKS
 SOLVERS = ("every", "recent", "oldest", "keyword")
 ALL_SOLVERS = SOLVERS  # kept for callers that import it
 
@@ -247,6 +268,254 @@ def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str
     cands = _answer_candidates(task)
     if answer and cands and verify(task, final, ", ".join([*cands, answer])).passed:
         out["answer_dump"] = "a reply listing every candidate passes"
+    out.update(attack_suite(task, env, final, writes))
+    env.restore(s0)
+    return out
+
+
+# ---- the attack suite --------------------------------------------------------------------------
+def _is_text(key: str, value: Any) -> bool:
+    from compoworld.tasks.grounding import _TEXTY, FREE_TEXT
+
+    k = key.lower()
+    return (
+        isinstance(value, str)
+        and (
+            (k in FREE_TEXT and k not in ("value", "command", "cmd", "script", "sql", "statement", "formula"))
+            or k.endswith(_TEXTY)
+        )
+        and len(value.split()) >= 3
+    )
+
+
+def gut(value: Any, key: str = "") -> Any:
+    """Every text the arguments carry replaced by "Done." (the ids and values kept)."""
+    if isinstance(value, dict):
+        return {k: gut(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [gut(v, key) for v in value]
+    return "Done." if _is_text(key, value) else value
+
+
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
+_AMOUNT_TXT = re.compile(r"(?<![\w.#-])(\d[\d,]*\.\d{2})(?![\w])")
+
+
+def _day_later(m: re.Match[str]) -> str:
+    from datetime import date, timedelta
+
+    try:
+        d = date(int(m.group(1)), int(m.group(2)), int(m.group(3))) + timedelta(days=1)
+    except ValueError:
+        return m.group(0)
+    return d.isoformat()
+
+
+class Asked:
+    """The values a task's work found or worked out: what a near miss gets one unit or a day off."""
+
+    def __init__(self, task: Task, env: Environment) -> None:
+        from compoworld.tasks.grounding import leaves
+
+        env.reset()
+        self.days: set[str] = set()
+        self.numbers: set[float] = set()
+        for c in task.reference_solution:
+            for _, v in leaves(env.call(c.tool, c.arguments).get("data")):
+                if isinstance(v, bool) or v is None:
+                    continue
+                if isinstance(v, int | float):
+                    self.numbers |= {round(float(v), 2), round(float(v) / 100, 2)}
+                elif isinstance(v, str):
+                    self.days.update(m.group(0) for m in _ISO_DAY.finditer(v))
+                    if re.fullmatch(r"-?\d[\d,]*(\.\d+)?", v.strip()):
+                        self.numbers.add(round(float(v.replace(",", "")), 2))
+        for m in task.meta.get("composed", []):
+            self.days.update(x.group(0) for x in _ISO_DAY.finditer(str(m)))
+            with contextlib.suppress(ValueError):
+                self.numbers.add(round(float(str(m).replace(",", "")), 2))
+        self.instruction = task.instruction
+        self.clock = str(task.initial_state.get("clock", ""))
+
+    def day(self, d: str) -> bool:
+        from compoworld.tasks.rubric import near_today, relative_day
+
+        if near_today(
+            self.clock, d
+        ):  # records touched lately show these days: only the request asks for them
+            return relative_day(self.instruction, self.clock, d)
+        return d in self.days or relative_day(self.instruction, self.clock, d)
+
+    def number(self, x: float) -> bool:
+        return round(x, 2) in self.numbers
+
+
+def near_miss(value: Any, asked: Asked, key: str = "") -> Any:
+    """Amounts one unit off and dates a day late, in values and inside texts, where the work found
+    or worked them out (a due date the reference picked itself is no fact of the task)."""
+    if isinstance(value, dict):
+        return {k: near_miss(v, asked, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [near_miss(v, asked, key) for v in value]
+    if isinstance(value, float) and not isinstance(value, bool):
+        return value + 1.0 if asked.number(value) else value
+    if isinstance(value, str):
+        v = _ISO_DAY.sub(lambda m: _day_later(m) if asked.day(m.group(0)) else m.group(0), value)
+        return _AMOUNT_TXT.sub(
+            lambda m: (
+                f"{float(m.group(1).replace(',', '')) + 1:.2f}"
+                if asked.number(float(m.group(1).replace(",", "")))
+                else m.group(1)
+            ),
+            v,
+        )
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and re.search(r"amount|total|price|qty|quantity|count", key, re.I)
+    ):
+        return value + 1 if asked.number(value) or asked.number(value / 100) else value
+    return value
+
+
+_CC_KEYS = ("cc", "cc_emails", "ccRecipients", "cc_addresses")
+
+
+def _with_cc(env: Environment, call: dict[str, Any], other: str) -> dict[str, Any] | None:
+    """The call with another person copied, through the cc field its tool documents."""
+    spec = env.tool_spec(call["tool"])
+    props = (spec.input_schema or {}).get("properties", {}) if spec else {}
+    for k in _CC_KEYS:
+        if k in props or k in call["arguments"]:
+            old = call["arguments"].get(k) or []
+            old = old if isinstance(old, list) else [old]
+            extra: Any = {"email": other} if old and isinstance(old[0], dict) else other
+            kind = props.get(k, {}).get("type")
+            new = [*old, extra] if kind != "string" else ", ".join([*map(str, old), other])
+            return {"tool": call["tool"], "arguments": {**call["arguments"], k: new}}
+    return None
+
+
+def _answer_attacks(task: Task) -> dict[str, str]:
+    """Answers a careful user rejects, each built from the asked value."""
+    ans = str(task.answer)
+    spec = next((i.check for i in task.rubric if i.check.get("predicate") == "answer_matches"), {})
+    kind = spec.get("kind", "text")
+    rival = _near(ans, kind)
+    out = {
+        "hedge": f"{ans} (or maybe {rival})" if kind == "number" else f"It is either {ans} or {rival}.",
+        "refusal": f"I could not verify it. Possibly {ans}?",
+    }
+    if kind == "number":
+        cur = (spec.get("currency") or "").upper()
+        if cur:
+            out["wrong_unit"] = f"{ans} {'EUR' if cur != 'EUR' else 'USD'}"
+        elif spec.get("unit") == "count":
+            out["wrong_unit"] = f"{ans} USD"
+        elif spec.get("unit"):
+            out["wrong_unit"] = f"{ans} {'hours' if spec['unit'] != 'hour' else 'minutes'}"
+    return out
+
+
+def _near(value: str, kind: str) -> str:
+    if kind == "number":
+        try:
+            x = float(value.replace(",", ""))
+            return f"{x + 1:.2f}" if "." in value else str(int(x) + 1)
+        except ValueError:
+            return value + "1"
+    m = re.search(r"\d+", value)
+    if m:
+        n = m.group()
+        return value[: m.start()] + str(int(n) + 1).zfill(len(n)) + value[m.end() :]
+    return f"{value} (2)"
+
+
+def _dump(task: Task, env: Environment) -> str | None:
+    """The asked value among every value of its kind the reference was shown."""
+    from compoworld.tasks.grounding import leaves
+
+    ans = str(task.answer)
+    spec = next((i.check for i in task.rubric if i.check.get("predicate") == "answer_matches"), {})
+    env.reset()
+    seen: list[str] = []
+    for c in task.reference_solution:
+        r = env.call(c.tool, c.arguments)
+        for _, v in leaves(r.get("data")):
+            if spec.get("kind") == "number":
+                if isinstance(v, int | float) and not isinstance(v, bool):
+                    seen.append(f"{v:.2f}" if "." in ans else str(v))
+            elif isinstance(v, str) and _same_shape(v, ans):
+                seen.append(v)
+    vals = [x for x in dict.fromkeys(seen) if x != ans][:40]
+    if len(vals) < 2:
+        return None
+    mid = len(vals) // 2
+    return ", ".join([*vals[:mid], ans, *vals[mid:]])
+
+
+def _same_shape(v: str, ans: str) -> bool:
+    return re.sub(r"\d", "0", v) == re.sub(r"\d", "0", ans) and v != ans and any(ch.isdigit() for ch in ans)
+
+
+def attack_suite(
+    task: Task, env: Environment, final: dict[str, Any], writes: list[dict[str, Any]]
+) -> dict[str, str | None]:
+    """Attack -> how it passed (None: it got V = 0 or does not apply)."""
+    out: dict[str, str | None] = dict.fromkeys(ATTACKS)
+    s0 = env.initial
+    answer = task.answer
+
+    def run_writes(calls: list[dict[str, Any]]) -> dict[str, Any]:
+        env.restore(s0)
+        _run(env, calls)
+        return env.snapshot()
+
+    gutted = [{**c, "arguments": gut(c["arguments"])} for c in writes]
+    if gutted != writes and verify(task, run_writes(gutted), answer).passed:
+        out["gutted"] = "the reference with every text replaced by 'Done.' passes"
+    asked = Asked(task, env)
+    missed = [{**c, "arguments": near_miss(c["arguments"], asked)} for c in writes]
+    if missed != writes:
+        state = run_writes(missed)
+        env.restore(final)
+        if state != env.snapshot() and verify(task, state, answer).passed:
+            out["near_miss"] = "the reference with amounts one off and dates a day late passes"
+    others = _others(env, task)["email"]
+    if others:
+        ccd = [_with_cc(env, c, others[0]) or c for c in writes]
+        if ccd != writes:
+            state = run_writes(ccd)
+            env.restore(final)
+            if state != env.snapshot() and verify(task, state, answer).passed:
+                out["extra_cc"] = f"the reference with {others[0]} copied on its messages passes"
+    if answer:
+        for name, text in _answer_attacks(task).items():
+            if verify(task, final, text).passed:
+                out[name] = f"the answer {text!r} passes"
+        dump = _dump(task, env)
+        if dump and verify(task, final, dump).passed:
+            out["value_dump"] = "an answer listing every value seen passes"
+    for item in task.rubric:
+        if item.check.get("predicate") != "no_changes_except":
+            continue
+        for a in item.check.get("allow", []):
+            if a.get("key") is None or a.get("remove"):
+                continue
+            recs = final["services"].get(a["service"], {}).get(a.get("table") or "")
+            if not isinstance(recs, dict):
+                continue
+            rk = next((k for k in recs if str(k) == a["key"]), None)
+            if rk is None:
+                continue
+            state = copy.copy(final)
+            state["services"] = {**final["services"], a["service"]: {**final["services"][a["service"]]}}
+            state["services"][a["service"]][a["table"]] = {k: v for k, v in recs.items() if k != rk}
+            if verify(task, state, answer).passed:
+                out["allowed_delete"] = (
+                    f"the reference plus deleting {a['service']}:{a['table']}/{a['key']} passes"
+                )
+                break
     env.restore(s0)
     return out
 

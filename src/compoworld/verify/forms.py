@@ -181,4 +181,15 @@ def contains_when(text: str, expected: str) -> bool:
         i = text.find(sp)
         if same_when(text[i : i + len(sp) + 16], expected) or same_when(sp, expected):
             return True
+        # the time written before the day: "2:30 PM UTC on March 9, 2026", "15:30 CET, 9 March 2026"
+        t = _TIME_BEFORE.search(text[max(0, i - 28) : i])
+        if t and (t.group(2) or t.group(3)) and same_when(f"{sp} {t.group(0).strip()}", expected):
+            return True
     return False
+
+
+_TIME_BEFORE = re.compile(
+    r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?\s*([A-Za-z]{1,4}\b|[+-]\d{2}:?\d{2})?"
+    r"\s*(?:on|,)?\s*(?:[A-Za-z]+day,?\s*)?$",
+    re.I,
+)

@@ -24,7 +24,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from compoworld.core.query import norm
 from compoworld.core.state import META
+from compoworld.verify.answers import commitment_problem
 from compoworld.verify.forms import contains_phone, contains_when, person_matches, same_phone, same_when
+from compoworld.verify.meaning import carries, names_value
 from compoworld.verify.state_view import StateView
 
 
@@ -61,7 +63,10 @@ def _values(rec: Any, path: str) -> list[Any]:
                 if part in v:
                     nxt.append(v[part])
             elif isinstance(v, list):
-                nxt.extend(x[part] for x in v if isinstance(x, dict) and part in x)
+                if part.isdigit() and not any(isinstance(x, dict) and part in x for x in v):
+                    nxt.extend(v[int(part) : int(part) + 1])  # "sheets.0.cells": one item by index
+                else:
+                    nxt.extend(x[part] for x in v if isinstance(x, dict) and part in x)
         cur = nxt
     out = []
     for v in cur:
@@ -86,14 +91,19 @@ def _eq(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) or isinstance(b, int | float):
         x, y = _num(a), _num(b)
         return x is not None and y is not None and math.isclose(x, y, rel_tol=0, abs_tol=1e-6)
-    if _text(a) == _text(b):
-        return True
     if isinstance(b, str) and _ISO_DAY.match(b) and isinstance(a, str):
-        return same_when(a, b)  # the same day or instant, written in another form or zone
-    return False
+        return _text(a) == _text(b) or same_when(a, b)  # the same day or instant, in another form or zone
+    if isinstance(a, str) and isinstance(b, str) and _SYSTEM_VALUE.fullmatch(b.strip()):
+        return a.strip() == b.strip()  # an enum value, key or flag: its case matters to the system
+    return _text(a) == _text(b)
 
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+# one token of letters, digits and separators, not an address: how systems spell enum values, keys,
+# flags and codes ('waitlist', 'closedwon', 'feature:beta-api', 'ENG-7'); a person's words have spaces
+_SYSTEM_VALUE = re.compile(
+    r"(?=.*[a-z])(?!.*@)[A-Za-z0-9_:./#-]+|(?=.*[A-Z])(?!.*@)[A-Z0-9_:./#-]*[_:-][A-Z0-9_:./#-]*"
+)
 
 
 def match(rec: dict[str, Any], where: dict[str, Any]) -> bool:
@@ -148,13 +158,14 @@ class RecordArgs(_Args):
     table: str
     where: dict[str, Any]
     new: bool = False  # only records created or changed during the episode
+    count: int = 1  # at least this many matching records
 
 
 @predicate("record_exists", RecordArgs)
 def record_exists(ctx: CheckContext, a: RecordArgs) -> tuple[bool, str]:
     recs = _fresh(ctx, a.service, a.table) if a.new else list(ctx.final.table(a.service, a.table).values())
     hits = sum(1 for r in recs if isinstance(r, dict) and match(r, a.where))
-    return hits > 0, f"{hits} matching record(s) in {a.service}.{a.table}"
+    return hits >= max(a.count, 1), f"{hits} matching record(s) in {a.service}.{a.table}"
 
 
 @predicate("record_absent", RecordArgs)
@@ -241,21 +252,10 @@ def _sent(ctx: CheckContext, service: str) -> list[dict[str, Any]]:
     return out
 
 
-def text_has(text: str, fact: str) -> bool:
-    """The text carries the fact, in any accepted form (a date or phone number written differently)."""
-    if _text(fact) in _text(text):
-        return True
-    f = (fact or "").strip()
-    if re.fullmatch(r"-?\d[\d,]*(\.\d+)?", f):
-        n = _num(f)
-        return any(
-            (x := _num(m)) is not None and abs(x - n) < 0.005 for m in re.findall(r"-?\d[\d,]*\.?\d*", text)
-        )
-    if re.fullmatch(r"\+?[\d\s().-]{7,}", f) and sum(ch.isdigit() for ch in f) >= 10:
-        return contains_phone(text, f)
-    if re.match(r"\d{4}-\d{2}-\d{2}", f):
-        return contains_when(text, f)
-    return False
+def text_has(text: str, fact: Any) -> bool:
+    """The text carries the fact, by meaning (`verify.meaning.carries`): a number in another notation
+    or with its currency, a date in another form or zone, a phone number, a synonym of a verb."""
+    return carries(text, fact)
 
 
 def _messages(ctx: CheckContext, a: MessageArgs) -> list[dict[str, Any]]:
@@ -356,6 +356,122 @@ def event_scheduled(ctx: CheckContext, a: EventArgs) -> tuple[bool, str]:
     return False, "no new event matches"
 
 
+# ---- content ------------------------------------------------------------------------------
+class TextArgs(_Args):
+    service: str
+    table: str
+    paths: list[str]  # dotted paths of the text in the record (their texts are read together)
+    key: str | None = None  # a record the work changes (its new text is read); None: a created record
+    where: dict[str, Any] = {}  # what else a created record matches (its anchors)
+    facts: list[Any] = []  # every one must be carried (`verify.meaning.carries`)
+    substance: list[str] = []  # at least one of these (the text says what it is about, not "Done.")
+    forbid: list[str] = []  # none may be named (a rival's value, a secret in clear text)
+    count: int = 1  # at least this many records carry it (one note per contact)
+
+
+def new_text(before: Any, after: Any, path: str) -> str:
+    """What the work wrote at `path`: the whole value of a new record, else the part that is new
+    (an appended paragraph, the items a list gained)."""
+    new = _values(after, path) if after is not None else []
+    old = _values(before, path) if before is not None else []
+    out = []
+    for v in new:
+        if v in old:
+            continue
+        if isinstance(v, str):
+            for o in old:
+                if isinstance(o, str) and o.strip() and o in v:
+                    v = v.replace(o, " ")
+            out.append(v)
+        elif v is not None and not isinstance(v, bool):
+            out.append(orjson_text(v) if isinstance(v, dict | list) else str(v))
+    return " ".join(out)
+
+
+def _reads(text: str, a: TextArgs) -> tuple[bool, str]:
+    missing = [f for f in a.facts if not carries(text, f)]
+    if missing:
+        return False, f"the text does not carry {_fact_label(missing[0])}"
+    if a.substance and not any(carries(text, w) for w in a.substance):
+        return False, "the text says nothing of what it is about"
+    bad = [v for v in a.forbid if names_value(text, v)]
+    if bad:
+        return False, f"the text names {bad[0]!r}, which it must not"
+    return True, "the text carries every fact"
+
+
+def _fact_label(f: Any) -> str:
+    if isinstance(f, dict):
+        return repr(f.get("value") or (f.get("forms") or ["?"])[0])
+    return repr(f)
+
+
+@predicate("text_carries", TextArgs)
+def text_carries(ctx: CheckContext, a: TextArgs) -> tuple[bool, str]:
+    """The text the work wrote carries the facts it must and names none it must not."""
+    t0, t1 = ctx.s0.table(a.service, a.table), ctx.final.table(a.service, a.table)
+    if a.key is not None:
+        rk = next((k for k in t1 if str(k) == a.key), None)
+        if rk is None:
+            return False, f"{a.service}.{a.table}/{a.key} does not exist"
+        before = next((v for k, v in t0.items() if str(k) == a.key), None)
+        text = " ".join(new_text(before, t1[rk], p) for p in a.paths)
+        if not text.strip():
+            return False, f"nothing was written at {', '.join(a.paths)}"
+        return _reads(text, a)
+    good, why = 0, "no new record"
+    for k, r in t1.items():
+        if k in t0 or not isinstance(r, dict) or not match(r, a.where):
+            continue
+        ok, why = _reads(" ".join(new_text(None, r, p) for p in a.paths), a)
+        good += ok
+    return good >= max(a.count, 1), f"{good} record(s) carry it" + ("" if good else f" ({why})")
+
+
+# where a record sends something to people: every such field is read, none may hold anyone extra
+RECIPIENT_FIELDS = ("to", "cc", "bcc", "to_emails", "cc_emails", "bcc_emails", "recipients", "toRecipients")
+RECIPIENT_FIELDS += ("ccRecipients", "bccRecipients", "to_addresses", "cc_addresses", "bcc_addresses")
+
+
+class RecipientArgs(_Args):
+    people: list[list[str]]  # the people the work addresses, each in every form that names them
+    services: list[str] = []  # empty: every service
+    fields: list[str] = list(RECIPIENT_FIELDS)
+
+
+@predicate("recipients_only", RecipientArgs)
+def recipients_only(ctx: CheckContext, a: RecipientArgs) -> tuple[bool, str]:
+    """Every message the episode wrote goes only to the people the work needs: to, cc and bcc alike."""
+    for service in a.services or sorted(ctx.final.services()):
+        for table in ctx.final.tables(service):
+            if table == META:
+                continue
+            before = ctx.s0.table(service, table)
+            for k, r in ctx.final.table(service, table).items():
+                if not isinstance(r, dict) or before.get(k) == r:
+                    continue
+                old = before.get(k) or {}
+                for f in a.fields:
+                    if f not in r:
+                        continue
+                    was = _values(old, f) if isinstance(old, dict) else []
+                    for v in _values(r, f):
+                        if v in was or v in (None, ""):
+                            continue
+                        addr = v.get("email") or v.get("address") if isinstance(v, dict) else v
+                        if isinstance(addr, dict):
+                            addr = addr.get("address")
+                        if not any(
+                            person_matches(addr, forms) or any(same_phone(addr, f) for f in forms)
+                            for forms in a.people
+                        ):
+                            return (
+                                False,
+                                f"{service}.{table}/{k} {f} holds {addr!r}, whom the work does not need",
+                            )
+    return True, "every message goes only to the people the work needs"
+
+
 # ---- answers --------------------------------------------------------------------------------
 class AnswerArgs(_Args):
     value: str
@@ -393,6 +509,9 @@ class AnswerMatchArgs(_Args):
     alternates: list[str] = []  # other forms of the same value (a person's name beside the email)
     exclude: list[str] = []  # competing candidates: naming any of them fails the answer
     tolerance: float = 0.01
+    currency: str | None = None  # a money value: its currency (an amount in another one fails)
+    unit: str | None = None  # a quantity's unit (minutes, days, %): the same quantity in another fails
+    many: bool = False  # the question asks for a list: several values are the answer, not a dump
 
 
 _WORDS = {
@@ -469,10 +588,46 @@ def answer_matches(ctx: CheckContext, a: AnswerMatchArgs) -> tuple[bool, str]:
         return False, f"answer {ans[:200]!r} does not give {a.value!r}"
     if a.kind == "number" and _hedged(ans, _num(a.value) or 0.0, a.tolerance):
         return False, "answer offers the value beside other candidates"
-    rivals = [x for x in a.exclude if _names(ans, x, a.kind, a.tolerance)]
-    if rivals:
+    hit = _hit(ans, [a.value, *a.alternates], a.kind, a.tolerance)
+    others = [x for x in a.exclude if a.kind != "number"]
+    why = commitment_problem(ans, a.value, a.kind, hit, others, a.currency, a.unit, a.many, a.tolerance)
+    if why:
+        return False, why
+    # a competing candidate counts unless its own clause labels it ("#1018 was already booked")
+    context = _labelled_context(ans)
+    rivals = [
+        x
+        for x in a.exclude
+        if _names(ans, x, a.kind, a.tolerance) and not _names(context, x, a.kind, a.tolerance)
+    ]
+    if rivals and not a.many:
         return False, f"answer also names competing candidate(s) {rivals}"
-    return True, "answer names the value and no competitor"
+    return True, "answer commits to the value and names no competitor"
+
+
+def _hit(answer: str, values: list[str], kind: str, tol: float) -> tuple[int, int] | None:
+    """Where the answer gives the value (the first such span)."""
+    from compoworld.verify.meaning import amounts
+
+    if kind == "number":
+        for v in values:
+            want = _num(v)
+            for x, _cur, s, e in amounts(answer):
+                if want is not None and abs(x - want) <= tol:
+                    return s, e
+    for v in values:
+        for form in (v, v.lstrip("#")):
+            m = re.search(re.escape(form), answer, re.I)
+            if m:
+                return m.start(), m.end()
+    return None
+
+
+def _labelled_context(answer: str) -> str:
+    """The clauses of the answer that label other records (already booked, closed, not counted)."""
+    from compoworld.verify.answers import _CLAUSE, _LABEL, _spans
+
+    return " | ".join(c for _s, _e, c in _spans(answer, _CLAUSE) if _LABEL.search(c))
 
 
 # ---- traps ------------------------------------------------------------------------------------
@@ -487,6 +642,8 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
     """No record created or changed in the service carries the (decoy) value."""
     plain = _text(a.value)
     want = re.compile(r"(?<![\w.-])" + re.escape(plain) + r"(?![\w@-])")
+    if _MONEYISH.fullmatch(a.value.strip()):
+        return _amount_not_written(ctx, a)
     for table in a.tables or ctx.final.tables(a.service):
         if table == META:
             continue
@@ -501,6 +658,40 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
             if want.search(text) and not (old is not None and want.search(_text(orjson_text(old)))):
                 return False, f"a write in {a.service}.{table} carries {a.value!r}"
     return True, f"no write carries {a.value!r}"
+
+
+_MONEYISH = re.compile(r"[$€£]?\s*-?\d[\d,]*\.\d+|[$€£]?\s*-?\d{1,3}(?:,\d{3})+")
+
+
+def _amount_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
+    """An amount is banned in every notation: "$12,000.00" and "12,000 USD" name 12000.00 too; a
+    numeric field holding it counts as well."""
+    want = float(re.sub(r"[^\d.-]", "", a.value))
+    for table in a.tables or ctx.final.tables(a.service):
+        if table == META:
+            continue
+        before = ctx.s0.table(a.service, table)
+        for k, r in ctx.final.table(a.service, table).items():
+            old = before.get(k)
+            if old == r:
+                continue
+            olds = {str(v) for v in _leaves(old)} if old is not None else set()
+            for v in _leaves(r):
+                if str(v) in olds or isinstance(v, bool):
+                    continue
+                if isinstance(v, int | float) and abs(v - want) < 0.005:
+                    return False, f"a write in {a.service}.{table} carries {a.value!r}"
+                if isinstance(v, str) and names_value(v, a.value):
+                    return False, f"a write in {a.service}.{table} carries {a.value!r}"
+    return True, f"no write carries {a.value!r}"
+
+
+def _leaves(v: Any) -> list[Any]:
+    if isinstance(v, dict):
+        return [x for y in v.values() for x in _leaves(y)]
+    if isinstance(v, list):
+        return [x for y in v for x in _leaves(y)]
+    return [v]
 
 
 def orjson_text(r: Any) -> str:
@@ -520,6 +711,10 @@ class Allow(_Args):
     fields: list[str] | None = None
     grow: list[str] = []
     append: dict[str, int] = {}
+    # documented optional fields the task leaves open (a tool's other parameters): they may be
+    # filled where they were empty, with a value naming nothing in `forbid` of the check
+    optional: list[str] = []
+    remove: bool = False  # the work deletes this record; otherwise deleting it is a change that fails
 
 
 class Create(_Args):
@@ -531,6 +726,7 @@ class Create(_Args):
 class NoChangesArgs(_Args):
     allow: list[Allow]  # records that may change or be removed (key None: the whole table)
     creates: list[Create] = []  # new records allowed, by table, with a count
+    forbid: list[str] = []  # values an optional field may not carry (a decoy's, a rival's)
 
 
 def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, str]]:
@@ -577,6 +773,8 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
         )
         if rule is None:
             return False, f"unexpected change: {op} {service}:{table}/{key}"
+        if op == "remove" and rule.key is not None and not rule.remove:
+            return False, f"unexpected change: remove {service}:{table}/{key} (the work only edits it)"
         if op != "change" or (rule.fields is None and not rule.grow and not rule.append):
             continue
         before, after = ctx.s0.table(service, table)[key], ctx.final.table(service, table)[key]
@@ -584,6 +782,8 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
             if rule.fields is not None and not any(
                 path == f or path.startswith(f + ".") for f in rule.fields
             ):
+                if _optional_fill(rule, path, before, after, a.forbid):
+                    continue
                 return False, f"unexpected change: {service}:{table}/{key} field {path}"
         for path in rule.grow:
             old, new = at_path(before, path), at_path(after, path)
@@ -600,6 +800,17 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
                 if new[: len(old)] != old:
                     return False, f"{service}:{table}/{key} {path}: items that were there before changed"
     return True, "no changes outside the allow-list"
+
+
+def _optional_fill(rule: Allow, path: str, before: Any, after: Any, forbid: list[str]) -> bool:
+    """A documented optional field, empty before, now filled with a value that names no decoy."""
+    leaf = path.split(".")[-1]
+    if not any(path == f or path.startswith(f + ".") or leaf == f for f in rule.optional):
+        return False
+    if at_path(before, path) not in (None, "", [], {}):
+        return False  # overwriting what was there is not filling in
+    text = orjson_text(at_path(after, path))
+    return not any(names_value(text, v) for v in forbid)
 
 
 def changed_paths(a: Any, b: Any, prefix: str = "") -> list[str]:

@@ -1,0 +1,892 @@
+"""Checks derived from what the reference wrote: the content of its texts, its recipients, its answer.
+
+A family states the goal (a reply on the ticket, a note on the contact); this module reads the
+reference's effects and adds what a careful user would also check, for every family alike:
+
+- **content**: every text the work writes (a note, a comment, a reply, a message, a description, a
+  row, a tag) must carry the facts the reference's text carries that the agent had to find or work
+  out (an amount, a date, an id, a person), matched by meaning, and must name no rival's value and
+  no secret in clear text. A text with no such fact must still say what it is about (not "Done.");
+- **recipients**: nobody outside the people the reference addressed, in to, cc or bcc of anything;
+- **answers**: the currency and unit of an asked quantity (so "7528.00 EUR" fails a dollar total);
+- **guards**: decoy values the target shares (its own name, a common word) guard nothing and are
+  dropped; collateral allows a documented optional field the task leaves open, filled where it was
+  empty with no rival's value, and an allowed record may be deleted only if the reference deleted it.
+
+Every derived check is kept only if the reference passes it (and a goal only if s0 fails it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from compoworld.tasks.grounding import FREE_TEXT, leaves
+from compoworld.tasks.grounding import tokens as id_tokens
+from compoworld.verify.forms import parse_when
+from compoworld.verify.meaning import amounts, names_value, word_in
+from compoworld.verify.predicates import RECIPIENT_FIELDS, changed_paths, changed_records
+from compoworld.verify.state_view import StateView
+
+# fields whose text is prose the agent writes (facts and substance are read)
+PROSE = set(FREE_TEXT) - {"subject", "summary", "title", "topic", "caption", "subject_line", "preview_text"}
+PROSE |= {"desc", "comments", "uncategorized_text", "hs_note_body", "notes", "body_text", "content_html"}
+PROSE -= {"value", "command", "cmd", "script", "sql", "statement", "formula", "answer"}
+# short labels (a subject, a title): only what they must not name is read
+LABELS = {
+    "subject",
+    "summary",
+    "title",
+    "name",
+    "topic",
+    "caption",
+    "subject_line",
+    "preview_text",
+    "dealname",
+}
+TAGS = {"tags", "labels", "tag_names", "label_names", "labelIds"}
+ROW_SERVICES = {"sheets", "bases", "sql", "notion"}
+MESSAGE_SERVICES = {"email", "chat", "sms", "helpdesk", "community"}
+_EMAIL = re.compile(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_SECRET = re.compile(r"api[_-]?key|apikey|secret|token|password|passwd|credential|private[_-]?key", re.I)
+_VOLATILE = re.compile(
+    r"(^|_)(id|ids|at|ts|version|etag)$|^_|(created|updated|modified|changed|sent|last_?activity)(_?at|_?time|_?date)?$"
+    r"|^(date_?)?(created|updated|modified)|timestamp$",
+    re.I,
+)
+_STOP = set(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "done",
+        "each",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "hi",
+        "hello",
+        "dear",
+        "thanks",
+        "thank",
+        "regards",
+        "best",
+        "cheers",
+        "please",
+        "update",
+        "updated",
+        "fyi",
+        "note",
+        "noted",
+        "sent",
+        "here",
+        "ok",
+        "okay",
+        "sure",
+        "complete",
+        "completed",
+        "finished",
+        "handled",
+        "taken",
+        "care",
+        "let",
+        "know",
+        "let's",
+        "team",
+        "all",
+        "set",
+        "via",
+        "per",
+        "new",
+        "now",
+        "today",
+    ]
+)
+
+
+def _is_prose(path: str, value: str) -> bool:
+    key = _leaf(path)
+    if key in LABELS:
+        return False
+    return (
+        key in PROSE
+        or key.endswith(("_body", "_text", "_note", "_comment", "_message", "_content"))
+        or (len(value.split()) >= 6)
+    )
+
+
+def _leaf(path: str) -> str:
+    parts = [p for p in path.split(".") if not p.isdigit()]
+    return parts[-1] if parts else ""
+
+
+def _people_index(people: Iterable[tuple[str, str]]) -> tuple[dict[str, tuple[str, str]], Counter]:
+    by = {}
+    firsts: Counter = Counter()
+    for name, email in people:
+        by[email.casefold()] = (name, email)
+        by[name.casefold()] = (name, email)
+        firsts[name.split()[0].casefold()] += 1
+    return by, firsts
+
+
+class Derivation:
+    """What the reference showed, wrote and worked out, read once for every derived check."""
+
+    def __init__(
+        self,
+        s0: dict[str, Any],
+        s1: dict[str, Any],
+        calls: list[dict[str, Any]],
+        results: list[dict[str, Any]],
+        instruction: str,
+        made: list[str] = (),  # type: ignore[assignment]
+        traps: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        people: Iterable[tuple[str, str]] = (),
+        mutates: Any = None,
+    ) -> None:
+        self.s0, self.s1 = s0, s1
+        self.v0, self.v1 = StateView(s0), StateView(s1)
+        self.instruction = instruction
+        self.made = [str(m) for m in made]
+        self.traps = list(traps)
+        self.people, self.firsts = _people_index(people)
+        writes = [c for c in calls if mutates is None or mutates(c["tool"])]
+        self.writes = writes
+        self.arg_values = [v for c in writes for _, v in leaves(c["arguments"]) if v is not None]
+        self.arg_strings = {str(v) for v in self.arg_values}
+        seen = [
+            v for r in results for _, v in leaves(r.get("data")) if v is not None and not isinstance(v, bool)
+        ]
+        self.seen_strings = {str(v).casefold() for v in seen}
+        self.seen_days = {s[:10] for s in self.seen_strings if re.match(r"\d{4}-\d{2}-\d{2}", s)}
+        self.seen_numbers = {round(float(v), 2) for v in seen if isinstance(v, int | float)}
+        self.seen_numbers |= {round(float(v) / 100, 2) for v in seen if isinstance(v, int)}  # cents
+        for v in seen:
+            if isinstance(v, str) and re.fullmatch(r"-?\d[\d,]*(\.\d+)?", v.strip()):
+                self.seen_numbers.add(round(float(v.replace(",", "")), 2))
+        self.made_numbers = set()
+        for m in self.made:
+            with contextlib.suppress(ValueError):
+                self.made_numbers.add(round(float(m.replace(",", "")), 2))
+        self.arg_numbers = {round(float(v), 2) for v in self.arg_values if isinstance(v, int | float)}
+        self.arg_numbers |= {round(float(v) / 100, 2) for v in self.arg_values if isinstance(v, int)}
+        # what someone else's message already said (the request itself): restating it is no fact
+        self.given: set[str] = set()
+        for c, r in zip(calls, results, strict=False):
+            if c["tool"].split("__", 1)[0] not in MESSAGE_SERVICES:
+                continue
+            for path, v in leaves(r.get("data")):
+                if isinstance(v, str) and (_leaf(path) in PROSE or len(v.split()) >= 6):
+                    self.given.update(t.casefold() for t in id_tokens(v))
+                    self.given.update(m.casefold() for m in _EMAIL.findall(v))
+        self.rivals = self._rivals()
+        self.secrets = self._secrets()
+
+    # ---- what must not be named -----------------------------------------------------------------
+    def _rivals(self) -> list[str]:
+        """Distinctive values of the trap candidates: ids, codes, amounts, addresses, full names."""
+        out: list[str] = []
+        for t in self.traps:
+            vals = [*t.get("swap", {}).values(), *([t["answer"]] if t.get("answer") else [])]
+            for v in vals:
+                v = str(v)
+                if self.distinctive(v):
+                    out.append(v)
+                    person = self.people.get(v.casefold())
+                    if person and self.distinctive(person[0]):
+                        out.append(person[0])
+        return list(dict.fromkeys(out))
+
+    def distinctive(self, v: str) -> bool:
+        """A value that names one record: not a common word, not a lone name the target may share,
+        and not something the instruction itself says."""
+        s = v.strip()
+        if len(s) < 4 or s.casefold() in _STOP or word_in(self.instruction, s):
+            return False
+        if s.isalpha():
+            return False  # one word ("once", "Grace", "Acme") is shared too easily
+        return not re.fullmatch(r"\d{1,3}", s)
+
+    def _secrets(self) -> list[str]:
+        """Credentials the work sets or replaces: they never belong in a message or note."""
+        out = []
+        for service, table, key, _op in changed_records(self.v0, self.v1):
+            after = self.v1.table(service, table).get(key)
+            before = self.v0.table(service, table).get(key)
+            for rec, _where in ((after, "new"), (before, "old")):
+                if not isinstance(rec, dict):
+                    continue
+                secret_record = bool(_SECRET.search(str(key)))
+                for path, v in leaves(rec):
+                    if not isinstance(v, str) or len(v) < 8 or " " in v.strip():
+                        continue
+                    if (
+                        secret_record
+                        and _leaf(path) in ("value", "secret", "token", "key")
+                        or _SECRET.search(_leaf(path))
+                    ):
+                        out.append(v)
+        return list(dict.fromkeys(out))
+
+    # ---- facts ----------------------------------------------------------------------------------------
+    def learnt(self, value: str) -> bool:
+        return value.casefold() in self.seen_strings or value in self.made
+
+    def facts_of(self, text: str) -> list[Any]:
+        """The facts of one reference text the agent had to find or work out."""
+        facts: list[Any] = []
+        taken: list[tuple[int, int]] = []
+        for v, cur, s, e in amounts(text):
+            raw = text[s:e]
+            money = cur is not None or "." in raw.split()[0] if raw.split() else False
+            key = round(v, 2)
+            if word_in(self.instruction, raw.strip()) or any(
+                abs(key - n) < 0.005 for n, _c, _s, _e in amounts(self.instruction)
+            ):
+                continue
+            wanted = key in self.made_numbers or (
+                (money or v >= 100) and (key in self.seen_numbers or key in self.arg_numbers)
+            )
+            if wanted:
+                facts.append({"kind": "amount", "value": key, **({"currency": cur} if cur else {})})
+                taken.append((s, e))
+        for iso in _dates(text):
+            if not _date_in(self.instruction, iso) and self.asked_date(iso):
+                facts.append({"kind": "date", "value": iso})
+        for tok in id_tokens(text):
+            t = tok.strip()
+            if "@" in t or re.fullmatch(r"-?\d+\.\d{2}", t) or re.fullmatch(r"\+?\d[\d ()-]{8,}\d", t):
+                continue  # addresses are people, amounts and phones are read above
+            if re.fullmatch(r"\d{4}", t) and 1990 <= int(t) <= 2100:
+                continue  # a year
+            if re.fullmatch(r"\d+", t) and any(
+                abs(float(t) - f["value"]) < 0.005 for f in facts if f.get("kind") == "amount"
+            ):
+                continue  # already read as an amount
+            if word_in(self.instruction, t) or not (self.learnt(t) or t in self.made):
+                continue
+            if t.casefold() in self.given and t not in self.made:
+                continue
+            facts.append({"kind": "code", "value": t})
+        for person in self._people_in(text):
+            facts.append(person)
+        for m in self.made:
+            numeric = re.fullmatch(r"-?\d[\d,]*(\.\d+)?", m)
+            if len(m) >= 3 and not numeric and word_in(text, m) and not any(_fact_is(f, m) for f in facts):
+                facts.append({"kind": "code", "value": m})
+        return _dedupe(facts)
+
+    def _people_in(self, text: str) -> list[dict[str, Any]]:
+        out = []
+        for email in re.findall(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", text):
+            p = self.people.get(email.casefold())
+            out.append(self._person(p) if p else {"kind": "person", "forms": [email]})
+        for key, p in self.people.items():
+            if "@" in key or " " not in key:
+                continue
+            if word_in(text, p[0]) and not any(p[1] in f.get("forms", []) for f in out):
+                out.append(self._person(p))
+        return [
+            f
+            for f in out
+            if not any(word_in(self.instruction, x) or x.casefold() in self.given for x in f["forms"])
+            and any(self.learnt(x) for x in f["forms"])
+        ]
+
+    def _person(self, p: tuple[str, str]) -> dict[str, Any]:
+        name, email = p
+        forms = [email, name]
+        first = name.split()[0]
+        if self.firsts[first.casefold()] == 1 and not any(word_in(r, first) for r in self.rivals):
+            forms.append(first)  # a first name names them where nobody else in the company has it
+        return {"kind": "person", "forms": forms}
+
+    def substance(self, text: str) -> list[str]:
+        """Words that say what a fact-less text is about; "Done." carries none of them."""
+        # lower-case content words: names (a greeting, the customer) say nothing of what was done
+        names = {w.casefold() for k in self.people if "@" not in k for w in k.split()}
+        words = [
+            w
+            for w in re.findall(
+                r"(?<![\w<&/])[a-z][a-z-]{3,}(?![\w>=])", re.sub(r"<[^>]*>|https?://\S+", " ", text)
+            )
+            if w not in _STOP and w not in names
+        ]
+        return list(dict.fromkeys(w.casefold() for w in words))[:16]
+
+    def forbid_for(self, text: str) -> list[str]:
+        out = [r for r in self.rivals if not names_value(text, r)]
+        out += [s for s in self.secrets if s not in text]
+        return list(dict.fromkeys(out))
+
+    # ---- the checks -----------------------------------------------------------------------------------
+    def authored(self, v: Any) -> bool:
+        """The reference's arguments put this value here (not the service: an id, a timestamp)."""
+        s = str(v)
+        if s in self.arg_strings:
+            return True
+        if isinstance(v, str) and len(s) >= 12:
+            return any(len(a) >= 12 and (a in s or s in a) for a in self.arg_strings)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return round(float(v), 2) in {
+                round(float(x), 2) for x in self.arg_values if isinstance(x, int | float)
+            }
+        return False
+
+    def content_checks(self) -> list[dict[str, Any]]:
+        specs: Counter = Counter()
+        items: dict[str, dict[str, Any]] = {}
+        for service, table, key, op in changed_records(self.v0, self.v1):
+            if op == "remove":
+                continue
+            before = self.v0.table(service, table).get(key) if op == "change" else None
+            after = self.v1.table(service, table).get(key)
+            if not isinstance(after, dict):
+                continue
+            paths = changed_paths(before, after) if isinstance(before, dict) else _paths(after)
+            row = service in ROW_SERVICES
+            cells: list[tuple[str, Any]] = []
+            labels: list[tuple[str, str]] = []
+            for path in paths:
+                from compoworld.verify.predicates import at_path
+
+                v = at_path(after, path)
+                leaf = _leaf(path)
+                if leaf in TAGS and isinstance(v, list):
+                    new = [x for x in v if isinstance(x, str) and x not in (at_path(before, path) or [])]
+                    if new and all(self.authored(x) for x in new):
+                        self._add(items, specs, service, table, key, op, [path], list(new), [], [], after)
+                    continue
+                if isinstance(v, list) and all(isinstance(x, dict) for x in v) and leaf in PROSE:
+                    text = _list_text(v, at_path(before, path) or [])  # comments appended to a record
+                    if text.strip():
+                        facts = self.facts_of(text)
+                        sub = [] if facts else self.substance(text)
+                        self._add(
+                            items,
+                            specs,
+                            service,
+                            table,
+                            key,
+                            op,
+                            [path],
+                            facts,
+                            sub,
+                            self.forbid_for(text),
+                            after,
+                        )
+                    continue
+                if (
+                    not isinstance(v, str | int | float)
+                    or isinstance(v, bool)
+                    or v == ""
+                    or _VOLATILE.search(leaf)
+                ):
+                    continue
+                if not self.authored(v):
+                    continue
+                if isinstance(v, str) and _is_prose(path, v) and not row:
+                    facts = self.facts_of(v)
+                    sub = [] if facts else self.substance(v)
+                    forbid = self.forbid_for(v)
+                    if facts or sub or forbid:
+                        self._add(items, specs, service, table, key, op, [path], facts, sub, forbid, after)
+                elif row:
+                    cells.append((path, v))
+                elif isinstance(v, str) and _leaf(path) in LABELS:
+                    labels.append((path, v))
+                elif self._scalar_fact(v):
+                    # a date or an amount the agent found or worked out, written as a field of its own
+                    self._add(items, specs, service, table, key, op, [path], [_cell_fact(v)], [], [], after)
+            if labels:
+                text = " ".join(v for _, v in labels)
+                forbid = self.forbid_for(text)
+                # a title says what it is about: a word or name of the reference's own ("Done." does not)
+                words = [w for w in re.findall(r"[A-Za-z][A-Za-z-]{2,}", text) if w.casefold() not in _STOP]
+                sub = list(dict.fromkeys(w.casefold() for w in words))[:16]
+                if forbid or sub:
+                    self._add(
+                        items, specs, service, table, key, op, [p for p, _ in labels], [], sub, forbid, after
+                    )
+            if cells:
+                facts = [_cell_fact(v) for _, v in cells]
+                text = " ".join(str(v) for _, v in cells)
+                self._add(
+                    items,
+                    specs,
+                    service,
+                    table,
+                    key,
+                    op,
+                    [p for p, _ in cells],
+                    facts,
+                    [],
+                    self.forbid_for(text),
+                    after,
+                )
+        out = []
+        for sig, item in items.items():
+            if item["check"]["key"] is None:
+                item["check"]["count"] = specs[sig]
+            out.append(item)
+        return out
+
+    def _add(
+        self,
+        items: dict[str, dict[str, Any]],
+        specs: Counter,
+        service: str,
+        table: str,
+        key: Any,
+        op: str,
+        paths: list[str],
+        facts: list[Any],
+        substance: list[str],
+        forbid: list[str],
+        after: dict[str, Any],
+    ) -> None:
+        check: dict[str, Any] = {
+            "predicate": "text_carries",
+            "service": service,
+            "table": table,
+            "paths": paths,
+        }
+        if op == "change":
+            check["key"] = str(key)
+        else:
+            check["key"] = None
+            where = self._anchors(after)
+            if where:
+                check["where"] = where
+        check |= {"facts": facts, "substance": substance, "forbid": forbid}
+        import json
+
+        sig = json.dumps(check, sort_keys=True, default=str)
+        specs[sig] += 1
+        if sig in items:
+            return
+        what = "the text" if not facts else "the text carries " + ", ".join(_label(f) for f in facts[:4])
+        kind = "goal" if facts or substance else "guard"
+        desc = f"{service}.{table} {'/'.join(_leaf(p) for p in paths[:3])}: {what}"
+        if forbid and kind == "guard":
+            desc = f"{service}.{table} {_leaf(paths[0])} names no rival value or secret"
+        items[sig] = {"description": desc, "weight": 1.0, "kind": kind, "check": check}
+
+    def asked_date(self, iso: str) -> bool:
+        """A date the agent found (shown by a tool) or worked out, or the day the request names
+        ("today's date", "tomorrow"); a due date the reference picked itself is not asked for."""
+        day = iso[:10]
+        clock = str(self.s0.get("clock", ""))
+        if near_today(clock, day) and day not in self.made:  # records touched lately show these days
+            return relative_day(self.instruction, clock, day)
+        if day in self.made or iso in self.made or any(day in x for x in self.seen_days):
+            return True
+        return relative_day(self.instruction, self.s0.get("clock", ""), day)
+
+    def _scalar_fact(self, v: Any) -> bool:
+        s = str(v).strip()
+        if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?", s):
+            return not _date_in(self.instruction, s) and self.asked_date(s)
+        if isinstance(v, float) or (isinstance(v, str) and re.fullmatch(r"-?\d[\d,]*\.\d{2}", s)):
+            n = round(float(s.replace(",", "")), 2)
+            return n in self.made_numbers or n in self.seen_numbers
+        return False
+
+    def _anchors(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """Identifying fields of a created record the reference set (the ticket it replies on)."""
+        out = {}
+        for k, v in rec.items():
+            if isinstance(v, bool) or not isinstance(v, str | int) or k == "id":
+                continue
+            if re.search(r"(^|_)id$|Id$", k) and self.authored(v) and self.learnt(str(v)):
+                out[k] = v
+        return out
+
+    def recipient_guard(self) -> dict[str, Any] | None:
+        people: list[list[str]] = []
+        sends = False
+        for service, table, key, op in changed_records(self.v0, self.v1):
+            rec = self.v1.table(service, table).get(key)
+            if op == "remove" or not isinstance(rec, dict):
+                continue
+            sends = sends or any(f in rec for f in RECIPIENT_FIELDS)
+            for f in RECIPIENT_FIELDS:
+                for v in _list(rec.get(f)):
+                    addr = v.get("email") or v.get("address") if isinstance(v, dict) else v
+                    if isinstance(addr, dict):
+                        addr = addr.get("address")
+                    if not isinstance(addr, str) or not addr:
+                        continue
+                    m = re.search(r"<([^>]+)>", addr)
+                    base = m.group(1) if m else addr
+                    p = self.people.get(base.casefold())
+                    forms = [addr, base, *(p if p else ())]
+                    if not any(base in x for x in people):
+                        people.append(list(dict.fromkeys(forms)))
+        if not sends:
+            return None  # the work sends nothing: nothing to copy anyone on
+        return {
+            "description": "every message goes only to the people the work needs (to, cc and bcc)",
+            "weight": 1.0,
+            "kind": "guard",
+            "check": {"predicate": "recipients_only", "people": people},
+        }
+
+
+def _paths(rec: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of a new record's values: dicts walked, lists whole (tags, comments)."""
+    if isinstance(rec, dict):
+        return [p for k, v in rec.items() for p in _paths(v, f"{prefix}{k}.")]
+    return [prefix[:-1]] if prefix else []
+
+
+def relative_day(instruction: str, clock: str, day: str) -> bool:
+    """The instruction names this day relative to the clock: today, tomorrow or yesterday."""
+    from datetime import date
+
+    try:
+        today = date.fromisoformat(clock[:10])
+        d = date.fromisoformat(day)
+    except ValueError:
+        return False
+    text = instruction.casefold().replace("’", "'")
+    words = {
+        0: ("today's date", "dated today", "current date", "date of today", "for today", "due today"),
+        1: ("tomorrow",),
+        -1: ("yesterday",),
+    }
+    return any(w in text for w in words.get((d - today).days, ()))
+
+
+def near_today(clock: str, day: str) -> bool:
+    from datetime import date
+
+    try:
+        return abs((date.fromisoformat(day) - date.fromisoformat(clock[:10])).days) <= 1
+    except ValueError:
+        return False
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else [v] if v is not None else []
+
+
+def _list_text(new: list[Any], old: list[Any]) -> str:
+    parts = []
+    for item in new:
+        if item in old:
+            continue
+        for _, v in leaves(item):
+            if isinstance(v, str) and len(v.split()) >= 2:
+                parts.append(v)
+    return " ".join(parts)
+
+
+def _cell_fact(v: Any) -> Any:
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return {"kind": "amount", "value": float(v)}
+    s = str(v).strip()
+    w = parse_when(s) if re.match(r"\d{4}-\d{2}-\d{2}", s) else None
+    if w is not None:
+        return {"kind": "date", "value": s}
+    if re.fullmatch(r"-?\d[\d,]*(\.\d+)?", s):
+        return {"kind": "amount", "value": float(s.replace(",", ""))}
+    if re.fullmatch(r"[A-Za-z0-9_:./#-]+", s) and "@" not in s:
+        return {
+            "kind": "exact",
+            "value": s,
+        }  # a single-select option, a status, a key: as the system spells it
+    return s
+
+
+def _dates(text: str) -> list[str]:
+    from compoworld.verify.forms import _ISO, _MDY, _WORDY
+
+    out = []
+    for rx in (_ISO, _WORDY, _MDY):
+        for m in rx.finditer(text):
+            w = parse_when(text[m.start() : m.end() + 16]) or parse_when(m.group())
+            if w is None:
+                continue
+            out.append(w.strftime("%Y-%m-%dT%H:%M:%SZ") if hasattr(w, "hour") else w.isoformat())
+    return list(dict.fromkeys(out))
+
+
+def _date_in(text: str, iso: str) -> bool:
+    from compoworld.verify.forms import contains_when
+
+    return contains_when(text, iso)
+
+
+def _fact_is(f: Any, v: str) -> bool:
+    return isinstance(f, dict) and (str(f.get("value")) == v or v in f.get("forms", []))
+
+
+def _label(f: Any) -> str:
+    if isinstance(f, dict):
+        return str(f.get("value") if f.get("value") is not None else (f.get("forms") or ["?"])[-1])
+    return str(f)
+
+
+def _dedupe(facts: list[Any]) -> list[Any]:
+    out, seen = [], set()
+    for f in facts:
+        k = repr(sorted(f.items())) if isinstance(f, dict) else repr(f)
+        if k not in seen:
+            seen.add(k)
+            out.append(f)
+    # a date and the instant on the same day: the instant says more
+    days = {
+        str(f["value"])[:10]
+        for f in out
+        if isinstance(f, dict) and f.get("kind") == "date" and "T" in str(f["value"])
+    }
+    return [
+        f
+        for f in out
+        if not (
+            isinstance(f, dict)
+            and f.get("kind") == "date"
+            and len(str(f["value"])) == 10
+            and f["value"] in days
+        )
+    ]
+
+
+# ---- refining what the family declared -------------------------------------------------------------
+def refine(items: list[dict[str, Any]], d: Derivation) -> list[dict[str, Any]]:
+    """Drop decoy values that name nothing distinctive (the target shares them, or they are common
+    words), and give asked quantities their currency and unit."""
+    out = []
+    for item in items:
+        check = dict(item["check"])
+        p = check.get("predicate")
+        if p == "value_not_written" and not _guardable(str(check.get("value", "")), d):
+            continue
+        if p in ("message_sent", "answer_matches") and check.get("exclude"):
+            facts = [str(x) for x in check.get("contains", [])] + [str(check.get("value", ""))]
+            check["exclude"] = [
+                x
+                for x in check["exclude"]
+                if _guardable(str(x), d, words_ok=True) and not any(word_in(f, str(x)) for f in facts if f)
+            ]
+        if p == "answer_matches" and check.get("kind") == "number":
+            cur = d.currency()
+            if cur and "." in str(check.get("value", "")):
+                check.setdefault("currency", cur)
+            unit = _unit_asked(d.instruction, item.get("description", ""))
+            if unit:
+                check.setdefault("unit", unit)
+        out.append({**item, "check": check})
+    return out
+
+
+def _guardable(v: str, d: Derivation, words_ok: bool = False) -> bool:
+    """A rival value worth guarding: not a common word and not what the instruction itself names;
+    a lone word guards only where words are the values (a language, a tier)."""
+    s = v.strip()
+    if not s or s.casefold() in _STOP or word_in(d.instruction, s):
+        return False
+    return not (s.isalpha() and not words_ok)
+
+
+def _currency_of(results: list[dict[str, Any]]) -> str | None:
+    c: Counter = Counter()
+    for r in results:
+        for path, v in leaves(r.get("data")):
+            key = _leaf(path).casefold()
+            if key in ("currency", "currency_code", "currencycode") and isinstance(v, str) and len(v) == 3:
+                c[v.upper()] += 1
+    return c.most_common(1)[0][0] if c else None
+
+
+def _unit_asked(instruction: str, description: str) -> str | None:
+    text = f"{instruction} {description}".casefold()
+    m = re.search(r"how many (minutes|hours|days|weeks|months)|in (minutes|hours|days|weeks)\b", text)
+    if m:
+        u = m.group(1) or m.group(2)
+        return u[:-1]
+    if re.search(r"\bhow many\b|\bnumber of\b|\bcount of\b", description.casefold()):
+        return "count"
+    return None
+
+
+def optional_fields(env: Any, calls: list[dict[str, Any]], service: str) -> list[str]:
+    """Documented fields of the service's write tools the reference left empty: free-form objects it
+    wrote into (a dispute's evidence, metadata) and prose parameters it did not pass."""
+    out: list[str] = []
+    for c in calls:
+        if c["tool"].split("__", 1)[0] != service:
+            continue
+        spec = env.tool_spec(c["tool"])
+        if spec is None or not spec.mutates:
+            continue
+        props = (spec.input_schema or {}).get("properties", {})
+        for name, sch in props.items():
+            if not isinstance(sch, dict):
+                continue
+            if sch.get("type") == "object" and (sch.get("additionalProperties") or sch.get("properties")):
+                if name in c["arguments"]:
+                    out.append(name)
+                    out.extend(f"{name}.{k}" for k in sch.get("properties", {}))
+            elif name not in c["arguments"] and (name in PROSE or name in ("description", "notes", "note")):
+                out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def derive(
+    env: Any,
+    s0: dict[str, Any],
+    s1: dict[str, Any],
+    calls: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    instruction: str,
+    made: list[str],
+    traps: list[dict[str, Any]],
+    people: Iterable[tuple[str, str]],
+    declared: list[dict[str, Any]],
+    collateral: dict[str, Any],
+    answer: str | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the declared checks refined plus the derived ones, the collateral guard refined), each
+    derived check kept only where the reference passes it and, for a goal, s0 fails it."""
+    from compoworld.verify.verifier import verify_checks
+
+    def mutates(tool: str) -> bool:
+        spec = env.tool_spec(tool)
+        return bool(spec and spec.mutates)
+
+    d = Derivation(s0, s1, calls, results, instruction, made, traps, people, mutates)
+    d.currency = lambda: _currency_of(results) or "USD"  # type: ignore[method-assign]
+    refined = refine(declared, d)
+    derived = d.content_checks()
+    guard = d.recipient_guard()
+    if guard:
+        derived.append(guard)
+    keep = []
+    for item in derived:
+        one = [{"id": "d", **item}]
+        if not verify_checks(one, s0, s1, answer).passed:
+            continue  # never against the reference
+        if item["kind"] == "goal" and verify_checks(one, s0, s0, None).checks[0].passed:
+            continue  # s0 already has it: no progress to credit
+        keep.append(item)
+    col = dict(collateral)
+    check = dict(col["check"])
+    allow = []
+    for a in check.get("allow", []):
+        a = dict(a)
+        if a.get("fields") is not None:
+            opt = [o for o in optional_fields(env, calls, a["service"]) if o not in a["fields"]]
+            if opt:
+                a["optional"] = opt
+        allow.append(a)
+    check["allow"] = allow
+    if any(a.get("optional") for a in allow) and d.rivals:
+        check["forbid"] = d.rivals
+    col["check"] = check
+    return refined + keep, col
