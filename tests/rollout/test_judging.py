@@ -188,3 +188,54 @@ def test_cli_judge_writes_the_results_into_meta(runs, tmp_path):
         ],
     )
     assert bad.exit_code == 2 and "no config.json" in bad.output
+
+
+@pytest.mark.parametrize("mode", ["direct", "gateway"])
+def test_the_agent_judge_cannot_write(runs, mode):
+    from compoworld.agents.judge import agent_judge
+    from compoworld.tasks.model import load_tasks
+
+    [task] = load_tasks(runs["tasks"])
+    send = {"to": ["x@example.com"], "subject": "s", "body": "b"}
+    search = {"query": "Halvorsen"}
+    if mode == "gateway":
+        first = tool_calls(("call_tool", {"tool": "email__gmail_send_email", "arguments": send}))
+        second = tool_calls(("call_tool", {"tool": "email__gmail_search_emails", "arguments": search}))
+    else:
+        first = tool_calls(("email__gmail_send_email", send))
+        second = tool_calls(("email__gmail_search_emails", search))
+
+    async def go():
+        with ScriptedServer([first, second, verdict("failure")]) as srv:
+            client = LLMClient(LLMConfig(base_url=srv.url, model="judge", max_retries=0, profile="generic"))
+            try:
+                j = await agent_judge(client, task, task.initial_state, None, None, 4, mode)
+            finally:
+                await client.close()
+            return j, srv.requests
+
+    j, reqs = asyncio.run(go())
+    assert j.verdict == "failure" and j.requests == 3
+    refused = json.loads(reqs[1]["messages"][-1]["content"])
+    assert refused["error"]["code"] == 403 and "read-only" in refused["error"]["message"]
+    read = json.loads(reqs[2]["messages"][-1]["content"])
+    assert read["success"] is True
+    offered = {t["function"]["name"] for t in reqs[0]["tools"]}
+    assert (
+        offered == {"list_services", "list_tools", "describe_tool", "call_tool"}
+        if mode == "gateway"
+        else ("email__gmail_send_email" not in offered and "email__gmail_search_emails" in offered)
+    )
+
+
+def test_hinted_runs_are_not_hint_free(runs, tmp_path):
+    import shutil
+
+    hinted = tmp_path / "hinted"
+    shutil.copytree(runs["oracle"], hinted)
+    cfg = json.loads((hinted / "config.json").read_text())
+    (hinted / "config.json").write_text(json.dumps({**cfg, "hints": "subtasks"}))
+    from compoworld.rollout.judging import collect
+
+    assert all(e["hinted"] for e in collect([hinted])[next(iter(collect([hinted])))])
+    assert not any(e["hinted"] for eps in collect([runs["oracle"]]).values() for e in eps)

@@ -50,13 +50,21 @@ async def agent_judge(
     answer: str | None,
     claim: str | None = None,
     max_turns: int = 6,
+    mode: str = "direct",
 ) -> Judgement:
-    """The agent judge's verdict on one episode's final state (optionally told a claim)."""
+    """The agent judge's verdict on one episode's final state (optionally told a claim). In
+    `gateway` mode it sees the four meta-tools (small prompts), and `call_tool` runs only the
+    read-only tools of the task's services."""
     from compoworld.core.environment import Environment
 
     env = Environment.from_snapshot(task.all_services, final_state)
-    tools = read_only_tools(env, task.services)
-    allowed = {t["function"]["name"] for t in tools}
+    readable = read_only_tools(env, task.services)
+    allowed = {t["function"]["name"] for t in readable}
+    if mode == "gateway":
+        tools = env.tools("openai", "gateway")
+        meta = {t["function"]["name"] for t in tools}
+    else:
+        tools, meta = readable, set()
     name = "agent+claim" if claim else "agent"
     user = (
         f"TASK\n{task.instruction}\n\nCRITERIA\n{json.dumps(criteria(task), ensure_ascii=False)}\n\n"
@@ -89,11 +97,14 @@ async def agent_judge(
             fn = tc.get("function") or {}
             tool = fn.get("name") or ""
             args = call_arguments(fn.get("arguments"))
-            if tool not in allowed:
-                r = failure(403, "read_only", f"{tool!r} is not one of the judge's read-only tools")
+            target = (args or {}).get("tool") if tool == "call_tool" else tool
+            if tool in meta and tool != "call_tool" and args is not None:
+                r = env.gateway.call(tool, args)  # list_services, list_tools, describe_tool only read
+            elif target not in allowed:
+                r = failure(403, "read_only", f"{target!r} is not one of the judge's read-only tools")
             elif args is None:
                 r = failure(400, "invalid_arguments", f"arguments of {tool} are not a JSON object")
             else:
-                r = env.call(tool, args)
+                r = env.gateway.call(tool, args) if tool == "call_tool" else env.call(tool, args)
             messages.append({"role": "tool", "tool_call_id": tc.get("id") or "", "content": envelope_text(r)})
     return Judgement(name, None, error="no verdict", requests=requests)

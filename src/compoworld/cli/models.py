@@ -160,6 +160,11 @@ def author_command(
     for cause, count in sorted(summary["diagnostics"].items()):
         table.add_row(f"proposal failed: {cause}", str(count))
     console.print(table)
+    if summary["rejected"].get("context_overflow"):
+        err.print(
+            "[red]error:[/red] the prompt does not fit the model's context: try --mode gateway, a smaller --k / --distractors, or a larger window"
+        )
+        raise typer.Exit(2)
     if summary["rejected"].get("endpoint_error"):
         raise typer.Exit(2)
     raise typer.Exit(0 if summary["kept"] >= n else 1)
@@ -187,6 +192,9 @@ def judge_command(
         int, typer.Option(help="Characters of trajectory and diff the LLM judge reads.")
     ] = 12000,
     agent_turns: Annotated[int, typer.Option(help="Tool turns of the agent judge.")] = 6,
+    agent_mode: Annotated[
+        str, typer.Option(help="The agent judge's tools: direct (read-only tools) or gateway (meta-tools).")
+    ] = "direct",
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     timeout: Timeout = 120.0,
     max_tokens: MaxTokens = 1024,
@@ -208,8 +216,10 @@ def judge_command(
                 f"[red]error:[/red] {d} is not a run directory (no config.json; make one with `compoworld eval`)"
             )
             raise typer.Exit(2)
-    if k < 1 or budget < 500 or agent_turns < 0:
-        raise typer.BadParameter("need --k >= 1, --budget >= 500 and --agent-turns >= 0")
+    if k < 1 or budget < 500 or agent_turns < 0 or agent_mode not in ("direct", "gateway"):
+        raise typer.BadParameter(
+            "need --k >= 1, --budget >= 500, --agent-turns >= 0, --agent-mode direct|gateway"
+        )
     client = _client(base_url, model, timeout, max_tokens, server_profile)
     write = _jsonl(log)
 
@@ -220,7 +230,7 @@ def judge_command(
     async def go() -> list[Any]:
         await _reachable(client)
         try:
-            return await judge_tasks(client, tasks, dirs, k, budget, agent_turns, progress, write)
+            return await judge_tasks(client, tasks, dirs, k, budget, agent_turns, progress, write, agent_mode)
         finally:
             await client.close()
 

@@ -11,7 +11,8 @@ imported from other harnesses in the same format):
 - **counterfactual probing**: the agent judge sees the first judged episode again with a false
   claim about its outcome; a verdict that changes under the claim fails the probe (revision).
 
-The results go into each task's `meta["judges"]`, with a `status`: pass, revise or reject.
+The results go into each task's `meta["judges"]`, with a `status`: pass, revise, reject, or
+unjudged (no trajectory, or no judge gave a verdict).
 """
 
 from __future__ import annotations
@@ -38,11 +39,16 @@ def collect(run_dirs: list[Path]) -> dict[str, list[dict[str, Any]]]:
     for d in run_dirs:
         config, episodes, _ = load_run(d)
         for e in sorted(episodes, key=lambda e: (e["task_id"], e["sample"])):
-            hinted = bool(config.get("hints") or e.get("hints") or e.get("hinted"))
+            hinted = any(_shown(x) for x in (config.get("hints"), e.get("hints"), e.get("hinted")))
             out.setdefault(e["task_id"], []).append({**e, "hinted": hinted, "run": str(d)})
     for eps in out.values():
         eps.sort(key=lambda e: e["hinted"])  # stable: hint-free first, then the rest in order
     return out
+
+
+def _shown(hints: Any) -> bool:
+    """A run's `hints` field showed the agent something (`eval --hints`: "hint" or "subtasks")."""
+    return hints not in (None, False, "", "none")
 
 
 def final_state(task: Task, steps: list[dict[str, Any]], mode: str = "direct") -> dict[str, Any]:
@@ -78,6 +84,7 @@ async def judge_task(
     budget: int = 12000,
     agent_turns: int = 6,
     log: Callable[[dict[str, Any]], None] | None = None,
+    agent_mode: str = "direct",
 ) -> dict[str, Any]:
     """The judges' results for one task (what goes into `meta["judges"]`)."""
     judged = episodes[:k]
@@ -90,7 +97,7 @@ async def judge_task(
         env = task.environment()
         changes = env.diff(task.initial_state, final)
         lj = await llm_judge(client, task, e.get("steps") or [], changes, e.get("answer"), budget)
-        aj = await agent_judge(client, task, final, e.get("answer"), None, agent_turns)
+        aj = await agent_judge(client, task, final, e.get("answer"), None, agent_turns, agent_mode)
         row = {
             "run": e["run"],
             "sample": e["sample"],
@@ -129,7 +136,9 @@ async def judge_task(
     if baseline is not None:
         row, final, before = baseline
         claim = false_claim(row["program"])
-        after = await agent_judge(client, task, final, judged[0].get("answer"), claim, agent_turns)
+        after = await agent_judge(
+            client, task, final, judged[0].get("answer"), claim, agent_turns, agent_mode
+        )
         if after.verdict is None:
             errors += 1
         probe = {
@@ -147,6 +156,8 @@ async def judge_task(
     diff = difficulty(episodes, k)
     statuses = [consistency["status"], diff["status"], "revise" if probe["status"] == "fail" else "pass"]
     overall = "reject" if "reject" in statuses else "revise" if "revise" in statuses else "pass"
+    if overall == "pass" and consistency["status"] in ("no_trajectories", "no_verdicts"):
+        overall = "unjudged"  # nothing was counted: no verdict says the task is sound
     return {
         "model": client.config.model,
         "status": overall,
@@ -167,12 +178,13 @@ async def judge_tasks(
     agent_turns: int = 6,
     on_task: Callable[[Task, dict[str, Any]], None] | None = None,
     log: Callable[[dict[str, Any]], None] | None = None,
+    agent_mode: str = "direct",
 ) -> list[Task]:
     """The tasks with `meta["judges"]` set from the runs' trajectories."""
     by_task = collect(run_dirs)
     out = []
     for t in tasks:
-        res = await judge_task(client, t, by_task.get(t.id, []), k, budget, agent_turns, log)
+        res = await judge_task(client, t, by_task.get(t.id, []), k, budget, agent_turns, log, agent_mode)
         t = t.model_copy(update={"meta": {**t.meta, "judges": res}})
         out.append(t)
         if on_task:

@@ -35,7 +35,7 @@ from typing import Any
 
 from compoworld.core.clock import derive_rng
 from compoworld.core.company import make_company
-from compoworld.llm.client import EndpointError, LLMClient
+from compoworld.llm.client import ContextOverflow, EndpointError, LLMClient
 from compoworld.llm.replies import call_arguments, first_json_object
 from compoworld.services import registry
 from compoworld.tasks.generator import (
@@ -600,9 +600,11 @@ async def author_one(
             messages.append({"role": "user", "content": f"Exploration is over: call {PROPOSE} now."})
         try:
             reply = await client.chat(messages, offer)
-        except EndpointError as e:
-            out.cause = "endpoint_error"
-            out.rounds.append({"causes": ["endpoint_error"], "details": [str(e)[:300]]})
+        except (
+            EndpointError
+        ) as e:  # an overflow is its own cause: a smaller --k, --mode gateway or a larger window
+            out.cause = "context_overflow" if isinstance(e, ContextOverflow) else "endpoint_error"
+            out.rounds.append({"causes": [out.cause], "details": [str(e)[:300]]})
             break
         turns += 1
         out.requests += 1
@@ -702,8 +704,8 @@ async def author_tasks(
         if on_progress:
             on_progress(o)
         index += 1
-        if o.cause == "endpoint_error":
-            break
+        if o.cause in ("endpoint_error", "context_overflow"):
+            break  # every later session would meet the same endpoint
         await asyncio.sleep(0)
     return kept, {
         "kept": len(kept),
