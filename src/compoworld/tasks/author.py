@@ -516,6 +516,7 @@ def probe(design: dict[str, Any], sk: Skeleton, seed: int, index: int, s: Author
             "generator": "author",
             "generator_version": GENERATOR_VERSION,
             "author_version": AUTHOR_VERSION,
+            "family": fam.name,  # author.<services>: reports group authored tasks by their services
             "work_domain": "authored",
             "user": user,
             "facts": facts,
