@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # an error is one line, however narrow the terminal
 
 
 def view_command(
