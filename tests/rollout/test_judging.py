@@ -117,6 +117,8 @@ def test_honest_judges_agree_and_an_easy_task_goes_back(runs):
     assert j["counterfactual"]["before"] == j["counterfactual"]["after"] == "success"
     assert j["status"] == "revise" and j["judge_errors"] == 0
     assert all(e["program"] == "success" and e["agent"]["verdict"] == "success" for e in j["episodes"])
+    # the scripted judges say c1 holds: on a solved task the verifier agrees
+    assert all(e["criteria_agreement"]["llm"] == 1.0 for e in j["episodes"])
 
 
 def test_sycophantic_judge_flips_under_the_false_claim(runs):
@@ -239,3 +241,11 @@ def test_hinted_runs_are_not_hint_free(runs, tmp_path):
 
     assert all(e["hinted"] for e in collect([hinted])[next(iter(collect([hinted])))])
     assert not any(e["hinted"] for eps in collect([runs["oracle"]]).values() for e in eps)
+
+
+def test_criteria_agreement_reads_the_forms_judges_write():
+    from compoworld.rollout.judging import criteria_agreement
+
+    truth = {"c1": True, "c2": False, "c3": True}
+    assert criteria_agreement({"c1": "pass", "c2": {"passed": True}, "c3": "no idea"}, truth) == 0.5
+    assert criteria_agreement({"c9": True}, truth) is None

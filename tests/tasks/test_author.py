@@ -140,3 +140,18 @@ def test_resolve_is_a_lookup_and_refuses_what_has_not_run():
         resolve("${ref.3.x}", [], data)
     with pytest.raises(Reject, match="no field"):
         resolve("${ref.0.nope}", [], data)
+
+
+def test_gateway_calls_in_a_proposal_are_unwrapped():
+    d = json.loads(json.dumps(GOOD))
+    first = d["reference"][0]
+    d["reference"][0] = {
+        "tool": "call_tool",
+        "arguments": {"tool": first["tool"], "arguments": first["arguments"]},
+    }
+    settings = AuthorSettings(k=2, distractors=1, pool=("chat", "email"), rounds=0, mode="gateway")
+    outcome, reqs = _run([tool_calls(("list_services", {})), tool_calls((PROPOSE, d))], settings)
+    assert outcome.task is not None, outcome.rounds
+    assert outcome.task["reference_solution"][0]["tool"] == first["tool"]
+    offered = {t["function"]["name"] for t in reqs[0]["tools"]}
+    assert offered == {"list_services", "list_tools", "describe_tool", "call_tool", PROPOSE}

@@ -62,6 +62,27 @@ def final_state(task: Task, steps: list[dict[str, Any]], mode: str = "direct") -
     return env.snapshot()
 
 
+_YES = {"true", "yes", "pass", "passed", "met", "success", "satisfied", "done", "1"}
+_NO = {"false", "no", "fail", "failed", "not met", "failure", "unsatisfied", "0"}
+
+
+def criteria_agreement(judged: dict[str, Any], truth: dict[str, bool]) -> float | None:
+    """The share of the rubric's checks on which a judge's per-criterion answer matches the
+    program verifier's (answers it did not give, or gave in no readable form, are not compared)."""
+    same = n = 0
+    for cid, want in truth.items():
+        got = judged.get(cid)
+        if isinstance(got, dict):  # {"c1": {"passed": true, ...}}
+            got = next((got[k] for k in ("passed", "pass", "met", "verdict", "result") if k in got), None)
+        if isinstance(got, str):
+            low = got.strip().lower()
+            got = True if low in _YES else False if low in _NO else None
+        if isinstance(got, bool):
+            n += 1
+            same += got == want
+    return round(same / n, 4) if n else None
+
+
 def difficulty(episodes: list[dict[str, Any]], k: int = K_ATTEMPTS) -> dict[str, Any]:
     free = [e for e in episodes if not e["hinted"]][:k]
     wins = sum(int(bool(e.get("V"))) for e in free)
@@ -107,6 +128,8 @@ async def judge_task(
             "llm": lj.record(),
             "agent": aj.record(),
         }
+        truth = {c.id: c.passed for c in v.checks}
+        row["criteria_agreement"] = {j.judge: criteria_agreement(j.criteria, truth) for j in (lj, aj)}
         verdicts = [j.verdict for j in (lj, aj) if j.verdict is not None]
         errors += sum(j.verdict is None for j in (lj, aj))
         if verdicts:

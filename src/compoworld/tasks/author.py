@@ -244,14 +244,21 @@ def resolve(value: Any, plant: list[Any], ref: list[Any]) -> Any:
 
 
 def _calls(items: Any, what: str) -> list[dict[str, Any]]:
+    """The calls as `{"tool": full name, "arguments": {...}}`; a gateway `call_tool` (how an author
+    that explored through the gateway may write them) is unwrapped to the tool it calls."""
     if not isinstance(items, list):
         raise Reject("format", f"{what} must be a list of calls")
+    out = []
     for i, c in enumerate(items):
         if not isinstance(c, dict) or ("insert" not in c and not isinstance(c.get("tool"), str)):
             raise Reject("format", f"{what}[{i}] must be {{'tool': name, 'arguments': {{...}}}}")
         if "tool" in c and not isinstance(c.get("arguments", {}), dict):
             raise Reject("format", f"{what}[{i}].arguments must be an object")
-    return items
+        inner = c.get("arguments") or {}
+        if c.get("tool") == "call_tool" and isinstance(inner.get("tool"), str):
+            c = {**c, "tool": inner["tool"], "arguments": inner.get("arguments") or {}}
+        out.append(c)
+    return out
 
 
 def intermediate_facts(
