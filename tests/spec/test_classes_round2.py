@@ -110,7 +110,9 @@ def test_field_updates_and_bare_ids_name_the_right_record() -> None:
     assert sops["finalize_invoice"]["op"] == {**sops["finalize_invoice"]["op"], "value": "finalized"}
     svc = env.services["st"]
     key = sorted(svc.table("subscriptions"))[0]
-    assert env.call("st__cancel_subscription", {"subscription": key})["data"]["status"] == "cancelled"
+    assert (
+        env.call("st__cancel_subscription", {"subscription": key})["data"]["status"] == "canceled"
+    )  # the enum's word
     assert env.call("st__cancel_subscription", {"subscription": "sub_nope"})["error"]["code"] == 404
 
 

@@ -151,7 +151,10 @@ def test_compiled_service_runs_like_a_library_service() -> None:
     assert env.state_hash() == before
     sim = env.call("tasker__tasker_summarize_workload", {})
     assert (
-        not sim["success"] and sim["simulated"] is True and sim["error"]["type"] == "simulation_unavailable"
+        not sim["success"]
+        and sim["simulated"] is True
+        and sim["error"]["type"] == "world_model_unavailable"
+        and sim["error"]["code"] == 503
     )
     # determinism: same seed, same state; snapshots rebuild it exactly
     again = Environment([cls, "chat"], seed=3, size="small")

@@ -118,6 +118,7 @@ def test_http_method_and_path_give_the_operation() -> None:
                 "getuserorders",
                 {"userId": S},
                 ["userId"],
+                description="A user's orders, each with its status and total.",
                 **{"x-http-method": "get", "x-http-path": "/v2/users/{userId}/orders"},
             ),
             _tool(

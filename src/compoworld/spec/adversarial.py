@@ -12,7 +12,14 @@ import random
 from typing import Any
 
 from compoworld.core.environment import Environment
-from compoworld.spec.compiler import LIMIT_PARAMS, OFFSET_PARAMS, QUERY_PARAMS, norm
+from compoworld.spec.compiler import (
+    FIELDS_SWITCHES,
+    LIMIT_PARAMS,
+    OFFSET_PARAMS,
+    QUERY_PARAMS,
+    norm,
+    switch_param,
+)
 from compoworld.spec.runtime import epoch, service_from_manifest
 from compoworld.spec.values import (
     UNKNOWN_ID,
@@ -255,8 +262,9 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         key = str(flat_args(op, args)[op["id_param"]])
         skip = {op["id_param"], (op.get("parent") or {}).get("param")}
         extra = {}
+        refs = {r["param"] for r in op.get("ref_ids", ())} | {r["param"] for r in op.get("ref_lists", ())}
         for k in props:  # change one optional field too, so an update always changes something
-            if k not in args and k not in skip and not _control(k):
+            if k not in args and k not in skip and k not in refs and not _control(k):
                 extra[k] = sample(props[k], k, rng)
                 break
         if extra:
@@ -453,9 +461,15 @@ def _unknown(schema: dict[str, Any], rng: random.Random) -> Any:
 
 
 def _control(param: str) -> bool:
-    """Pagination and query parameters steer a call; they are not fields to store."""
+    """Pagination, query parameters and API switches steer a call; they are not fields to store."""
     n = norm(param)
-    return n in LIMIT_PARAMS or n in OFFSET_PARAMS or n in QUERY_PARAMS
+    return (
+        n in LIMIT_PARAMS
+        or n in OFFSET_PARAMS
+        or n in QUERY_PARAMS
+        or n in FIELDS_SWITCHES
+        or switch_param(param, {"type": "string"}) is not None
+    )
 
 
 def _typed_like(tool: dict[str, Any], param: str, key: Any) -> Any:

@@ -123,6 +123,16 @@ TRANSITIONS: dict[str, tuple[str, Any]] = {
     "block": ("blocked", True),
     "unblock": ("blocked", False),
 }
+# verbs that make something new, or move an existing record on: "send an existing invoice or draft",
+# "publish the draft", "void the invoice". With an id named for the record they are a transition of it
+EXISTING_STATES = {
+    "send": "sent",
+    "publish": "published",
+    "submit": "submitted",
+    "post": "posted",
+    "void": "void",
+    "finalize": "finalized",
+}
 RELATION = {"add", "remove", "attach", "detach", "link", "unlink"}
 VERBS = CREATE | GET | LIST | UPDATE | DELETE | SEND | set(TRANSITIONS)
 STOP = {
@@ -223,6 +233,55 @@ QUERY_PARAMS = {
     "cql",
 }
 PATH_RESOURCES = {"file", "folder", "path", "document", "directory", "item", "entry", "object"}
+# format markers of a REST path or a name (`/products.json`, `get_orders_xml`): never the resource
+FORMAT_WORDS = {"json", "xml", "yaml", "yml", "html", "htm", "txt"}
+FORMAT_SUFFIX = re.compile(r"\.(json|xml|ya?ml|html?|txt)$", re.I)
+# API switches: they choose the shape of the answer (`response_format`, `fields`, `verbose`), never a
+# record's content or a filter
+SWITCH_PARAMS = {
+    "responseformat",
+    "outputformat",
+    "returnformat",
+    "verbose",
+    "pretty",
+    "prettyprint",
+    "detailed",
+    "brief",
+    "briefrepresentation",
+    "includedetails",
+    "concise",
+    "fieldstoreturn",
+    "returnfields",
+    "select",
+    "expand",
+    "mixin",
+    "raw",
+    "dryrun",
+}
+FIELDS_SWITCHES = {"fields", "select", "fieldstoreturn", "returnfields", "properties", "attributes"}
+FORMAT_VALUES = {"json", "markdown", "md", "text", "xml", "csv", "html", "yaml", "concise", "detailed"}
+
+
+def switch_param(name: str, schema: Any) -> str | None:
+    """The kind of API switch a parameter is: `format` (json / markdown), `fields` (which fields to
+    return), `flag` (verbose, pretty, ...); None where it is content or a filter. `fields` and
+    `properties` are switches only as lists of names, never as objects of the record's fields."""
+    n = norm(name)
+    s = schema if isinstance(schema, dict) else {}
+    t = _type_of(s)
+    desc = str(s.get("description", "")).lower()
+    listed = n in FIELDS_SWITCHES and t in ("array", "string") or n in ("fieldstoreturn", "returnfields")
+    if listed and (t == "array" or n in ("fields", "fieldstoreturn", "returnfields") or "comma" in desc):
+        return "fields"
+    if n in ("responseformat", "outputformat", "returnformat"):
+        return "format"
+    if n == "format" and t == "string":
+        values = {str(v).lower() for v in s.get("enum") or []}
+        if values and values <= FORMAT_VALUES:
+            return "format"
+    if n in SWITCH_PARAMS and n not in ("select",):
+        return "flag" if t in ("boolean", "string", "integer", "array", "any") else None
+    return None
 
 
 def tokens(name: str) -> list[str]:
@@ -403,7 +462,8 @@ def _infer_http(tool: SpecTool, used: dict[str, str]) -> dict[str, Any] | None:
     method, path = tool.http_method, tool.http_path
     if not method or not path:
         return None
-    segs = [x for x in path.strip("/").split("/") if x and not VERSION_SEGMENT.match(x)]
+    segs = [FORMAT_SUFFIX.sub("", x) for x in path.strip("/").split("/")]  # `/products.json`
+    segs = [x for x in segs if x and not VERSION_SEGMENT.match(x)]
     if not segs:
         return None
     props = tool.input_schema.get("properties", {})
@@ -440,11 +500,17 @@ def _infer_http(tool: SpecTool, used: dict[str, str]) -> dict[str, Any] | None:
         last_param = False
     action = words[0] if words else ""
     # a trailing action segment: POST /tickets/{id}/close, POST /pet/findByStatus
-    if not last_param and li > 0 and is_param(segs[li - 1]) and action in TRANSITIONS and len(words) == 1:
+    if (
+        not last_param
+        and li > 0
+        and is_param(segs[li - 1])
+        and (action in TRANSITIONS or action in EXISTING_STATES)
+        and len(words) == 1
+    ):
         idp = param(segs[li - 1])
         prev = [x for x in segs[: li - 1] if not is_param(x)]
         if idp and prev:
-            field, value = TRANSITIONS[action]
+            field, value = TRANSITIONS.get(action) or ("status", EXISTING_STATES[action])
             resource, _ = _resource_of(tokens(prev[-1]))
             if resource and value is not None:
                 return {
@@ -549,6 +615,8 @@ ACRONYMS |= {
 
 def _resource_of(words: list[str]) -> tuple[str | None, bool]:
     words = [w for w in words if w not in STOP and not w.isdigit()]
+    while len(words) > 1 and words[-1] in FORMAT_WORDS:  # `orders_json`: the format is no noun
+        words = words[:-1]
     if not words:
         return None, False
     head = words[-1]
@@ -895,6 +963,17 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
                 }
             return {**op, "kind": "get", "lookup": field}
         return {**op, "kind": "get", "id_param": idp}
+    if verb in EXISTING_STATES and verb not in TRANSITIONS:
+        # `send_invoice(invoice_id)`: the record the id names moves on (sent), no new one is made
+        own = id_param(resource, props, required, own=True, strings=False)
+        if own and own != parent_param and _named_for(own, resource, generic=True):
+            return {
+                **op,
+                "kind": "transition",
+                "id_param": own,
+                "field": "status",
+                "value": EXISTING_STATES[verb],
+            }
     if verb in CREATE or verb in SEND or verb in SOFT_CREATE:
         return {**op, "kind": "create"}
     if verb in TRANSITIONS and verb != "restore" or (verb == "restore" and idp):
@@ -1036,6 +1115,15 @@ def _open_envelope(name: str, resource: str) -> bool:
 def _skip_field(name: str) -> bool:
     n = norm(name)
     return n in LIMIT_PARAMS or n in OFFSET_PARAMS or n in QUERY_PARAMS
+
+
+def _skip_write_field(name: str, schema: Any, required: list[str] | set[str]) -> bool:
+    """A write's parameter that is no field of the record: an API switch, or a paging cursor it does
+    not require. Content named like a list control (a tweet's `text`, a budget's `limit`, a file's
+    `size`, a shape's `top`) is stored, and so is every required parameter."""
+    if switch_param(name, schema):
+        return True
+    return name not in required and norm(name) in OFFSET_PARAMS
 
 
 QUERY_WRAPPERS = {"query", "path", "params", "pathparams", "queryparams", "searchparams", "parameters"}
@@ -1452,6 +1540,31 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         if q is None or q not in named.values() or op.get("parent") or op["kind"] == "simulated":
             continue
         props = t.input_schema.get("properties", {})
+        own_q = next((p for p in props if _named_for(p, q) and re.search(r"(id|key|gid)$", norm(p))), None)
+        if own_q and op["verb"] in RELATION and op["kind"] in ("create", "delete"):
+            # `remove_contact_tag(contact_id, tag_id)`: the link between the contact and the tag goes,
+            # never the tag itself; `add_contact_tag(contact_id, tag_id)` links an existing tag
+            member = next(
+                (
+                    p
+                    for p in props
+                    if p != own_q
+                    and (_named_for(p, op["resource"]) or norm(p) == norm(op["resource"]))
+                    and _type_of(props[p]) in ("string", "integer", "array")
+                ),
+                None,
+            )
+            if member:
+                ops[t.name] = {
+                    **op,
+                    "kind": "relate" if op["verb"] in {"add", "attach", "link"} else "unrelate",
+                    "resource": q,
+                    "member": op["resource"],
+                    "member_param": member,
+                    "id_param": own_q,
+                }
+                ops[t.name].pop("parent", None)
+                continue
         generic = next((p for p in props if norm(p) in GENERIC_IDS), None)
         if generic is None:
             continue
@@ -1497,14 +1610,22 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             op.pop("parent", None)
     for t in work:
         op = ops[t.name]
-        if op["kind"] not in ("create", "list", "update") or op.get("parent") or op.get("collection"):
+        if op["kind"] not in ("create", "list", "update") or op.get("collection"):
             continue
         for p in t.input_schema.get("properties", {}):
             stem = re.sub(r"(id|key|gid)$", "", norm(p))
-            other = named.get(stem)
-            if other and other != op["resource"] and stem != norm(p):
+            other = named.get(stem) or (named.get(stem[6:]) if stem.startswith("parent") else None)
+            if not other or other == op["resource"] or stem == norm(p):
+                continue
+            if not op.get("parent"):
                 op["parent"] = {"resource": other, "param": p}
-                break
+            elif op["kind"] != "list" and p not in (op["parent"]["param"], op.get("id_param")):
+                # `create_note(parent_record_id, author_id)`: every record a write names must exist
+                ref = {"param": p, "resource": other}
+                d = described_default(t.input_schema["properties"][p])
+                if isinstance(d, str | int) and not isinstance(d, bool):
+                    ref["default"] = d  # the spec's own default (`primary`, `me`) always exists
+                op.setdefault("ref_ids", []).append(ref)
 
     for t in work:  # `create_deal(contact_ids: [...])`: every id in the list names a contact
         op = ops[t.name]
@@ -1553,10 +1674,11 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             _key_schema(res(op["parent"]["resource"]), p_schema.get(pp, {}))
         parent_param = (op.get("parent") or {}).get("param")
         if op["kind"] in ("create", "update"):
+            req = t.input_schema.get("required", [])
             for p, s in props.items():
                 if (
                     p in (op.get("id_param"), parent_param)
-                    or _skip_field(p)
+                    or _skip_write_field(p, s, req)
                     or p in (op.get("wrapped") or {}).values()
                 ):
                     continue
@@ -1565,8 +1687,9 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                     op.setdefault("nested", []).append(
                         p
                     )  # `body`, `productData`: its fields are the record's
+                    inner_req = s.get("required", []) if isinstance(s.get("required"), list) else []
                     for q2, s2 in inner.items():
-                        if not _skip_field(q2) and q2 not in ("id", op.get("id_param")):
+                        if not _skip_write_field(q2, s2, inner_req) and q2 not in ("id", op.get("id_param")):
                             _merge_field(r["fields"], q2, _type_of(s2) if isinstance(s2, dict) else "any")
                     continue
                 if _type_of(s) == "object" and not inner and _open_envelope(p, op["resource"]):
@@ -1597,15 +1720,53 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         r["id_param"] = ids.most_common(1)[0][0] if ids else None
         r["fields"].pop("id", None)  # the engine's own: the record's key and when it was made
         r["fields"].pop("created_at", None)
+    _field_semantics(work, ops, resources)
+    for r in resources.values():
+        for f in ("id", "created_at"):
+            r["fields"].pop(f, None)
+            r.get("enums", {}).pop(f, None)
+    for t in work:  # a read of a record type that holds nothing the spec names is no code
+        op = ops[t.name]
+        r = resources.get(op.get("resource") or "")
+        if (
+            op["kind"] in ("get", "list")
+            and r is not None
+            and not content_fields(r)
+            and not r.get("collection_of")
+            and not r.get("singleton")
+        ):
+            ops[t.name] = {
+                "kind": "simulated",
+                "cause": "no_content_fields",
+                "reason": f"no tool writes a {op['resource'].replace('_', ' ')}, and neither a return schema "
+                "nor a description names what one holds",
+            }
+    for t in work:  # `get_employee(id, fields, response_format)`: switches shape the record read
+        op = ops[t.name]
+        if op["kind"] == "get":
+            sw = {p: k for p, sch in _schemas_of(t) if (k := switch_param(p, sch)) and k == "fields"}
+            if sw:
+                op["switches"] = sw
     for t in work:  # what each list does with each of its filters: match, range, or unsupported
         op = ops[t.name]
         if op["kind"] != "list":
             continue
         fields = resources[op["resource"]]["fields"]
         ranges, unsupported = {}, []
+        props_all = dict(_schemas_of(t))
         for p in _list_params(t, op):
-            if _skip_field(p) or p in fields or p == (op.get("parent") or {}).get("param"):
+            if (
+                _skip_field(p)
+                or p in fields
+                or p == (op.get("parent") or {}).get("param")
+                or p in op.get("contains", {})
+            ):
                 continue
+            if kind := switch_param(p, props_all.get(p, {})):
+                op.setdefault("switches", {})[p] = kind
+                continue
+            if norm(p) in CREDENTIAL_PARAMS:
+                continue  # a credential: no filter
             bound, target = _range_target(p, fields)
             if target:
                 ranges[p] = {"field": target, "op": ">=" if bound in LOWER_BOUND else "<="}
@@ -1812,7 +1973,7 @@ def _defaults(op: dict[str, Any], schema: dict[str, Any], fields: dict[str, str]
         and (d := described_default(s)) is not None
         and (p in fields or (parent and p == parent["param"]))
         and p != op.get("id_param")
-        and not _skip_field(p)
+        and not _skip_write_field(p, s, schema.get("required", []))
         and _fits(s, d)
         and fields.get(p, "any") in ("any", _json_type(d), "number" if _json_type(d) == "integer" else "")
     }
@@ -1854,3 +2015,411 @@ def _key_schema(r: dict[str, Any], schema: dict[str, Any]) -> None:
 
 def _json_type(v: Any) -> str:
     return {bool: "boolean", int: "integer", float: "number", str: "string"}.get(type(v), "any")
+
+
+# ---- what a record holds, and the rules the spec states about it ------------------------------------
+# list parameters that order, authenticate or page: no attribute of a record
+ORDER_PARAMS = {
+    "sort",
+    "sortby",
+    "order",
+    "orderby",
+    "direction",
+    "sortdirection",
+    "sortorder",
+    "orderdirection",
+}
+CREDENTIAL_PARAMS = {"apikey", "token", "accesstoken", "auth", "authorization", "secret", "password"}
+CONTAINS_RE = re.compile(r"^(.+?)_?(contains|like|startswith|prefix|search|filter)$", re.I)
+# words of a description that name a record's content ("Get the status and results of a statement")
+CONTENT_WORDS = {
+    "status",
+    "name",
+    "title",
+    "description",
+    "amount",
+    "price",
+    "date",
+    "type",
+    "email",
+    "url",
+    "content",
+    "results",
+    "total",
+    "count",
+    "balance",
+    "currency",
+    "address",
+    "phone",
+    "score",
+    "rating",
+    "version",
+    "size",
+    "value",
+    "quantity",
+    "level",
+    "state",
+    "priority",
+    "tags",
+    "category",
+    "language",
+    "duration",
+    "summary",
+    "body",
+    "text",
+    "message",
+    "subject",
+    "owner",
+    "author",
+    "location",
+    "timezone",
+    "country",
+    "city",
+    "latitude",
+    "longitude",
+    "temperature",
+    "symbol",
+    "volume",
+    "rate",
+    "percentage",
+    "label",
+    "color",
+    "notes",
+    "path",
+    "height",
+    "width",
+    "metrics",
+    "statistics",
+    "revenue",
+    "cost",
+    "fee",
+    "tax",
+    "discount",
+    "stock",
+    "inventory",
+    "sku",
+    "brand",
+    "model",
+    "year",
+    "season",
+    "team",
+    "position",
+    "role",
+    "permissions",
+    "members",
+    "timestamp",
+    "expiration",
+    "enabled",
+    "schedule",
+    "frequency",
+    "genre",
+    "artist",
+    "album",
+    "isbn",
+    "publisher",
+    "region",
+    "zone",
+    "domain",
+    "hostname",
+    "port",
+    "protocol",
+    "uptime",
+    "health",
+    "usage",
+    "quota",
+    "plan",
+    "tier",
+    "forecast",
+    "humidity",
+    "wind",
+    "pressure",
+    "precipitation",
+    "dividend",
+    "earnings",
+    "yield",
+    "capacity",
+    "availability",
+    "distance",
+    "speed",
+    "weight",
+    "severity",
+    "progress",
+    "output",
+    "error",
+    "response",
+    "reason",
+    "source",
+    "format",
+}
+NUMBER_WORDS = {"amount", "price", "total", "count", "balance", "score", "rating", "size", "quantity"}
+NUMBER_WORDS |= {"latitude", "longitude", "temperature", "volume", "rate", "percentage", "height", "width"}
+NUMBER_WORDS |= {"revenue", "cost", "fee", "tax", "discount", "stock", "inventory", "year", "port", "uptime"}
+NUMBER_WORDS |= {"quota", "humidity", "wind", "pressure", "precipitation", "dividend", "earnings", "yield"}
+NUMBER_WORDS |= {"capacity", "distance", "speed", "weight", "progress", "duration"}
+ARRAY_WORDS = {"tags", "results", "members", "permissions", "metrics", "statistics"}
+IDENT_RE = re.compile(r"`?\b([a-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|[a-z][a-z0-9]+(?:_[a-z0-9]+)+)\b`?")
+FORMATS = ("date-time", "date", "email", "uri", "url", "uuid", "ipv4")
+OPEN_STATES = ("open", "active", "new", "draft", "pending", "todo", "created", "enabled", "live", "opened")
+STATE_SYNONYMS = {
+    "closed": {"close", "done", "complete", "completed", "resolved", "finished"},
+    "open": {"opened", "active", "reopened", "new", "todo"},
+    "cancelled": {"canceled", "cancel", "void", "voided"},
+    "void": {"voided", "cancelled", "canceled"},
+    "sent": {"send", "delivered", "submitted", "issued", "posted"},
+    "published": {"publish", "live", "public", "active"},
+    "archived": {"archive", "inactive"},
+    "active": {"enabled", "live", "open", "activated"},
+    "inactive": {"disabled", "deactivated", "archived"},
+    "completed": {"complete", "done", "finished", "closed", "resolved"},
+    "resolved": {"closed", "done", "solved", "completed"},
+    "approved": {"approve", "accepted", "accept"},
+    "rejected": {"declined", "denied", "refused", "reject"},
+    "running": {"started", "inprogress", "active", "run", "running"},
+    "stopped": {"stop", "halted", "terminated", "inactive"},
+    "paused": {"pause", "suspended", "onhold"},
+    "submitted": {"submit", "sent", "pending"},
+    "posted": {"post", "sent", "published"},
+    "finalized": {"final", "finalised", "open", "issued"},
+    "merged": {"merge"},
+    "dismissed": {"dismiss", "closed"},
+    "revoked": {"revoke", "inactive", "disabled"},
+    "suspended": {"suspend", "paused", "inactive"},
+    "terminated": {"terminate", "stopped", "deleted"},
+    "enabled": {"enable", "active", "on"},
+    "disabled": {"disable", "inactive", "off"},
+    "unpublished": {"draft", "hidden", "private"},
+}
+UNIQUE_RE = re.compile(
+    r"\b(?:must|should) be unique\b|\bunique (?:across|within|per|among|in)\b|"
+    r"\bno two\b|\bmust not already exist\b|\bis unique\b|\bduplicates? (?:are|is) not allowed\b",
+    re.I,
+)
+CASCADE_RE = re.compile(
+    r"\b(?:also|will also|and)\s+(?:permanently\s+)?(?:deletes?|removes?|cancels?)\s+(?:all\s+)?(?:of\s+)?"
+    r"(?:its|their|the|any|associated|related|child)?\s*(?:associated\s+|related\s+|child\s+)?([a-z_]+)",
+    re.I,
+)
+ZERO_RE = re.compile(
+    r"\b(?:zero(?:e?s)?(?:\s+out)?|sets?|resets?)\s+(?:the\s+|its\s+|all\s+)?([a-z_ ]{3,40}?)\s*(?:to\s+(?:zero|0)\b|$)"
+    r"|\b([a-z_]+)\s+(?:is|are|becomes?)\s+(?:set to\s+)?(?:zero|0)\b",
+    re.I,
+)
+
+
+def _sentence(text: str, m: re.Match[str]) -> str:
+    """The sentence of `text` around a match: quoted in the errors that enforce it."""
+    start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+    ends = [i for i in (text.find(".", m.end()), text.find("\n", m.end())) if i != -1]
+    return text[start : (min(ends) + 1 if ends else len(text))].strip()[:240]
+
+
+def _field_of(word: str, fields: dict[str, str]) -> str | None:
+    """The stored field a word of a sentence names (`display name` -> `DisplayName`)."""
+    w = norm(word)
+    if not w:
+        return None
+    for f in fields:
+        if norm(f) == w or norm(f) == singular(w):
+            return f
+    return None
+
+
+def _schemas_of(tool: SpecTool) -> list[tuple[str, dict[str, Any]]]:
+    """Each parameter with its schema, those inside wrapper objects (`body`, `query`) lifted up."""
+    out = []
+    for p, s in tool.input_schema.get("properties", {}).items():
+        if not isinstance(s, dict):
+            continue
+        inner = s.get("properties")
+        if isinstance(inner, dict) and inner and (_is_envelope_param(p) or norm(p) in QUERY_WRAPPERS):
+            out += [(q, sq) for q, sq in inner.items() if isinstance(sq, dict)]
+        else:
+            out.append((p, s))
+    return out
+
+
+def _value_rules(schema: dict[str, Any]) -> tuple[list[Any] | None, str | None]:
+    """The enum and the format a parameter's schema states (through a list's items and anyOf)."""
+    if _type_of(schema) == "array" and isinstance(schema.get("items"), dict):
+        return None, None
+    enum = schema.get("enum")
+    for key in ("anyOf", "oneOf"):
+        alts = [a for a in schema.get(key) or [] if isinstance(a, dict) and a.get("type") != "null"]
+        if enum is None and alts and all(a.get("enum") for a in alts):  # a free alternative: no enum
+            enum = [v for a in alts for v in a["enum"]]
+    fmt = schema.get("format") if schema.get("format") in FORMATS else None
+    if isinstance(enum, list):
+        enum = [v for v in enum if isinstance(v, str | int | float | bool)]
+    return (enum or None), fmt
+
+
+def _state_member(value: Any, enum: list[Any]) -> Any:
+    """The member of a status enum that means `value` (`closed` -> `CLOSED`, `cancelled` -> `canceled`)."""
+    want = norm(str(value))
+    members = {norm(str(v)): v for v in enum}
+    if want in members:
+        return members[want]
+    for n, v in members.items():
+        if len(want) >= 4 and len(n) >= 4 and (n.startswith(want[:5]) or want.startswith(n[:5])):
+            return v
+    for syn in STATE_SYNONYMS.get(str(value), ()):
+        if syn in members:
+            return members[syn]
+    return None
+
+
+def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resources: dict[str, Any]) -> None:
+    """What each record type holds and the rules the spec states about it:
+    - enums and formats of every field, from every tool that writes (or, failing that, filters) it;
+    - filter parameters as the record's attributes (a list `by status` says records have a status),
+      and, for a record no tool writes, the content its description names;
+    - a transition's state, a create's first state and a seeded status from the field's own enum;
+    - stated uniqueness, delete cascades and "void zeroes the amount", each with its sentence."""
+    writers: dict[str, set[str]] = {}
+    for op in ops.values():
+        if op["kind"] in ("create", "update") and op.get("resource") in resources:
+            writers.setdefault(op["resource"], set()).add(op["kind"])
+    filter_enums: dict[tuple[str, str], list[Any]] = {}
+    for t in work:
+        op = ops[t.name]
+        rname = op.get("resource")
+        if op["kind"] in ("simulated", "compute") or rname not in resources or op.get("collection"):
+            continue
+        r = resources[rname]
+        if op["kind"] in ("create", "update"):
+            req = t.input_schema.get("required", [])
+            for p, s in _schemas_of(t):
+                if p not in r["fields"] or _skip_write_field(p, s, req):
+                    continue
+                enum, fmt = _value_rules(s)
+                if enum:
+                    have = r.setdefault("enums", {}).get(p)
+                    r["enums"][p] = list(dict.fromkeys([*(have or []), *enum]))
+                elif _type_of(s) in ("string", "integer", "number") and "enum" not in s:
+                    r.setdefault("free", []).append(p)  # a writer that takes any value
+                if fmt:
+                    r.setdefault("formats", {})[p] = fmt
+        if op["kind"] == "list":
+            for p, s in _schemas_of(t):
+                n = norm(p)
+                if (
+                    _skip_field(p)
+                    or switch_param(p, s)
+                    or n in ORDER_PARAMS
+                    or n in CREDENTIAL_PARAMS
+                    or p == (op.get("parent") or {}).get("param")
+                    or _range_target(p, r["fields"])[1]
+                    or RANGE.match(p)
+                    or RANGE_AFTER.match(re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", p))
+                    or _type_of(s) in ("object",)
+                ):
+                    continue
+                m = CONTAINS_RE.match(re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", p))
+                if m and norm(m.group(1)) not in ("", "name") or m and m.group(2).lower() == "contains":
+                    field = next((f for f in r["fields"] if norm(f) == norm(m.group(1))), m.group(1))
+                    if field not in r["fields"]:
+                        r["fields"][field] = "string"
+                    op.setdefault("contains", {})[p] = field
+                    continue
+                if p not in r["fields"] and rname not in writers:
+                    # a record no tool writes holds what its reads filter on; one written here holds
+                    # what its writers store (another filter stays reported: no created record has it)
+                    t_ = _type_of(s)
+                    r["fields"][p] = "string" if t_ == "array" else t_ if t_ != "any" else "any"
+                    if t_ == "array":  # `statuses: [..]`: any of these values of the field
+                        op.setdefault("any_of", []).append(p)
+                    r.setdefault("lifted", []).append(p)
+                enum, fmt = _value_rules(s if _type_of(s) != "array" else s.get("items") or {})
+                if enum:
+                    filter_enums[(rname, p)] = [
+                        v for v in enum if str(v).lower() not in ("all", "any", "*", "")
+                    ]
+                if fmt:
+                    r.setdefault("formats", {}).setdefault(p, fmt)
+    for (rname, p), enum in filter_enums.items():  # the vocabulary a filter states, where no writer does
+        r = resources[rname]
+        if enum and p not in r.get("enums", {}) and p not in r.get("free", []):
+            r.setdefault("enums", {})[p] = enum
+    for rname, r in resources.items():  # a record no tool writes: the content its reads describe
+        r.pop("free", None)
+        if rname in writers or r.get("collection_of") or r.get("singleton"):
+            continue
+        texts = [
+            t.description + " " + " ".join(str(s.get("description", "")) for _, s in _schemas_of(t))
+            for t in work
+            if ops[t.name].get("resource") == rname and ops[t.name]["kind"] in ("get", "list")
+        ]
+        for text in texts:
+            for w in re.findall(r"[A-Za-z]+", text):
+                lw = w.lower()
+                if lw in CONTENT_WORDS and lw not in r["fields"] and lw != rname:
+                    r["fields"][lw] = (
+                        "number" if lw in NUMBER_WORDS else "array" if lw in ARRAY_WORDS else "string"
+                    )
+                    r.setdefault("described", []).append(lw)
+            for ident in IDENT_RE.findall(text):
+                if len(ident) >= 5 and ident not in r["fields"] and not ident.endswith(("_id", "Id")):
+                    last = tokens(ident)[-1]
+                    r["fields"][ident] = "number" if last in NUMBER_WORDS else "string"
+                    r.setdefault("described", []).append(ident)
+    for t in work:  # state values from the field's own vocabulary
+        op = ops[t.name]
+        r = resources.get(op.get("resource") or "")
+        if r is None or op["kind"] in ("simulated", "compute"):
+            continue
+        enums = r.get("enums", {})
+        if op["kind"] == "transition" and "value" in op and op["field"] in enums:
+            member = _state_member(op["value"], enums[op["field"]])
+            if member is None:
+                ops[t.name] = {
+                    "kind": "simulated",
+                    "cause": "state_not_in_enum",
+                    "reason": f"{op['verb']!r} would set {op['field']} to {op['value']!r}, which is not one of "
+                    f"{', '.join(map(str, enums[op['field']]))}",
+                }
+                continue
+            if member != op["value"]:
+                op["state_word"] = op["value"]  # `cancel` is still a cancel where the enum says `canceled`
+            op["value"] = member
+        if op["kind"] == "create" and "status" in r["fields"]:
+            if "status" in enums:
+                first = next((v for s in OPEN_STATES for v in enums["status"] if norm(str(v)) == s), None)
+                if first is not None:
+                    op["initial"] = {"status": first}
+            elif r["fields"]["status"] in ("string", "any"):
+                op["initial"] = {"status": "open"}
+        text = t.description
+        if op["kind"] in ("create", "update"):
+            for p, s in _schemas_of(t):
+                d = str(s.get("description", ""))
+                if p in r["fields"] and (m := UNIQUE_RE.search(d)):
+                    r.setdefault("unique", {})[p] = f"{p}: {_sentence(d, m)}"
+            for m in re.finditer(r"\b([A-Za-z_][\w ]{1,30}?)\s+(?:must|should) be unique\b", text):
+                f = _field_of(m.group(1).split()[-1], r["fields"]) or _field_of(
+                    "".join(m.group(1).split()[-2:]), r["fields"]
+                )
+                if f:
+                    r.setdefault("unique", {})[f] = _sentence(text, m)
+        if op["kind"] == "delete":
+            for m in CASCADE_RE.finditer(text):
+                child = singular(m.group(1).lower())
+                c = resources.get(child)
+                field = f"{op['resource']}_id"
+                if c is not None and child != op["resource"] and field in c["fields"]:
+                    op.setdefault("cascade", []).append(
+                        {"resource": child, "field": field, "text": _sentence(text, m)}
+                    )
+        if op["kind"] == "transition":
+            for m in ZERO_RE.finditer(text):
+                words = (m.group(1) or m.group(2) or "").strip().split()
+                for k in range(len(words)):
+                    f = _field_of("".join(words[k:]), r["fields"])
+                    if f and r["fields"][f] in ("integer", "number", "any"):
+                        op.setdefault("sets", {})[f] = 0
+                        op["sets_text"] = _sentence(text, m)
+                        break
+
+
+def content_fields(resource: dict[str, Any]) -> list[str]:
+    """The fields of a record type that hold content: not its parents' keys, not lists of ids."""
+    return [f for f in resource.get("fields", {}) if not f.endswith(("_id", "_ids")) and f not in ("id",)]

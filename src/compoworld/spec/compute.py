@@ -615,9 +615,23 @@ def _named(key: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     return {**op, "defaults": defaults} if defaults else op
 
 
+# only a phrase that states a default: "default: 10", "defaults to 'primary'", "the default is json",
+# "(default 20)", "default 20"; never "the default language" or "defaults to the user's locale"
+_VALUE = r"[`'\"]?(-?[\w.+/-]+)[`'\"]?"
 DEFAULT_IN_TEXT = re.compile(
-    r"\bdefault(?:s)?(?:\s+(?:is|to|of|value))?\s*[:=]?\s*[`'\"]?(-?[\w.+/-]+)[`'\"]?", re.I
+    r"\bdefaults?(?:\s+value)?\s*[:=]\s*"
+    + _VALUE
+    + r"|\bdefaults?(?:\s+value)?\s+(?:is|to|of|will be)\s+"
+    + _VALUE
+    + r"|\(default\s+"
+    + _VALUE
+    + r"\)"
+    + r"|\bdefault\s+(-?\d+(?:\.\d+)?)\b"
+    + r"|\bdefault\s+[`'\"](-?[\w.+/-]+)[`'\"]",
+    re.I,
 )
+NOT_DEFAULTS = {"the", "a", "an", "not", "none", "null", "empty", "unset", "current", "your", "this", "that"}
+NOT_DEFAULTS |= {"its", "their", "whatever", "same", "each", "any", "no", "be", "is", "if", "when", "set"}
 
 
 def described_default(schema: dict[str, Any]) -> Any:
@@ -630,7 +644,9 @@ def described_default(schema: dict[str, Any]) -> Any:
     m = DEFAULT_IN_TEXT.search(str(schema.get("description", "")))
     if not m:
         return None
-    raw, t = m.group(1).rstrip("."), schema.get("type")
+    raw, t = next(g for g in m.groups() if g is not None).rstrip("."), schema.get("type")
+    if raw.lower() in NOT_DEFAULTS:
+        return None
     if isinstance(t, list):
         t = next((x for x in t if x != "null"), None)
     if not raw or not raw.strip(".-+/"):

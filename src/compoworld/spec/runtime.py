@@ -110,7 +110,7 @@ class CompiledService(Service):
                 for f, t in r["fields"].items():
                     if f in self.refs.get(rname, {}):
                         continue
-                    rec[f] = _seed_value(f, t, p, ctx, i)
+                    rec[f] = _seed_value(f, t, p, ctx, i, r, rname)
                 self.store.put(r["table"], rec["id"], rec)
         for rname, fields in self.refs.items():  # parent links point at seeded parents
             table = res[rname]["table"]
@@ -202,13 +202,15 @@ class CompiledService(Service):
         if op["kind"] == "dispatch":
             return self._dispatch(spec, op, arguments)
         if op["kind"] == "simulated" or op.get("quarantined"):
-            if self.world_model is None:
+            if self.world_model is None:  # the environment lacks a part, not a bug: 503, never 500
+                why = op.get("cause") or "quarantined"
                 return self._mark(
                     failure(
-                        500,
-                        "simulation_unavailable",
-                        f"{spec.name} is simulated by the world model, and none is configured "
-                        "(set --base-url/--model or COMPOWORLD_BASE_URL/COMPOWORLD_MODEL)",
+                        503,
+                        WORLD_MODEL_UNAVAILABLE,
+                        f"{spec.name} is served by the world model ({why}), and none is configured: "
+                        "pass --world-model MODEL with --base-url URL, or set COMPOWORLD_MODEL and "
+                        "COMPOWORLD_BASE_URL",
                     ),
                     op,
                 )
@@ -274,14 +276,34 @@ class CompiledService(Service):
 
     def _check_written(self, op: dict[str, Any], data: Any) -> None:
         """A write lands only if the record it leaves validates against the state model: a value of a
-        type the model does not hold for that field is the caller's error (400), never invalid state."""
+        type the model does not hold for that field is the caller's error (400), never invalid state.
+        So is a value outside the field's enum (the spec's own vocabulary), and a value another record
+        holds where the spec says it is unique (409, the spec's sentence quoted)."""
         if op["kind"] not in WRITES or not isinstance(data, dict) or "id" not in data:
             return
-        table = self._res(op)["table"]
+        r = self._res(op)
+        table = r["table"]
         rec = self.table(table).get(str(data["id"]))
         model = self.record_models.get(table)
         if rec is None or model is None:
             return
+        if bad := off_enum(r, rec):
+            field, value, allowed = bad
+            raise InvalidArguments(
+                f"'{field}' must be one of {', '.join(map(str, allowed))} (the spec's values), got {value!r}"
+            )
+        for field, text in (r.get("unique") or {}).items():
+            v = rec.get(field)
+            if v in (None, ""):
+                continue
+            key = str(v).casefold()
+            for k, other in self.table(table).items():
+                if k != rec["id"] and str(other.get(field, "")).casefold() == key:
+                    raise Conflict(
+                        f"a {op['resource'].replace('_', ' ')} with {field} {v!r} exists already ({k}): "
+                        f'the spec says "{text}"',
+                        type="duplicate",
+                    )
         try:
             model.model_validate(rec)
         except ValidationError as e:
@@ -367,6 +389,10 @@ class CompiledService(Service):
             value = args.get(ref["param"])
             for v in value if isinstance(value, list) else []:
                 self._find(op, v, ref["resource"])
+        for ref in op.get("ref_ids", ()):  # `create_note(parent_record_id, author_id)`: each must exist
+            value = args.get(ref["param"])
+            if value not in (None, "", ref.get("default")) and not isinstance(value, dict | list):
+                self._find(op, value, ref["resource"])
         parent = op.get("parent")
         if parent and parent["param"] in args:
             value = args[parent["param"]]
@@ -398,8 +424,8 @@ class CompiledService(Service):
         key = key or self.new_key(op["resource"])
         rec: dict[str, Any] = {"id": key, "created_at": self.clock.iso()}
         rec.update(self._fields(op, args, {natural} if natural else set()))
-        if r["fields"].get("status") in ("string", "any") and "status" not in rec:
-            rec["status"] = "open"
+        for f, v in (op.get("initial") or {}).items():  # the first state, from the field's own enum
+            rec.setdefault(f, v)
         self.insert(r["table"], rec)
         return rec
 
@@ -423,12 +449,16 @@ class CompiledService(Service):
                 f"no {op['resource'].replace('_', ' ')} with {p} '{args[p]}'",
                 type=f"{op['resource']}_not_found",
             )
-        return self._own(op, args, self._find(op, args[op["id_param"]]))
+        return shaped(self._own(op, args, self._find(op, args[op["id_param"]])), op, args)
 
     def _op_list(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         r = self._res(op)
         limit, offset, query, page = 50, 0, None, None
         filters: dict[str, Any] = {}
+        contains: dict[str, str] = {}
+        any_of: dict[str, list[Any]] = {}
+        structured: list[tuple[str, str, Any]] = []
+        unread: list[str] = []
         for k, v in args.items():
             n = norm(k)
             if n in LIMIT_PARAMS and isinstance(v, int | float) and not isinstance(v, bool):
@@ -437,8 +467,27 @@ class CompiledService(Service):
                 page = int(v) if isinstance(v, int | float) or (isinstance(v, str) and v.isdigit()) else 1
             elif n in OFFSET_PARAMS:
                 offset = int(v) if isinstance(v, int | float) or (isinstance(v, str) and v.isdigit()) else 0
+            elif k in op.get("switches", {}):
+                continue  # `response_format`, `fields`, `verbose`: the answer's shape, below
+            elif k in op.get("contains", {}):
+                if isinstance(v, str) and v.strip():
+                    contains[op["contains"][k]] = v
+            elif (
+                n in QUERY_PARAMS
+                and isinstance(v, dict | list)
+                and k not in r["fields"]
+                and k not in (op.get("wrapped") or {}).values()  # `query: {limit, ...}` is a wrapper
+            ):
+                conds = query_conditions(v)  # Intercom's `query: {field, operator, value}`
+                if conds is None:
+                    unread.append(k)
+                else:
+                    structured += conds
             elif n in QUERY_PARAMS and isinstance(v, str) and v.strip():
                 query = v
+            elif k in op.get("any_of", ()) and isinstance(v, list):
+                if v:
+                    any_of[k] = v
             elif k in r["fields"] and isinstance(v, str | int | float | bool):
                 filters[k] = v
         filters.update(op.get("where", {}))  # `get_followed_artists`: only the artists followed
@@ -453,7 +502,11 @@ class CompiledService(Service):
         items = [
             rec
             for rec in self.table(r["table"]).values()
-            if _matches(rec, filters, query) and all(_in_range(rec.get(f), o, v) for f, o, v in ranges)
+            if _matches(rec, filters, query)
+            and all(_in_range(rec.get(f), o, v) for f, o, v in ranges)
+            and all(str(w).casefold() in str(rec.get(f, "")).casefold() for f, w in contains.items())
+            and all(_one_of(rec.get(f), vs) for f, vs in any_of.items())
+            and all(_condition(rec, f, o, v) for f, o, v in structured)
         ]
         if page is not None:  # a page number counts from 1 (0 reads as the first page too)
             offset = max(0, page - 1) * limit
@@ -464,9 +517,10 @@ class CompiledService(Service):
             "has_more": offset + len(shown) < len(items),
         }
         ignored = [p for p in op.get("unsupported_filters", ()) if args.get(p) not in (None, "", [], {})]
+        ignored += [p for p in unread if p not in ignored]
         if ignored:  # said, never silently dropped: no stored field can answer these
             out["unsupported_filters"] = ignored
-        return out
+        return shaped(out, op, args)
 
     def _op_update(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
@@ -489,17 +543,29 @@ class CompiledService(Service):
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         self._require_state(op, rec)
         self.remove(self._res(op)["table"], rec["id"])
-        return {"id": rec["id"], "deleted": True}
+        out: dict[str, Any] = {"id": rec["id"], "deleted": True}
+        for c in op.get("cascade", ()):  # "deleting a customer also deletes its subscriptions"
+            table = self.manifest["resources"][c["resource"]]["table"]
+            gone = sorted(
+                k for k, child in self.table(table).items() if str(child.get(c["field"])) == rec["id"]
+            )
+            for k in gone:
+                self.remove(table, k)
+            out.setdefault("also_deleted", {})[c["resource"]] = gone
+        return out
 
     def _op_transition(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
         rec = self._own(op, args, self._find(op, args[op["id_param"]]))
         self._require_state(op, rec)
         value = args.get(op["from_param"]) if "from_param" in op else op["value"]
-        if op["field"] == "status" and value in FINAL_STATES and rec.get("status") == value:
+        word = op.get("state_word", value)
+        if op["field"] == "status" and word in FINAL_STATES and rec.get("status") == value:
             # cancelling what is cancelled (closing what is closed) is no change the verb allows
             label = op["resource"].replace("_", " ")
-            raise Conflict(f"{label} '{rec['id']}' is already {value}", type=f"already_{value}")
-        return self._change(self._res(op)["table"], rec["id"], {op["field"]: value})
+            raise Conflict(f"{label} '{rec['id']}' is already {value}", type=f"already_{word}")
+        # a value rule the spec states for this move ("voiding an invoice zeroes its amount")
+        sets = {f: v for f, v in (op.get("sets") or {}).items() if f in self._res(op)["fields"]}
+        return self._change(self._res(op)["table"], rec["id"], {op["field"]: value, **sets})
 
     def _op_compute(self, op: dict[str, Any], args: dict[str, Any]) -> Any:
         if op.get("expand"):
@@ -520,6 +586,9 @@ class CompiledService(Service):
         field = f"{op['member']}_ids"
         members = list(rec.get(field) or [])
         value = args[op["member_param"]]
+        if self._item_kind(op["member"]):  # a tag the service keeps must exist to be linked
+            for v in value if isinstance(value, list) else [value]:
+                self._find(op, v, op["member"])
         for v in value if isinstance(value, list) else [value]:
             if v not in members:
                 members.append(v)
@@ -715,7 +784,132 @@ def _player_record(keys: list[str], devices: list[str], now: str) -> dict[str, A
     }
 
 
+WORLD_MODEL_UNAVAILABLE = "world_model_unavailable"
 ENGINE_FIELDS = {"id", "created_at"}
+QUERY_OPS = {
+    "=": "eq",
+    "==": "eq",
+    "eq": "eq",
+    "is": "eq",
+    "equals": "eq",
+    "!=": "ne",
+    "ne": "ne",
+    "neq": "ne",
+    "is_not": "ne",
+    "not_equals": "ne",
+    "~": "contains",
+    "contains": "contains",
+    "like": "contains",
+    "in_text": "contains",
+    "!~": "not_contains",
+    "not_contains": "not_contains",
+    ">": "gt",
+    "gt": "gt",
+    ">=": "ge",
+    "gte": "ge",
+    "<": "lt",
+    "lt": "lt",
+    "<=": "le",
+    "lte": "le",
+    "in": "in",
+    "nin": "nin",
+    "not_in": "nin",
+    "starts_with": "starts",
+    "^": "starts",
+}
+
+
+def off_enum(r: dict[str, Any], rec: dict[str, Any]) -> tuple[str, Any, list[Any]] | None:
+    """The first field of `rec` whose value is outside the enum the spec states for it, or None."""
+    for field, allowed in (r.get("enums") or {}).items():
+        v = rec.get(field)
+        if v is None:
+            continue
+        vals = v if isinstance(v, list) else [v]
+        if any(x not in allowed for x in vals):
+            return field, v, allowed
+    return None
+
+
+def query_conditions(q: Any) -> list[tuple[str, str, Any]] | None:
+    """The conditions of a structured query (`{field, operator, value}`, nested under an AND of
+    `value: [...]`), or None where it is not one this engine can read (then it is reported)."""
+    if isinstance(q, list):
+        out: list[tuple[str, str, Any]] = []
+        for c in q:
+            got = query_conditions(c)
+            if got is None:
+                return None
+            out += got
+        return out
+    if not isinstance(q, dict):
+        return None
+    op = str(q.get("operator", "=")).strip().lower()
+    if op in ("and",) and isinstance(q.get("value"), list):
+        return query_conditions(q["value"])
+    field = q.get("field") or q.get("key") or q.get("attribute")
+    if not isinstance(field, str) or op not in QUERY_OPS or "value" not in q:
+        return None
+    return [(field, QUERY_OPS[op], q["value"])]
+
+
+def _condition(rec: dict[str, Any], field: str, op: str, want: Any) -> bool:
+    have = rec.get(field)
+    if op in ("eq", "ne"):
+        same = str(have).casefold() == str(want).casefold() if have is not None else want is None
+        return same if op == "eq" else not same
+    if op in ("contains", "not_contains", "starts"):
+        text, w = str(have or "").casefold(), str(want).casefold()
+        return (
+            (w in text)
+            if op == "contains"
+            else (w not in text)
+            if op == "not_contains"
+            else text.startswith(w)
+        )
+    if op in ("in", "nin"):
+        vals = [str(x).casefold() for x in (want if isinstance(want, list) else [want])]
+        return (str(have).casefold() in vals) == (op == "in")
+    return _in_range(have, ">=" if op in ("ge", "gt") else "<=", want) and (
+        op in ("ge", "le") or str(have) != str(want)
+    )
+
+
+def _one_of(have: Any, wants: list[Any]) -> bool:
+    vals = have if isinstance(have, list) else [have]
+    return any(str(h).casefold() == str(w).casefold() for h in vals for w in wants)
+
+
+def shaped(data: Any, op: dict[str, Any], args: dict[str, Any]) -> Any:
+    """The answer in the shape the call's switches ask for: `fields` keeps those fields (and the id),
+    `response_format: markdown` adds the same records as a markdown table. A switch never filters."""
+    switches = op.get("switches") or {}
+    fields = next((args.get(p) for p, k in switches.items() if k == "fields" and args.get(p)), None)
+    if isinstance(fields, str):
+        fields = [f.strip() for f in fields.split(",") if f.strip()]
+    fmt = next((args.get(p) for p, k in switches.items() if k == "format" and args.get(p)), None)
+
+    def keep(rec: Any) -> Any:
+        if not fields or not isinstance(rec, dict):
+            return rec
+        return {k: v for k, v in rec.items() if k == "id" or k in fields}
+
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        data = {**data, "items": [keep(x) for x in data["items"]]}
+        rows = data["items"]
+    else:
+        data = keep(data)
+        rows = [data] if isinstance(data, dict) else []
+    if isinstance(fmt, str) and fmt.lower() in ("markdown", "md", "text") and isinstance(data, dict):
+        cols = list(dict.fromkeys(k for r in rows if isinstance(r, dict) for k in r))[:8]
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += [
+            "| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows if isinstance(r, dict)
+        ]
+        data = {**data, "markdown": "\n".join(lines)}
+    return data
+
+
 # states a record must not be in for the verb that sets them (cancel, close, void, archive, ...)
 FINAL_STATES = {"cancelled", "closed", "void", "archived", "revoked", "terminated", "rejected", "resolved"}
 FINAL_STATES |= {"completed", "finalized", "merged", "dismissed", "approved", "unpublished"}
@@ -828,36 +1022,117 @@ def _matches(rec: dict[str, Any], filters: dict[str, Any], query: str | None) ->
     return True
 
 
-def _seed_value(field: str, t: str, person: Any, ctx: SeedContext, i: int) -> Any:
+CURRENCIES = ("USD", "EUR", "GBP", "CAD", "AUD", "JPY")
+COUNTRIES = ("US", "GB", "DE", "FR", "CA", "NL")
+SYMBOLS = ("AAPL", "MSFT", "GOOGL", "AMZN", "NVDA", "JPM")
+COMPANY_FIELDS = {"company", "companyname", "organization", "organisation", "org", "orgname", "account"}
+COMPANY_FIELDS |= {"accountname", "customername", "businessname", "vendor", "vendorname", "supplier"}
+COMPANY_FIELDS |= {"client", "clientname", "employer", "merchant", "partner"}
+COMPANY_RESOURCES = {"company", "account", "organization", "organisation", "org", "vendor", "supplier"}
+COMPANY_RESOURCES |= {"client", "business", "merchant", "partner", "customer"}
+PRODUCT_RESOURCES = {"product", "item", "variant", "sku", "listing", "offer", "line_item", "good"}
+PEOPLE_RESOURCES = {"user", "contact", "employee", "member", "person", "lead", "subscriber", "candidate"}
+PEOPLE_RESOURCES |= {"applicant", "attendee", "participant", "agent", "author", "owner", "student", "patient"}
+PEOPLE_RESOURCES |= {"invitee", "assignee", "reviewer", "recipient", "guest", "admin"}
+
+
+def _seed_value(
+    field: str,
+    t: str,
+    person: Any,
+    ctx: SeedContext,
+    i: int,
+    r: dict[str, Any] | None = None,
+    rname: str = "",
+) -> Any:
+    """A seeded value that looks like the product's: the field's own enum, its format, ISO codes,
+    names from the shared company in the fields that hold them (a person in a contact's name, a
+    customer company in an account's, a product in a product's)."""
+    r = r or {}
     n = norm(field)
+    kind = rname.rsplit("_", 1)[-1]
+    enum = (r.get("enums") or {}).get(field)
+    if enum:
+        return enum[i % len(enum)] if n in ("status", "state") else enum[(i + len(field)) % len(enum)]
+    fmt = (r.get("formats") or {}).get(field)
     w = WORDS[(i * 3 + len(field)) % len(WORDS)]
+    customers = ctx.company.customers
+    cust = customers[(i * 5 + len(rname)) % len(customers)] if customers else None
+    products = ctx.company.products
+    prod = products[(i * 3 + len(rname)) % len(products)] if products else None
     if t == "boolean":
         return i % 2 == 0
     if t in ("integer", "number"):
-        return (i + 1) * (10 if "amount" in n or "price" in n else 1)
+        if prod is not None and kind in PRODUCT_RESOURCES and n in ("price", "amount", "unitprice"):
+            return prod.price if t == "number" else int(prod.price)
+        return (i + 1) * (10 if any(k in n for k in ("amount", "price", "total", "balance", "cost")) else 1)
     if t == "array":
         return []
     if t == "object":
         return {}
-    if "email" in n:
+    if fmt == "date":
+        return ctx.clock.iso()[:10]
+    if fmt == "date-time":
+        return ctx.clock.iso()
+    if fmt == "uuid":
+        return str(uuid.UUID(int=ctx.rng.getrandbits(128), version=4))
+    if fmt in ("uri", "url") or n.endswith(("url", "uri", "website", "link")):
+        return f"https://{ctx.company.domain}/{rname.replace('_', '-') or 'r'}/{i + 1}"
+    if "email" in n or fmt == "email":
         return person.email
+    if "currency" in n:
+        return CURRENCIES[i % len(CURRENCIES)]
+    if n in ("country", "countrycode"):
+        return COUNTRIES[i % len(COUNTRIES)]
+    if n in ("symbol", "ticker", "tickersymbol"):
+        return SYMBOLS[i % len(SYMBOLS)]
+    if n in ("language", "lang", "locale"):
+        return ("en", "de", "fr")[i % 3] if n != "locale" else ("en-US", "de-DE", "fr-FR")[i % 3]
+    if n in ("timezone", "tz", "timezoneid"):
+        return ("America/New_York", "Europe/London", "Europe/Berlin")[i % 3]
     if n in ("firstname", "givenname"):
         return person.first
     if n in ("lastname", "surname", "familyname"):
         return person.last
-    if n in ("name", "fullname", "displayname", "username", "assignee", "owner", "author"):
+    if cust is not None and (n in COMPANY_FIELDS or (kind in COMPANY_RESOURCES and n in NAME_FIELDS)):
+        return cust.name
+    if n == "domain" and cust is not None:
+        return cust.domain
+    if n == "city" and cust is not None:
+        return cust.city
+    if n == "industry" and cust is not None:
+        return cust.industry
+    if prod is not None and kind in PRODUCT_RESOURCES:
+        if n in NAME_FIELDS:
+            return prod.name
+        if n == "sku":
+            return prod.sku
+        if n in ("category", "producttype", "type"):
+            return prod.category
+    if n in ("sku",) and prod is not None:
+        return prod.sku
+    if n in ("assignee", "owner", "author", "username", "assignedto", "createdby", "requester"):
         return person.name
+    if n in NAME_FIELDS and not (kind in PEOPLE_RESOURCES and n in ("title", "label")):
+        if kind in PEOPLE_RESOURCES or not rname or n in ("fullname", "displayname"):
+            return person.name
+        return f"{w.capitalize()} {rname.replace('_', ' ')}"
     if "phone" in n:
         return person.phone
     if "date" in n or "time" in n or n.endswith("at"):
         return ctx.clock.iso()
     if n in ("status", "state"):
         return "open"
+    if "address" in n:
+        return f"{100 + i * 7} Market Street, {cust.city if cust else 'Springfield'}"
     if any(k in n for k in ("description", "body", "content", "text", "message", "note", "comment")):
         return f"{w.capitalize()} notes from {person.name} ({person.team})."
     if any(k in n for k in ("title", "summary", "subject")):
-        return f"{w.capitalize()} {person.team} item {i + 1}"
+        return f"{w.capitalize()} {person.team} {rname.replace('_', ' ') or 'item'} {i + 1}"
     return f"{w}-{i + 1}"
+
+
+NAME_FIELDS = {"name", "fullname", "displayname", "title", "label"}
 
 
 def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:

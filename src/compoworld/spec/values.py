@@ -119,6 +119,12 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
         ):  # `contact_ids: [...]`: ids of records that exist
             item = (props[p].get("items") or {}) if isinstance(props[p], dict) else {}
             args[p] = [_typed(keys[rng.randrange(len(keys))], item)]
+        elif (
+            (ref_id := next((r for r in op.get("ref_ids", ()) if r["param"] == p), None))
+            or (op.get("kind") == "relate" and p == op.get("member_param") and {"resource": op["member"]})
+        ) and (keys := _keys_of(svc, (ref_id or {"resource": op.get("member")})["resource"])):
+            # a record the write names (`author_id`, a tag to link) is one that exists
+            args[p] = _typed(keys[rng.randrange(len(keys))], props[p])
         elif p in op.get("samples", {}):  # a value the code accepts (an operation, a unit)
             args[p] = op["samples"][p]
         elif op.get("lookup") == p:
@@ -127,6 +133,13 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
             if not vals:
                 raise NoValue(f"no {op['resource']} has a '{p}' to look up")
             args[p] = vals[0]
+        elif (
+            (enum := ((res.get(op.get("resource") or "") or {}).get("enums") or {}).get(p))
+            and isinstance(props[p], dict)
+            and not props[p].get("enum")
+            and _fits(props[p], enum[0])
+        ):  # a free-form parameter of a field the spec gives values for: one of those values
+            args[p] = enum[0]
         else:
             args[p] = sample(props[p], p, rng)
     for inner, wrapper in (op.get("wrapped") or {}).items():  # ids inside `path: {...}` name records too
@@ -165,6 +178,13 @@ def valid_args(svc: Any, tool: dict[str, Any], rng: random.Random, optional: boo
     if errors:
         raise NoValue(f"generated arguments do not fit the schema: {errors[0].message}")
     return args
+
+
+def _fits(schema: dict[str, Any], value: Any) -> bool:
+    try:
+        return jsonschema.Draft202012Validator(schema).is_valid(value)
+    except Exception:  # a schema the validator cannot read
+        return False
 
 
 def param_schema(tool: dict[str, Any], param: str) -> dict[str, Any]:
