@@ -276,6 +276,7 @@ class Derivation:
         self.arg_numbers |= {round(float(v) / 100, 2) for v in self.arg_values if isinstance(v, int)}
         # what someone else's message already said (the request itself): restating it is no fact
         self.given: set[str] = set()
+        prose: list[str] = []
         for c, r in zip(calls, results, strict=False):
             if c["tool"].split("__", 1)[0] not in MESSAGE_SERVICES:
                 continue
@@ -283,7 +284,12 @@ class Derivation:
                 if isinstance(v, str) and (_leaf(path) in PROSE or len(v.split()) >= 6):
                     self.given.update(t.casefold() for t in id_tokens(v))
                     self.given.update(m.casefold() for m in _EMAIL.findall(v))
+                    prose.append(v)
+        for key, (name, email) in self.people.items():
+            if " " in key and any(word_in(p, name) for p in prose):
+                self.given.update({name.casefold(), email.casefold()})  # the person the request names
         self.rivals = self._rivals()
+        self.covered: set[tuple[str, str]] = set()
         self.secrets = self._secrets()
 
     # ---- what must not be named -----------------------------------------------------------------
@@ -491,7 +497,7 @@ class Derivation:
                     continue
                 if isinstance(v, str) and _is_prose(path, v) and not row:
                     facts = self.facts_of(v)
-                    sub = [] if facts else self.substance(v)
+                    sub = [] if facts or (service, leaf) in self.covered else self.substance(v)
                     forbid = self.forbid_for(v)
                     if facts or sub or forbid:
                         self._add(items, specs, service, table, key, op, [path], facts, sub, forbid, after)
@@ -815,6 +821,22 @@ def _unit_asked(instruction: str, description: str) -> str | None:
     return None
 
 
+def _covered(declared: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """(service, text field) that a family's own goal already reads for facts: no substance needed."""
+    from compoworld.verify.predicates import MESSAGE_TABLES
+
+    out = set()
+    for item in declared:
+        c = item.get("check", {})
+        if c.get("predicate") == "message_sent" and c.get("contains") and c.get("service") in MESSAGE_TABLES:
+            out.add((c["service"], MESSAGE_TABLES[c["service"]][2]))
+        if c.get("predicate") == "record_exists":
+            for path, m in (c.get("where") or {}).items():
+                if isinstance(m, dict) and ({"contains", "contains_all"} & set(m)):
+                    out.add((c["service"], _leaf(path)))
+    return out
+
+
 def optional_fields(env: Any, calls: list[dict[str, Any]], service: str) -> list[str]:
     """Documented fields of the service's write tools the reference left empty: free-form objects it
     wrote into (a dispute's evidence, metadata) and prose parameters it did not pass."""
@@ -863,6 +885,7 @@ def derive(
     d = Derivation(s0, s1, calls, results, instruction, made, traps, people, mutates)
     d.currency = lambda: _currency_of(results) or "USD"  # type: ignore[method-assign]
     refined = refine(declared, d)
+    d.covered = _covered(declared)
     derived = d.content_checks()
     guard = d.recipient_guard()
     if guard:
