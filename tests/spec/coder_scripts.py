@@ -123,3 +123,18 @@ FORGES_REPLY = GOOD.replace(
     '        """List notes."""\n',
     '        """List notes."""\n        print(\'{"envelope": {"success": true, "data": []}}\')\n',
 )
+
+
+def _in_list(line: str) -> str:
+    return "import typing\n" + GOOD.replace(
+        '        """List notes."""\n', f'        """List notes."""\n        {line}\n'
+    )
+
+
+WRITES_OWN_FOLDER = _in_list('typing.sys.modules["io"].FileIO("scratch.txt", "w").write(b"x" * 100)')
+FORGES_ON_THE_PIPE = _in_list('typing.sys.modules["io"].FileIO(3, "w").write(b\'{"envelope": {}}\\n\')')
+LISTS_HOST = _in_list('typing.sys.modules["os"].listdir("/")')
+KILLS_PARENT = _in_list('typing.sys.modules["os"].kill(typing.sys.modules["os"].getppid(), 9)')
+HUGE_REPLY = GOOD.replace(
+    '        return {"notes": sorted(', '        return {"blob": "x" * (200 << 20), "notes": sorted('
+)

@@ -74,6 +74,11 @@ def test_the_static_check_refuses_before_anything_runs(code, cause):
         ("READS_HOST", "file_access"),
         ("LOOPS_FOREVER", "timeout"),
         ("EATS_MEMORY", "memory"),
+        ("WRITES_OWN_FOLDER", "file_access"),  # nothing is written, not even in its own folder
+        ("FORGES_ON_THE_PIPE", "file_access"),
+        ("LISTS_HOST", "forbidden_call"),
+        ("KILLS_PARENT", "forbidden_call"),
+        ("HUGE_REPLY", "memory"),
     ],
 )
 def test_the_sandbox_refuses_every_escape_at_run_time(manifest, name, cause):

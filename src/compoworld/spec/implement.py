@@ -85,6 +85,7 @@ FORBIDDEN_NAMES = frozenset(
 )
 # audit events that end the sandbox (prefixes); `open` and `import` are judged by their arguments
 _DENY = (
+    "_thread.",
     "os.",
     "subprocess.",
     "socket.",
@@ -129,6 +130,7 @@ _NETWORK = {
     "asyncio",
 }
 _PROCESS = {"subprocess", "multiprocessing", "pty", "signal", "threading", "concurrent"}
+MAX_REPLY = 8 << 20  # bytes of one reply line: a module cannot flood the parent's memory
 # the engine's own per-call limits read the process's memory use: the sandbox's own, nothing of the host
 _PROC_SELF = ("/proc/self/statm", "/proc/self/status")
 CAUSES = (
@@ -235,7 +237,11 @@ class Sandbox:
         sel.register(self.proc.stdout, selectors.EVENT_READ)
         line = b""
         if sel.select(self.limits.seconds):
-            line = self.proc.stdout.readline()
+            line = self.proc.stdout.readline(MAX_REPLY + 1)
+            if len(line) > MAX_REPLY:
+                self.close()
+                self.violation = Violation("memory", f"a reply of over {MAX_REPLY >> 20} MB")
+                raise self.violation
         sel.close()
         if not line:
             self._fail(timed_out=self.proc.poll() is None)
@@ -348,10 +354,15 @@ def _child() -> None:  # pragma: no cover (runs in the sandbox process)
         if event == "sys._getframe" and loaded[0]:  # class creation reads frames; tools never need to
             die("forbidden_call", event)
         if event == "open":
-            path = args[0]
-            if isinstance(path, int):
-                return  # an already-open descriptor
+            path, mode, flags = (list(args) + [None, None])[:3]
+            if isinstance(path, int):  # an inherited descriptor (the reply pipe among them)
+                die("file_access", f"open({path}) of a file descriptor")
             p = os.path.realpath(os.fsdecode(path)) if isinstance(path, str | bytes | os.PathLike) else ""
+            writes = any(ch in str(mode or "") for ch in "wax+") or bool(
+                (flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC)
+            )
+            if writes:
+                die("file_access", f"open({path!r}, {mode or flags!r}) for writing")
             if not p.startswith(folder + os.sep) and p not in proc_self:
                 die("file_access", f"open({path!r}) outside the sandbox folder")
         elif event == "import":
