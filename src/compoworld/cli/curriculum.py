@@ -21,9 +21,11 @@ def run_failures(run_dir: Path, err: Console) -> tuple[Any, int]:
     try:
         config, episodes, _ = load_run(run_dir)
     except (FileNotFoundError, json.JSONDecodeError) as e:
-        raise typer.BadParameter(f"--target {run_dir}: {e}") from None
+        err.print(f"[red]error:[/red] --target {run_dir}: {e}", soft_wrap=True)
+        raise typer.Exit(2) from None
     if not episodes:
-        raise typer.BadParameter(f"--target {run_dir}: the run has no finished episodes")
+        err.print(f"[red]error:[/red] --target {run_dir}: the run has no finished episodes", soft_wrap=True)
+        raise typer.Exit(2)
     metas: dict[str, dict[str, Any]] = {}
     name = Path(config.get("tasks_file") or "")
     found = None
