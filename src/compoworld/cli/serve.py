@@ -31,6 +31,16 @@ def _check_services(tasks: list, source: Path) -> None:
         )
 
 
+def _limits(call_timeout: float, call_memory: int):
+    from compoworld.core.limits import CallLimits
+
+    if not call_timeout > 0 or call_timeout != call_timeout:
+        _fail("--call-timeout must be a positive number of seconds")
+    if call_memory <= 0:
+        _fail("--call-memory must be a positive number of bytes")
+    return CallLimits(cpu_s=call_timeout, memory_bytes=call_memory)
+
+
 @app.command()
 def stdio(
     tasks: Annotated[Path, typer.Option(help="JSONL task file.")],
@@ -46,6 +56,12 @@ def stdio(
             "server process per tool call (langchain-mcp-adapters does by default)."
         ),
     ] = None,
+    call_timeout: Annotated[
+        float, typer.Option(help="CPU seconds one tool call may use; past it the call is undone (422).")
+    ] = 2.0,
+    call_memory: Annotated[
+        int, typer.Option(help="Bytes of memory one tool call may grow the server by (422 past it).")
+    ] = 512 * 1024 * 1024,
 ) -> None:
     """One task's environment over stdio (for an agent harness's MCP configuration).
 
@@ -65,8 +81,11 @@ def stdio(
     _check_services(found, tasks)
     if run_id is not None and not run_id.replace("-", "").replace("_", "").isalnum():
         _fail("--run-id takes letters, digits, '-' and '_' only")
+    limits = _limits(call_timeout, call_memory)
     try:
-        code = serve_stdio(found[0], mode, result or default_results_dir() / f"{task_id}.json", run_id)
+        code = serve_stdio(
+            found[0], mode, result or default_results_dir() / f"{task_id}.json", run_id, limits=limits
+        )
     except ValueError as e:
         _fail(str(e))
     raise typer.Exit(code)
@@ -102,6 +121,12 @@ def http(
     state_budget: Annotated[
         int, typer.Option(help="Bytes of state one session may hold; writes past it get a 422.")
     ] = 32 * 1024 * 1024,
+    call_timeout: Annotated[
+        float, typer.Option(help="CPU seconds one tool call may use; past it the call is undone (422).")
+    ] = 2.0,
+    call_memory: Annotated[
+        int, typer.Option(help="Bytes of memory one tool call may grow the server by (422 past it).")
+    ] = 512 * 1024 * 1024,
 ) -> None:
     """Many concurrent sessions: MCP at /mcp/{session}, control API at /sessions.
 
@@ -117,6 +142,7 @@ def http(
         _fail("--mode must be direct or gateway")
     if state_budget <= 0:
         _fail("--state-budget must be a positive number of bytes")
+    limits = _limits(call_timeout, call_memory)
     try:
         loaded = load_tasks(tasks) if tasks else []
     except (OSError, ValueError) as e:
@@ -138,7 +164,7 @@ def http(
     token = control_token or secrets.token_urlsafe(24)
     if not control_token:
         sys.stderr.write(f"control token: {token}\n")
-    store = Store(task_map, mode, idle_timeout, results, state_budget)
+    store = Store(task_map, mode, idle_timeout, results, state_budget, limits)
     shown = f"[{host}]" if ":" in host else host
     asgi, _ = build_app(store, token, f"http://{shown}:{port}", host=host, allowed_hosts=allow_host or [])
     config = uvicorn.Config(asgi, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)

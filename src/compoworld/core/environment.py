@@ -10,6 +10,7 @@ from typing import Any, Literal
 from compoworld.core.clock import SimClock, derive_rng
 from compoworld.core.company import Company, make_company
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure
+from compoworld.core.limits import Budget, CallLimits, limited_call
 from compoworld.core.schema import typed_properties
 from compoworld.core.service import SIZES, SeedContext, Service
 from compoworld.core.state import META, Change, combine, hash_value
@@ -67,7 +68,13 @@ class Environment:
     >>> env = Environment(services=["email", "chat"], seed=0)
     >>> env.call("chat__slack_user_list_channels", {"limit": 2})["success"]
     True
+
+    Every call runs under `limits` (CPU time and memory per call; None: unbounded) and, when a
+    `budget` is set, is charged to it (see `core/limits.py`).
     """
+
+    limits: CallLimits | None = CallLimits()
+    budget: Budget | None = None
 
     def __init__(
         self,
@@ -173,7 +180,9 @@ class Environment:
             if isinstance(name, str) and name in self.gateway.specs:
                 return self.gateway.call(name, arguments)
             return failure(404, "unknown_tool", self._unknown_tool_message(name))
-        return entry[0].invoke(entry[1], arguments)
+        if self.limits is None and self.budget is None:
+            return entry[0].invoke(entry[1], arguments)
+        return limited_call(self, entry[0], entry[1], arguments)
 
     def _unknown_tool_message(self, name: Any) -> str:
         if not isinstance(name, str):

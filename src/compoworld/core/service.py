@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from compoworld.core import limits
 from compoworld.core.clock import IdFactory, SimClock, derive_rng
 from compoworld.core.envelope import Conflict, InvalidArguments, NotFound, ToolError, failure
 from compoworld.core.state import META, Store, diff_tables
@@ -170,11 +171,26 @@ class Service:
         except RecursionError:  # nothing ran yet: arguments nested deeper than Python can walk
             return failure(400, "invalid_arguments", f"Arguments of {spec.name} are nested too deeply")
         store = self.store
+        engine_before = None
+        if spec.mutates:
+            engine_before = limits.engine_size(self)
+            for pname, v in kwargs.items():  # bulk writes are bounded by count, in every service
+                if type(v) is list and len(v) > limits.MAX_BULK_ITEMS:
+                    return failure(
+                        422,
+                        "resource_limit",
+                        f"{spec.name}: '{pname}' lists {len(v)} items; one call writes at most "
+                        f"{limits.MAX_BULK_ITEMS} (split it into several calls)",
+                    )
         try:
             data = spec.fn(self, **kwargs)
+            limits.settle(self, spec.name, engine_before)  # charge the budget; no limit past here
         except ToolError as e:
             store.rollback()
             return failure(e.code, e.type, e.message)
+        except limits.CallLimitExceeded:  # the call's watchdog stopped it: undo, let the caller answer
+            store.rollback()
+            raise
         except Exception as e:  # a bug in the environment: keep it apart from agent errors
             store.rollback()
             return failure(500, "server_error", f"{spec.name} failed: {type(e).__name__}: {e}")

@@ -18,6 +18,10 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import regex
+
+from compoworld.core import limits
+
 MAX_OUTPUT = 256 * 1024  # bytes of stdout a call returns
 MAX_FILE = 1024 * 1024  # bytes in one file
 MAX_FILES = 5000
@@ -432,9 +436,21 @@ def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
     else:
         raise ShellError("usage: grep [-i -n -r -c -v -l] PATTERN [FILE...]", 2)
     try:
-        rx = re.compile(pattern, re.I if opts.get("i") else 0)
-    except re.error as e:
+        rx = regex.compile(pattern, regex.I if opts.get("i") else 0)
+    except (regex.error, OverflowError, RecursionError) as e:
         raise ShellError(f"invalid pattern: {e}", 2) from None
+
+    def matches(line: str) -> bool:
+        # A backtracking pattern can take exponential time inside C: the matcher releases the GIL
+        # (other sessions keep running) and stops at what is left of the call's CPU limit.
+        try:
+            return rx.search(line, timeout=max(0.001, limits.remaining()), concurrent=True) is not None
+        except TimeoutError:
+            raise ShellError(
+                f"grep: pattern {pattern[:60]!r} is too slow to match (stopped at the call's time "
+                "limit; nested repeats like (a+)+ backtrack exponentially)",
+                2,
+            ) from None
     sources: list[tuple[str, str]] = []
     if opts.get("r"):
         for a in rest or ["."]:
@@ -456,7 +472,7 @@ def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
         hits = [
             (i, line)
             for i, line in enumerate(_lines(text), 1)
-            if bool(rx.search(line)) != bool(opts.get("v"))
+            if matches(line) != bool(opts.get("v"))
         ]
         found |= bool(hits)
         if opts.get("l"):

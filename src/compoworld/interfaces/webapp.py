@@ -8,9 +8,11 @@ the text browser share one code path and act through the same tools.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -21,36 +23,37 @@ from compoworld.interfaces.web import render
 MAX_FORM = 64 * 1024
 
 
-def web_app(env: Any, prefix: str = "") -> Starlette:
-    """`prefix` is where the app is mounted (links and redirects are made absolute under it)."""
+def web_app(
+    env: Any, prefix: str = "", call: Callable[[str, Any], dict[str, Any]] | None = None
+) -> Starlette:
+    """`prefix` is where the app is mounted (links and redirects are made absolute under it).
+    `call` runs the pages' actions (default `env.call`; a server passes its session's, so that a
+    form post is charged and logged like any other call). Pages render and act in a worker
+    thread, off the event loop."""
     if "browser" not in env.services:
         raise ValueError("the web app needs the 'browser' service in the environment")
     browser = env.services["browser"]
+    act = call or env.call
 
     def facts() -> dict[str, str]:
         return {k: v["text"] for k, v in browser.table("facts").items()}
 
-    async def page(request: Request) -> Response:
-        url = "/" + request.path_params.get("path", "")
-        if request.method == "GET":
-            p = render(env, url, facts())
-            if p is None:
-                return HTMLResponse(
-                    f"<h1>Not found</h1><p>no page at {html.escape(url)}</p>", status_code=404
-                )
-            env.call("browser__open", {"url": url})
-            return HTMLResponse(_prefixed(p.html(), prefix))
-        raw = await request.body()
-        if len(raw) > MAX_FORM:
-            return HTMLResponse("<h1>Form too large</h1>", status_code=413)
+    def get(url: str) -> Response:
+        p = render(env, url, facts())
+        if p is None:
+            return HTMLResponse(f"<h1>Not found</h1><p>no page at {html.escape(url)}</p>", status_code=404)
+        act("browser__open", {"url": url})
+        return HTMLResponse(_prefixed(p.html(), prefix))
+
+    def post(url: str, raw: bytes) -> Response:
         form = {k: v[-1] for k, v in parse_qs(raw.decode(errors="replace")).items()}
-        opened = env.call("browser__open", {"url": url})
+        opened = act("browser__open", {"url": url})
         if not opened["success"]:
             return HTMLResponse(f"<h1>Not found</h1><p>no page at {html.escape(url)}</p>", status_code=404)
         for k, v in form.items():
             if k != "click" and v:
-                env.call("browser__type", {"element_id": k, "text": v})
-        r = env.call("browser__click", {"element_id": form.get("click", "")})
+                act("browser__type", {"element_id": k, "text": v})
+        r = act("browser__click", {"element_id": form.get("click", "")})
         if not r["success"]:
             p = render(env, url, facts())
             msg = html.escape(r["error"]["message"])  # it can quote what the form sent
@@ -59,6 +62,15 @@ def web_app(env: Any, prefix: str = "") -> Starlette:
             )
             return HTMLResponse(body, status_code=400 if r["error"]["code"] < 500 else 500)
         return RedirectResponse(prefix + r["data"]["url"], status_code=303)
+
+    async def page(request: Request) -> Response:
+        url = "/" + request.path_params.get("path", "")
+        if request.method == "GET":
+            return await anyio.to_thread.run_sync(get, url)
+        raw = await request.body()
+        if len(raw) > MAX_FORM:
+            return HTMLResponse("<h1>Form too large</h1>", status_code=413)
+        return await anyio.to_thread.run_sync(post, url, raw)
 
     return Starlette(
         routes=[

@@ -37,6 +37,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from compoworld.core.environment import Environment
+from compoworld.core.limits import CallLimits
 from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, EnvSession, build_server
 from compoworld.serve.work import render_state, verify_snapshot
 from compoworld.tasks.model import Task
@@ -73,8 +74,10 @@ class Store:
         idle_timeout: float,
         results: Path,
         state_budget: int | None = DEFAULT_STATE_BUDGET,
+        limits: CallLimits | None = CallLimits(),
     ) -> None:
         self.tasks = tasks
+        self.limits = limits
         self.mode = mode
         self.idle_timeout = idle_timeout
         self.state_budget = state_budget
@@ -263,7 +266,7 @@ def build_app(
         sid = secrets.token_hex(8)
         now = time.monotonic()
         store.expire()
-        served = EnvSession(env, mode, store.state_budget)
+        served = await anyio.to_thread.run_sync(EnvSession, env, mode, store.state_budget, store.limits)
         store.schemas.update(served.schemas)
         store.sessions[sid] = Session(sid, secrets.token_urlsafe(24), served, task, now, now)
         return JSONResponse(
@@ -479,7 +482,7 @@ class Gate:
             if session.web is None:
                 from compoworld.interfaces.webapp import web_app
 
-                session.web = web_app(session.env.env, prefix=f"/web/{sid}")
+                session.web = web_app(session.env.env, prefix=f"/web/{sid}", call=session.env.web_call)
             sub = "/" + rest
             async with session.env.lock:  # pages read and act on the session's state
                 return await session.web(

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
 import jsonschema
 import mcp_types as types
 import orjson
@@ -22,8 +23,8 @@ from mcp.server.lowlevel import Server
 from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure, ok
 from compoworld.core.environment import Environment
+from compoworld.core.limits import Budget, CallLimits, state_bytes
 from compoworld.core.schema import schema_violations
-from compoworld.core.state import canonical_json
 
 DEFAULT_STATE_BUDGET = 32 * 1024 * 1024  # bytes of state one session may hold
 LOG_BUDGET = 8 * 1024 * 1024  # bytes of call log kept per session (results beyond are summarised)
@@ -52,31 +53,42 @@ class EnvSession:
     """What one MCP session serves: an environment, its tool mode, and the agent's final answer.
 
     Three things keep one session from hurting the others (or itself):
-    - `lock` serialises everything that touches the environment (tool calls on the event loop,
-      snapshots, hashes and state reads in a worker thread), so heavy work can leave the loop;
-    - `state_budget` bounds the bytes of state the session may hold. Writing tools store what they
-      are given, so the bytes of each successful writing call's arguments are added to the last
-      measured size; only when that estimate passes the budget is the state measured exactly
-      (record by record, each size cached by identity, so it costs what changed). A call that would pass the budget
-      gets a 422 and changes nothing. Services whose tools can grow state far beyond their
-      arguments (the workspace shell's `cp` and `>>`, SQL's `INSERT ... SELECT`) have `quota_bytes`
-      and `size_bytes()`: each call to them gets what is left of the budget as its quota, and they
-      enforce it themselves, exactly.
-    - `log` keeps the calls as the server saw them (tool, arguments, result), up to `LOG_BUDGET`.
+    - `lock` serialises everything that touches the environment; tool calls (`run`) go to a worker
+      thread under it, off the event loop, and each runs under the environment's `CallLimits`
+      (CPU time, memory: a call past them is stopped, undone and answered with a 422
+      `resource_limit`; see `core/limits.py`);
+    - `state_budget` bounds the state the session may hold: the environment's `Budget` is charged,
+      inside every call, what the call's journal says it changed, by one size model for small and
+      large records (`core.limits.value_bytes`). Every write path ends there (tools, web forms,
+      the shell's cp/mv, uploads, bulk creates); a call that would pass it gets a 422
+      `state_budget_exceeded` and changes nothing. Services that amplify (the shell's `cp`, SQL's
+      `INSERT ... SELECT`) also get what is left as their own quota and stop mid-call
+      (`quota_exceeded`);
+    - `log` keeps the calls as the server saw them (tool, arguments, result), up to `LOG_BUDGET`,
+      whichever path made them.
     """
 
     def __init__(
-        self, env: Environment, mode: str = "direct", state_budget: int | None = DEFAULT_STATE_BUDGET
+        self,
+        env: Environment,
+        mode: str = "direct",
+        state_budget: int | None = DEFAULT_STATE_BUDGET,
+        limits: CallLimits | None = CallLimits(),
     ) -> None:
         self.env = env
         self.mode = mode
         self.answer: str | None = None
         self.calls = 0
         self.lock = asyncio.Lock()
-        self.state_budget = state_budget
-        self._sizes: dict[tuple[str, str, Any], tuple[Any, int]] = {}
-        self._estimate: int | None = None
-        self.written = 0  # bytes the session's writes may have added (arguments, shell growth)
+        env.limits = limits
+        self._base = 0
+        if state_budget is not None:
+            first = state_bytes(env)
+            # a task whose s0 alone passes the budget still gets the budget to grow by
+            env.budget = Budget(state_budget if first <= state_budget else first + state_budget, first)
+            self._base = first
+        else:
+            env.budget = None
         self.log: list[dict[str, Any]] = []
         self._log_bytes = 0
         entries = [t for t in env.tools("mcp", mode) if not is_reserved(t["name"])]
@@ -90,6 +102,15 @@ class EnvSession:
         self.entries = [*entries, finish]
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
         self.schemas = {e["name"]: e["inputSchema"] for e in self.entries}
+
+    @property
+    def state_budget(self) -> int | None:
+        return self.env.budget.limit if self.env.budget is not None else None
+
+    @property
+    def written(self) -> int:
+        """Bytes the session's writes have added to its state (0 without a budget)."""
+        return self.env.budget.used - self._base if self.env.budget is not None else 0
 
     def tools(self) -> list[types.Tool]:
         key = (self.mode, tuple(e["name"] for e in self.entries))
@@ -113,46 +134,9 @@ class EnvSession:
         return self.schemas.get(name)
 
     def state_bytes(self) -> int:
-        """Exact bytes of the session's state (canonical JSON, record by record).
-
-        Records are values (a write replaces one, never edits it), so each record's size is cached
-        by identity: a measure costs one pass over the records plus what changed since the last."""
-        old, new = self._sizes, {}
-        total = 0
-        for service, tables in self.env.snapshot()["services"].items():
-            part = 0
-            for tname, table in tables.items():
-                for key, rec in table.items():
-                    k = (service, tname, key)
-                    hit = old.get(k)
-                    if hit is None or hit[0] is not rec:
-                        hit = (rec, len(canonical_json(key)) + len(canonical_json(rec)) + 2)
-                    new[k] = hit
-                    part += hit[1]
-            sized = getattr(self.env.services[service], "size_bytes", None)
-            # an engine's own size counts when it is more than its snapshot (SQLite's image is compressed)
-            total += max(part, sized()) if sized is not None else part
-        self._sizes = new
-        return total
-
-    def _over_budget(self, name: str, n: int) -> dict[str, Any] | None:
-        """A 422 envelope if a writing call with `n` bytes of arguments could pass the budget."""
-        budget = self.state_budget
-        if budget is None:
-            return None
-        if self._estimate is None and (first := self.state_bytes()) > budget:
-            # a task whose s0 alone passes the budget still gets the budget to grow by
-            budget = self.state_budget = first + budget
-        if self._estimate is None or self._estimate + n > budget:
-            self._estimate = self.state_bytes()
-            if self._estimate + n > budget:
-                return failure(
-                    422,
-                    "state_budget_exceeded",
-                    f"{name}: this session's state is {self._estimate} bytes; a write of up to {n} "
-                    f"more would pass its budget of {budget} bytes. Delete something first.",
-                )
-        return None
+        """The session's state by the budget's size model (what it is charged for)."""
+        budget = self.env.budget
+        return budget.used if budget is not None else state_bytes(self.env)
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Validate against the advertised schema, then run; always an envelope."""
@@ -170,32 +154,22 @@ class EnvSession:
         if name == FINISH:
             self.answer = args.get("answer", "")
             return ok({"finished": True})
-        target = args.get("tool") if name == "call_tool" and self.mode == "gateway" else name
-        spec = self.env.tool_spec(target) if isinstance(target, str) else None
-        if (spec is not None and not spec.mutates) or (spec is None and name != "call_tool"):
-            return self.env.call(name, args)
-        n = _args_bytes(args)  # a writing tool, or the gateway's call_tool
-        refused = self._over_budget(name, n)
-        if refused is not None:
-            return refused
-        svc = self.env.services.get(str(target).split("__", 1)[0])
-        if self.state_budget is not None and hasattr(svc, "quota_bytes") and hasattr(svc, "size_bytes"):
-            # a service that grows state beyond its arguments (the shell's cp, SQL's INSERT ...
-            # SELECT) enforces its own quota: it gets exactly what is left of the session's budget
-            before = svc.size_bytes()
-            svc.quota_bytes = before + max(0, self.state_budget - self._estimate - n)
-            result = self.env.call(name, args)
-            if result["success"]:
-                grown = max(0, svc.size_bytes() - before)
-                self._estimate += grown
-                self.written += grown
-        else:
-            result = self.env.call(name, args)
-        if result["success"]:
-            self.written += n
-            if self._estimate is not None:
-                self._estimate += n
-        return result
+        return self.env.call(name, args)
+
+    def run(self, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
+        """One call as every path makes it: run, serialise, log. Blocking: call it from a worker
+        thread, holding `lock`."""
+        envelope = self.call(name, arguments)
+        text = json.dumps(envelope, ensure_ascii=False)
+        self.record(name, arguments, envelope, text)
+        return envelope, text
+
+    def web_call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """A web page's action (a form post): the same call, budget and log as an MCP call."""
+        self.calls += 1
+        envelope = self.env.call(name, arguments or {})
+        self.record(name, arguments, envelope, json.dumps(envelope, ensure_ascii=False))
+        return envelope
 
     def record(self, name: str, arguments: Any, envelope: dict[str, Any], text: str) -> None:
         """Append one call to the log (`text` is the envelope as already serialised for the reply)."""
@@ -242,10 +216,8 @@ def build_server(
         s = resolve(ctx)
         if s is None:
             return result_of(failure(404, "unknown_session", EXPIRED))
-        async with s.lock:  # atomic per session; heavy control work holds it from a worker thread
-            envelope = s.call(params.name, params.arguments)
-            text = json.dumps(envelope, ensure_ascii=False)
-            s.record(params.name, params.arguments, envelope, text)
+        async with s.lock:  # atomic per session; the call itself runs in a worker thread, bounded
+            envelope, text = await anyio.to_thread.run_sync(s.run, params.name, params.arguments)
         return result_of(envelope, text)
 
     return Server(

@@ -24,6 +24,7 @@ import anyio
 from mcp.server.stdio import stdio_server
 
 from compoworld.core.environment import Environment
+from compoworld.core.limits import CallLimits
 from compoworld.serve.mcp_server import EnvSession, build_server
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
@@ -50,10 +51,12 @@ def _atomic_write(path: Path, data: str) -> None:
     tmp.replace(path)
 
 
-def load_session(task: Task, mode: str, saved: Path | None) -> EnvSession:
+def load_session(
+    task: Task, mode: str, saved: Path | None, limits: CallLimits | None = CallLimits()
+) -> EnvSession:
     """A fresh session, or the one a run's state file holds (refused if it is another task's)."""
     if saved is None or not saved.exists():
-        return EnvSession(task.environment(), mode)
+        return EnvSession(task.environment(), mode, limits=limits)
     try:
         data = json.loads(saved.read_text())
     except (OSError, ValueError) as e:
@@ -64,7 +67,7 @@ def load_session(task: Task, mode: str, saved: Path | None) -> EnvSession:
         )
     env = Environment.from_snapshot(task.all_services, task.initial_state)
     env.restore(data["state"])
-    session = EnvSession(env, mode)
+    session = EnvSession(env, mode, limits=limits)
     session.answer, session.calls, session.log = data.get("answer"), data.get("calls", 0), data.get("log", [])
     return session
 
@@ -106,10 +109,16 @@ def write_result(task: Task, session: EnvSession, result_path: Path, served: int
     return True
 
 
-def serve_stdio(task: Task, mode: str, result_path: Path, run_id: str | None = None) -> int:
+def serve_stdio(
+    task: Task,
+    mode: str,
+    result_path: Path,
+    run_id: str | None = None,
+    limits: CallLimits | None = CallLimits(),
+) -> int:
     """Serve until stdin closes or a signal comes; write the result; return the exit status."""
     saved = state_file(result_path, run_id) if run_id else None
-    session = load_session(task, mode, saved)
+    session = load_session(task, mode, saved, limits)
     start_calls = session.calls
     server = build_server(lambda ctx: session, session.input_schema)
     if saved is not None:  # persist the episode after every call, so the next process continues it

@@ -12,6 +12,7 @@ import re
 from typing import Any, Literal
 
 from compoworld.core.envelope import Conflict, InvalidArguments, NotFound, RuleViolation
+from compoworld.core.limits import ResourceLimit
 from compoworld.core.query import check_emails, check_limit, matches, norm, parse_datetime_arg
 from compoworld.core.resource import Resource, page_number
 from compoworld.core.service import SeedContext, Service
@@ -24,6 +25,7 @@ Priority = Literal[1, 2, 3, 4]
 Status = Literal[2, 3, 4, 5]
 Source = Literal[1, 2, 3, 7, 9, 10]
 CLOSED, RESOLVED = 5, 4
+MAX_BULK_AGENTS = 100  # agents one bulk create may make (each is checked against every agent)
 STATUS = {2: "Open", 3: "Pending", 4: "Resolved", 5: "Closed"}
 _CLAUSE = re.compile(r"(\w+)\s*:\s*([<>]?)\s*('[^']*'|\"[^\"]*\"|[^\s()]+)")
 
@@ -1534,6 +1536,10 @@ class HelpdeskService(Service):
         """
         if not agents_data:
             raise InvalidArguments("'agents_data' must list at least one agent")
+        if len(agents_data) > MAX_BULK_AGENTS:
+            raise ResourceLimit(
+                f"'agents_data' lists {len(agents_data)} agents; one call creates at most {MAX_BULK_AGENTS}"
+            )
         created = [
             self._new_agent(a if isinstance(a, dict) else {}, f"agents_data[{i}]")
             for i, a in enumerate(agents_data)

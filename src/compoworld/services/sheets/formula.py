@@ -55,29 +55,72 @@ class CellError(Exception):
     """An error value (#REF!, #DIV/0!, ...) in a referenced cell: it propagates, as in a spreadsheet."""
 
 
-def evaluate(formula: str, lookup: Callable[[str], Any], depth: int = 0) -> float | str:
-    """Value of '=...'; errors become '#ERROR!' like a spreadsheet, never exceptions."""
-    if depth > 50:
-        return "#REF!"
-    try:
-        tokens = _tokens(formula[1:].upper())
-        pos, val = _expr(tokens, 0, lambda ref: _num(lookup(ref), lookup, depth))
-        if pos != len(tokens):
+MAX_DEPTH = 50  # formulas referring to formulas, this deep at most (a cycle reads as #REF!)
+MAX_CELLS = 200_000  # cells one read may visit across all its formulas (each formula cell is evaluated once)
+
+
+class TooMuchWork(Exception):
+    """The formulas of one read would visit more than `MAX_CELLS` cells."""
+
+
+class Evaluation:
+    """One read's formula evaluation: each formula cell is evaluated once (chains of ranges over
+    formulas cost what the cells are, not the product of the ranges), and the cells visited are
+    counted against `MAX_CELLS`, so no formula can make a read run away."""
+
+    def __init__(self, lookup: Callable[[str], Any], max_cells: int | None = None) -> None:
+        self.lookup = lookup
+        self.memo: dict[str, Any] = {}
+        self.visits = 0
+        self.max_cells = MAX_CELLS if max_cells is None else max_cells
+
+    def cell(self, ref: str, depth: int) -> Any:
+        """The value of cell `ref` (a formula's result, or its raw value)."""
+        self.visits += 1
+        if self.visits > self.max_cells:
+            raise TooMuchWork(f"formulas refer to more than {self.max_cells} cells in one read")
+        hit = self.memo.get(ref, _UNSEEN)
+        if hit is _IN_PROGRESS:  # a cycle
+            return "#REF!"
+        if hit is not _UNSEEN:
+            return hit
+        v = self.lookup(ref)
+        if isinstance(v, str) and v.startswith("="):
+            self.memo[ref] = _IN_PROGRESS
+            v = self.formula(v, depth + 1)
+        self.memo[ref] = v
+        return v
+
+    def formula(self, formula: str, depth: int = 0) -> float | str:
+        if depth > MAX_DEPTH:
+            return "#REF!"
+        try:
+            tokens = _tokens(formula[1:].upper())
+            pos, val = _expr(tokens, 0, lambda ref: _num(self.cell(ref, depth)))
+            if pos != len(tokens):
+                return "#ERROR!"
+            return int(val) if float(val).is_integer() else round(val, 10)
+        except CellError as e:
+            return str(e)
+        except ZeroDivisionError:
+            return "#DIV/0!"
+        except (ValueError, IndexError, TypeError, OverflowError):
             return "#ERROR!"
-        return int(val) if float(val).is_integer() else round(val, 10)
-    except CellError as e:
-        return str(e)
-    except ZeroDivisionError:
-        return "#DIV/0!"
-    except (ValueError, IndexError, TypeError):
-        return "#ERROR!"
 
 
-def _num(v: Any, lookup: Callable[[str], Any], depth: int) -> float | None:
-    if isinstance(v, str) and v.startswith("="):
-        v = evaluate(v, lookup, depth + 1)
-        if isinstance(v, str) and v.startswith("#"):
-            raise CellError(v)
+_UNSEEN: Any = object()
+_IN_PROGRESS: Any = object()
+
+
+def evaluate(formula: str, lookup: Callable[[str], Any], ev: Evaluation | None = None) -> float | str:
+    """Value of '=...'; errors become '#ERROR!' like a spreadsheet, never exceptions (except
+    `TooMuchWork`). Pass one `Evaluation` to share its work across the cells of one read."""
+    return (ev or Evaluation(lookup)).formula(formula)
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, str) and v.startswith("#"):
+        raise CellError(v)
     if isinstance(v, bool) or v is None or v == "":
         return None
     try:

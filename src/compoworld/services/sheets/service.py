@@ -12,11 +12,20 @@ import re
 from typing import Any, Literal
 
 from compoworld.core.envelope import Conflict, InvalidArguments, NotFound, RuleViolation
+from compoworld.core.limits import ResourceLimit
 from compoworld.core.query import matches
 from compoworld.core.resource import Resource, json_object, sort_records
 from compoworld.core.service import SeedContext, Service
 from compoworld.core.tool import tool
-from compoworld.services.sheets.formula import col_index, col_name, evaluate, expand, split_ref
+from compoworld.services.sheets.formula import (
+    Evaluation,
+    TooMuchWork,
+    col_index,
+    col_name,
+    evaluate,
+    expand,
+    split_ref,
+)
 from compoworld.services.sheets.seed import seed_sheets
 from compoworld.services.sheets.state import Spreadsheet
 
@@ -53,10 +62,13 @@ class SheetsService(Service):
         titles = ", ".join(s["title"] for s in book["sheets"])
         raise NotFound(f"'{field}': no sheet named {name!r}; sheets: {titles}", type="sheet_not_found")
 
-    def _value(self, sheet: dict[str, Any], ref: str) -> Any:
+    def _value(self, sheet: dict[str, Any], ref: str, ev: Evaluation | None = None) -> Any:
         v = sheet["cells"].get(ref)
         if isinstance(v, str) and v.startswith("="):
-            return evaluate(v, lambda r: sheet["cells"].get(r))
+            try:
+                return evaluate(v, sheet["cells"].get, ev)
+            except TooMuchWork as e:
+                raise ResourceLimit(f"{e}; refer to fewer or smaller ranges") from None
         return v
 
     def _save(self, book: dict[str, Any], sheets: list[dict[str, Any]]) -> dict[str, Any]:
@@ -66,15 +78,16 @@ class SheetsService(Service):
         out: dict[str, dict[str, Any]] = {}
         cells = sheet["cells"]
         keys = refs if refs is not None else cells.keys()
+        ev = Evaluation(cells.get)  # one read: each formula cell is evaluated once
         for ref in keys:
             if ref not in cells:
                 continue
             col, row = split_ref(ref)
             raw = cells[ref]
             shown = {
-                "formatted": _fmt(self._value(sheet, ref)),
+                "formatted": _fmt(self._value(sheet, ref, ev)),
                 "userEntered": _fmt(raw),
-                "all": {"userEnteredValue": raw, "formattedValue": _fmt(self._value(sheet, ref))},
+                "all": {"userEnteredValue": raw, "formattedValue": _fmt(self._value(sheet, ref, ev))},
             }[fmt]
             out.setdefault(str(row), {})[col] = shown
         return {
@@ -319,8 +332,9 @@ class SheetsService(Service):
             raise InvalidArguments("'query' must not be empty")
         hits = []
         for s in book["sheets"]:
+            ev = Evaluation(s["cells"].get)
             for ref in sorted(s["cells"], key=lambda r: (split_ref(r)[1], col_index(split_ref(r)[0]))):
-                shown = _fmt(self._value(s, ref))
+                shown = _fmt(self._value(s, ref, ev))
                 if matches(query, shown):
                     hits.append({"sheet": s["title"], "cell": ref, "value": shown})
         return hits[:500]

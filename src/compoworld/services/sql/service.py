@@ -17,6 +17,7 @@ import sqlite3
 import zlib
 from typing import Any
 
+from compoworld.core import limits
 from compoworld.core.envelope import InvalidArguments, NotFound, RuleViolation
 from compoworld.core.service import SeedContext, Service
 from compoworld.core.state import Change, hash_value
@@ -26,6 +27,7 @@ from compoworld.services.sql.state import SqlState
 
 DB = "_sqlite"  # the pseudo-table that carries the serialised database in snapshots
 MAX_ROWS = 1000
+PROGRESS_OPS = 20_000  # SQLite VM steps between checks of the call's deadline (~0.1-1 ms)
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,
     sqlite3.SQLITE_READ,
@@ -122,6 +124,7 @@ class SqlService(Service):
         super().__init__(**kw)
         self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA foreign_keys = ON")
+        self._bound(self.db)
         self._image: str | None = None  # serialised database, valid while not dirty
         self._dirty = True
         self._hash: str | None = None
@@ -150,6 +153,7 @@ class SqlService(Service):
         self.db.set_authorizer(None)
         self.db.deserialize(decode_image(image))
         self.db.execute("PRAGMA foreign_keys = ON")
+        self._bound(self.db)
         self.db.set_authorizer(_authorizer)
         self._image, self._dirty, self._hash = image, False, None
 
@@ -236,6 +240,16 @@ class SqlService(Service):
         finally:
             self.db.set_authorizer(_authorizer)
 
+    engine_bytes = size_bytes  # what a session's budget charges this service beyond its records
+
+    @staticmethod
+    def _bound(db: sqlite3.Connection) -> None:
+        """Bound every query from inside the engine: SQLite releases the GIL while it runs, so a
+        runaway query cannot be stopped from outside; its progress handler stops it at the call's
+        CPU limit (`core.limits`), and sorts and temporary tables stay in memory (never a host file)."""
+        db.execute("PRAGMA temp_store = MEMORY")
+        db.set_progress_handler(limits.expired, PROGRESS_OPS)
+
     def _cap(self) -> None:
         """Let SQLite refuse any write that would take the database past `quota_bytes`."""
         self.db.set_authorizer(None)
@@ -297,6 +311,11 @@ class SqlService(Service):
                     f"database quota exceeded: this write would take the database past its budget of "
                     f"{self.quota_bytes} bytes (it holds {self.size_bytes()}); delete rows first",
                     type="quota_exceeded",
+                ) from None
+            if "interrupted" in msg:
+                raise limits.ResourceLimit(
+                    f"query stopped: it ran past this call's CPU time limit of {limits.cpu_limit():g} s "
+                    "(a recursive CTE without a bound, or a join too large); nothing was changed"
                 ) from None
             if "no such table" in msg:
                 raise NotFound(f"{msg}; see list_tables", type="table_not_found") from None

@@ -1,0 +1,395 @@
+"""Per-call resource limits (CPU time, memory) and the state budget every write is charged to.
+
+Why a watchdog thread and an asynchronous exception, not a process per call or a trace function:
+- a tool runs on the caller's state (an `Environment` in this process); a process per call would
+  pickle that state both ways, and a pool of processes holding sessions would stall every session
+  of a worker behind one slow call;
+- `sys.settrace` / `sys.monitoring` hooks cost every line of every call and still never see a loop
+  inside C;
+- a watchdog reads each running call's own thread CPU clock every `PERIOD` and, past the limit,
+  raises `CallLimitExceeded` in that thread (`PyThreadState_SetAsyncExc`) at its next bytecode:
+  any pure-Python loop stops, the call's journal is rolled back, and the caller gets a 422
+  `resource_limit` naming the limit. Arming a call costs one dict entry and one clock read.
+
+What an asynchronous exception cannot stop is C code that never returns to bytecode while holding
+the GIL. The engines that could run such code bound themselves from inside, reading the same
+deadline (`remaining()`): SQLite through a progress handler (and row limits), regexes through a
+matcher with a timeout that releases the GIL, spreadsheet formulas by depth and cell count, bulk
+writes by count.
+
+Memory: the watchdog samples the process's resident size; a call that has grown it by more than
+`memory_bytes` since the watchdog first saw it running is stopped the same way. The state a
+session keeps is bounded separately and exactly by its `Budget`.
+
+The watchdog is one daemon thread per process (it is infrastructure, like the GIL: one per
+interpreter), started on the first limited call. It never reads or writes environment state.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from compoworld.core.envelope import RuleViolation
+
+PERIOD = 0.01  # seconds between the watchdog's checks while calls run
+IDLE_PERIOD = 0.05  # ... and while none does (a call is first seen within this)
+DEFAULT_CPU_S = 2.0
+DEFAULT_MEMORY = 512 * 1024 * 1024
+MAX_BULK_ITEMS = 1000  # items in one list argument of a writing tool (bulk creates, batch updates)
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """What one tool call may use: CPU seconds (its own thread's clock) and resident memory growth."""
+
+    cpu_s: float = DEFAULT_CPU_S
+    memory_bytes: int = DEFAULT_MEMORY
+
+    def __post_init__(self) -> None:
+        if not self.cpu_s > 0:
+            raise ValueError(f"call CPU limit must be a positive number of seconds, got {self.cpu_s!r}")
+        if not self.memory_bytes > 0:
+            raise ValueError(
+                f"call memory limit must be a positive number of bytes, got {self.memory_bytes!r}"
+            )
+
+
+class CallLimitExceeded(BaseException):
+    """Raised inside a call that passed its limit. A BaseException, so a tool's own
+    `except Exception` cannot swallow it; `Service.invoke` rolls back and re-raises it."""
+
+    limit = "cpu_time"
+
+
+class CpuLimitExceeded(CallLimitExceeded):
+    limit = "cpu_time"
+
+
+class MemoryLimitExceeded(CallLimitExceeded):
+    limit = "memory"
+
+
+class ResourceLimit(RuleViolation):
+    """An engine refusing work past its own bound (rows, formula depth, bulk size, a regex's time)."""
+
+    type = "resource_limit"
+
+
+class _Reg:
+    __slots__ = ("tid", "limits", "budget", "cpu0", "rss0", "depth", "active", "fired", "used0")
+
+    def __init__(self, tid: int, limits: CallLimits | None, budget: Budget | None) -> None:
+        self.tid = tid
+        self.limits = limits
+        self.budget = budget
+        # the thread's CPU clock when the call began; read lazily (by the watchdog when it first sees
+        # the call, or by an engine asking what is left): a call shorter than that costs no clock read
+        self.cpu0: float | None = None
+        self.rss0: int | None = None
+        self.depth = 0  # nested calls (the browser acting through other tools) share the outer deadline
+        self.active = False
+        self.fired: type[CallLimitExceeded] | None = None
+        self.used0 = budget.used if budget is not None else 0
+
+    def cpu(self) -> float:
+        """CPU seconds the call has used (read from the calling thread itself)."""
+        now = time.thread_time()
+        if self.cpu0 is None:
+            self.cpu0 = now
+        return now - self.cpu0
+
+
+_set_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+_set_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
+_set_exc.restype = ctypes.c_int
+_clear_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
+    ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
+)
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _rss() -> int | None:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Watchdog:
+    """Polls the running limited calls; it holds a lock only to fire or to disarm, so that a limit
+    exception is never raised in a thread that has already left its call."""
+
+    def __init__(self) -> None:
+        self.regs: dict[int, _Reg] = {}
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def _after_fork(self) -> None:
+        self.regs, self.lock, self.thread = {}, threading.Lock(), None
+
+    def arm(self, reg: _Reg) -> None:
+        if self.thread is None:  # first use (a forked child starts its own: see _after_fork)
+            with self.lock:
+                if self.thread is None:
+                    self.thread = threading.Thread(target=self._loop, name="compoworld-watchdog", daemon=True)
+                    self.thread.start()
+        reg.active = True
+        self.regs[reg.tid] = reg  # one dict store: atomic under the GIL
+
+    def disarm(self, reg: _Reg) -> None:
+        """End the call's watch. Idempotent; once it returns no limit exception can arrive."""
+        with self.lock:
+            if reg.active:
+                reg.active = False
+                if self.regs.get(reg.tid) is reg:
+                    del self.regs[reg.tid]
+            if reg.fired is not None:  # fired but maybe not delivered yet: take it back
+                _clear_exc(reg.tid, None)
+
+    def fire(self, reg: _Reg, exc: type[CallLimitExceeded]) -> None:
+        """Stop the call now (from any thread), as if it had passed its limit."""
+        with self.lock:
+            if reg.active and reg.fired is None:
+                reg.fired = exc
+                _set_exc(reg.tid, exc)
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(PERIOD if self.regs else IDLE_PERIOD)
+            regs = [r for r in list(self.regs.values()) if r.fired is None and r.limits is not None]
+            if not regs:
+                continue
+            rss = _rss()
+            for reg in regs:
+                limits = reg.limits
+                assert limits is not None
+                try:
+                    now = time.clock_gettime(time.pthread_getcpuclockid(reg.tid))
+                except (OSError, AttributeError):
+                    continue
+                if reg.cpu0 is None:  # first sight: CPU used before it (< IDLE_PERIOD) goes uncounted
+                    reg.cpu0 = now
+                if now - reg.cpu0 > limits.cpu_s:
+                    self.fire(reg, CpuLimitExceeded)
+                elif rss is not None:
+                    if reg.rss0 is None:
+                        reg.rss0 = rss
+                    elif rss - reg.rss0 > limits.memory_bytes:
+                        self.fire(reg, MemoryLimitExceeded)
+
+
+WATCHDOG = _Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WATCHDOG._after_fork)
+
+
+def current() -> _Reg | None:
+    """The limited call this thread is running, if any."""
+    return WATCHDOG.regs.get(threading.get_ident())
+
+
+def remaining(default: float = DEFAULT_CPU_S) -> float:
+    """CPU seconds the running call has left (`default` outside a limited call): engines that run
+    C code which cannot be interrupted give it this as their own timeout."""
+    reg = current()
+    if reg is None or reg.limits is None:
+        return default
+    return max(0.0, reg.limits.cpu_s - reg.cpu())
+
+
+def cpu_limit() -> float:
+    """The running call's CPU limit in seconds (the default outside one)."""
+    reg = current()
+    return reg.limits.cpu_s if reg is not None and reg.limits is not None else DEFAULT_CPU_S
+
+
+def expired() -> bool:
+    """Whether the running call is past its CPU limit (False outside a limited call). Engines whose
+    C loops cannot be interrupted poll it (SQLite's progress handler returns it)."""
+    reg = current()
+    return reg is not None and reg.limits is not None and reg.cpu() > reg.limits.cpu_s
+
+
+def limit_message(name: str, reg: _Reg, exc: type[CallLimitExceeded] | CallLimitExceeded) -> str:
+    limits = reg.limits or CallLimits()
+    if exc.limit == "memory":
+        return (
+            f"{name}: the call grew memory past its limit of {limits.memory_bytes} bytes and was stopped; "
+            "nothing it did was kept (ask for less at once)"
+        )
+    return (
+        f"{name}: the call ran past its CPU time limit of {limits.cpu_s:g} s and was stopped; "
+        "nothing it did was kept (ask for less at once)"
+    )
+
+
+# ---- the state budget --------------------------------------------------------------------------
+_STR, _BYTES, _DICT, _LIST, _ENTRY, _PTR, _NUM = 49, 33, 64, 56, 40, 8, 32
+RECORD_OVERHEAD = 240  # a record's own slot in the store: its table entry, digest and index entries
+
+
+def value_bytes(value: Any) -> int:
+    """Bytes a JSON value costs to hold and to serve, one model for small and large records.
+
+    Every object is charged what CPython spends on it (header and slots), every reference again
+    (a copied string shares memory but is written out again on every state read), and text by its
+    characters (non-ASCII at 4 bytes each, what its wider storage and escaping cost). So a record
+    of a hundred short fields costs what its hundred objects do, not its 2 KB of JSON."""
+    t = type(value)
+    if t is str:
+        return _STR + (len(value) if value.isascii() else 4 * len(value))
+    if t is dict:
+        n = _DICT
+        for k, v in value.items():
+            n += _ENTRY + value_bytes(k) + value_bytes(v)
+        return n
+    if t is list or t is tuple:
+        n = _LIST
+        for v in value:
+            n += _PTR + value_bytes(v)
+        return n
+    if t is int:
+        return _NUM + (value.bit_length() >> 3)
+    if t is bytes or t is bytearray:
+        return _BYTES + len(value)
+    return _NUM
+
+
+class Budget:
+    """Bytes of state one session may hold, charged where state grows: every write of every path
+    (tools, web forms, the shell's copies, uploads, bulk creates) ends in `Service.invoke`, which
+    charges what the call's journal says it changed (`value_bytes` of each record after, less
+    before) before it commits; a call that would pass the budget is refused with a 422
+    `state_budget_exceeded` and changes nothing. Services that hold state in an engine of their
+    own (SQLite) are charged by the engine's size (`engine_bytes`)."""
+
+    def __init__(self, limit: int, used: int = 0) -> None:
+        if limit <= 0:
+            raise ValueError(f"state budget must be a positive number of bytes, got {limit!r}")
+        self.limit = limit
+        self.used = used
+
+    def remaining(self) -> int:
+        return max(0, self.limit - self.used)
+
+    @staticmethod
+    def growth(svc: Any) -> int:
+        """What the call in progress on `svc` adds (negative when it frees), from its journal."""
+        store = svc.store
+        seen: set[tuple[str, Any]] = set()
+        n = 0
+        missing = _missing()
+        for table, key, old, _added in store._journal:
+            if (table, key) in seen or key is _new_table():
+                continue
+            seen.add((table, key))
+            new = store.tables.get(table, {}).get(key, missing)
+            if new is not old:
+                n += _rec(key, new, missing) - _rec(key, old, missing)
+        return n
+
+    def charge(self, svc: Any, name: str, engine_before: int | None = None) -> None:
+        grown = self.growth(svc)
+        if engine_before is not None:
+            grown += svc.engine_bytes() - engine_before
+        if grown > 0 and self.used + grown > self.limit:
+            raise RuleViolation(
+                f"{name}: this session's state is {self.used} bytes; this write adds {grown} more, past "
+                f"its budget of {self.limit} bytes. Delete something first.",
+                type="state_budget_exceeded",
+            )
+        self.used += grown
+
+
+def _rec(key: Any, rec: Any, missing: Any) -> int:
+    return 0 if rec is missing else RECORD_OVERHEAD + value_bytes(key) + value_bytes(rec)
+
+
+def _missing() -> Any:
+    from compoworld.core.state import _MISSING
+
+    return _MISSING
+
+
+def _new_table() -> Any:
+    from compoworld.core.state import _NEW_TABLE
+
+    return _NEW_TABLE
+
+
+def state_bytes(env: Any) -> int:
+    """The whole state of `env` by the budget's model (a session's starting charge)."""
+    total = 0
+    missing = _missing()
+    for svc in env.services.values():
+        for table in svc.store.tables.values():
+            for key, rec in table.items():
+                total += _rec(key, rec, missing)
+        engine = getattr(svc, "engine_bytes", None)
+        if engine is not None:
+            total += engine()
+    return total
+
+
+# ---- the call path -----------------------------------------------------------------------------
+def limited_call(env: Any, svc: Any, spec: Any, arguments: Any) -> dict[str, Any]:
+    """Run one tool call under `env.limits` and charge `env.budget` (see `Service.invoke`)."""
+    tid = threading.get_ident()
+    reg = WATCHDOG.regs.get(tid)
+    if reg is not None:  # nested: the outer call's deadline and budget hold
+        reg.depth += 1
+        try:
+            return svc.invoke(spec, arguments)
+        finally:
+            reg.depth -= 1
+    reg = _Reg(tid, env.limits, env.budget)
+    budget = reg.budget
+    if budget is not None and getattr(svc, "quota_bytes", None) is not None and hasattr(svc, "size_bytes"):
+        # services that amplify (a shell's cp, SQL's INSERT ... SELECT) stop themselves mid-call at
+        # what is left of the budget, before their growth is even built
+        svc.quota_bytes = svc.size_bytes() + budget.remaining()
+    WATCHDOG.arm(reg)
+    snap = env.snapshot() if svc.acts_on_others else None
+    try:
+        try:
+            return svc.invoke(spec, arguments)
+        finally:
+            WATCHDOG.disarm(reg)
+    except CallLimitExceeded as e:
+        WATCHDOG.disarm(reg)
+        if snap is not None:  # other services' nested writes were committed: put them back
+            env.restore(snap)
+        if budget is not None:
+            budget.used = reg.used0
+        return {
+            "success": False,
+            "error": {"code": 422, "type": "resource_limit", "message": limit_message(spec.name, reg, e)},
+        }
+
+
+def settle(svc: Any, name: str, engine_before: int | None) -> None:
+    """Called by `Service.invoke` after the tool ran, before it commits: charge the budget (a 422
+    if it would pass it) and, for the outermost call, end the watch, so that no limit exception
+    can arrive after the commit."""
+    reg = WATCHDOG.regs.get(threading.get_ident())
+    if reg is None:
+        return
+    if reg.budget is not None:
+        reg.budget.charge(svc, name, engine_before)
+    if reg.depth == 0:
+        WATCHDOG.disarm(reg)
+
+
+def engine_size(svc: Any) -> int | None:
+    """The engine's size before a call, when the call is charged and the service has an engine."""
+    engine = getattr(svc, "engine_bytes", None)
+    if engine is None:
+        return None
+    reg = WATCHDOG.regs.get(threading.get_ident())
+    return engine() if reg is not None and reg.budget is not None else None

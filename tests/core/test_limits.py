@@ -1,0 +1,213 @@
+"""Bounded calls: a call past its CPU or memory limit is stopped, undone and answered with a 422
+`resource_limit`; the engines that run C code bound themselves; every write is charged to the
+session's budget by one size model. One test per attack class of issue 24."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import threading
+
+from compoworld.core import Service, tool
+from compoworld.core.environment import Environment
+from compoworld.core.limits import Budget, CallLimits, value_bytes
+from compoworld.serve.mcp_server import EnvSession
+
+
+class Runaway(Service):
+    """A service whose tools misbehave on purpose."""
+
+    name = "runaway"
+    domain = "test"
+
+    @tool(mutates=True)
+    def spin(self) -> dict:
+        """Write, then loop forever in pure Python."""
+        self.store.put("_meta", "half", "written")
+        n = 0
+        while True:
+            n += 1
+
+    @tool(mutates=True)
+    def swallow(self) -> dict:
+        """Loop forever, catching every Exception (the limit is not one)."""
+        self.store.put("_meta", "half", "written")
+        while True:
+            try:
+                while True:
+                    pass
+            except Exception:
+                continue
+
+    @tool(mutates=True)
+    def hog(self) -> dict:
+        """Allocate without end."""
+        held = []
+        while True:
+            held.append(bytearray(1 << 20))
+
+    @tool(mutates=True)
+    def quick(self, n: int = 1) -> dict:
+        """Write n small records."""
+        for i in range(n):
+            self.store.put("_meta", f"k{i}", {"v": i})
+        return {"n": n}
+
+
+def _env(cpu_s: float = 0.2, memory: int = 1 << 30) -> Environment:
+    env = Environment([Runaway, "sql", "workspace", "sheets", "helpdesk", "files"], seed=3, size="small")
+    env.limits = CallLimits(cpu_s=cpu_s, memory_bytes=memory)
+    return env
+
+
+def _refused(r: dict, kind: str = "resource_limit") -> dict:
+    assert r["success"] is False, r
+    assert r["error"]["code"] == 422 and r["error"]["type"] == kind, r
+    return r["error"]
+
+
+def test_a_runaway_pure_python_call_is_stopped_and_undone() -> None:
+    env = _env()
+    before = env.state_hash()
+    err = _refused(env.call("runaway__spin"))
+    assert "CPU time limit of 0.2 s" in err["message"]
+    assert env.state_hash() == before
+    # a tool that catches every Exception cannot keep running either
+    err = _refused(env.call("runaway__swallow"))
+    assert env.state_hash() == before
+    # and the environment still works afterwards, in any thread
+    assert env.call("runaway__quick", {"n": 2})["success"]
+    out: list[dict] = []
+    t = threading.Thread(target=lambda: out.append(env.call("runaway__spin")))
+    t.start()
+    t.join()
+    _refused(out[0])
+
+
+def test_a_call_that_grows_memory_past_its_limit_is_stopped() -> None:
+    env = _env(cpu_s=30, memory=64 << 20)
+    before = env.state_hash()
+    err = _refused(env.call("runaway__hog"))
+    assert "memory past its limit of 67108864 bytes" in err["message"]
+    assert env.state_hash() == before
+
+
+def test_recursive_sql_is_stopped_inside_sqlite() -> None:
+    env = _env()
+    before = env.state_hash()
+    forever = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+    err = _refused(env.call("sql__read_query", {"query": forever}))
+    assert "CPU time limit of 0.2 s" in err["message"]
+    big = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 1e7) SELECT x FROM c ORDER BY x DESC"
+    _refused(env.call("sql__read_query", {"query": big}))
+    assert env.call("sql__create_table", {"query": "CREATE TABLE t (x)"})["success"]
+    mid = env.state_hash()
+    into = "INSERT INTO t WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c"
+    r = env.call("sql__write_query", {"query": into})
+    assert r["success"] is False and r["error"]["code"] == 422  # the time limit or the quota, first
+    assert env.state_hash() == mid and env.services["sql"].rows("t") == []
+    assert env.call("sql__read_query", {"query": "SELECT 1 AS one"})["data"]["rows"] == [{"one": 1}]
+    assert env.state_hash() != before
+
+
+def test_a_catastrophic_grep_pattern_is_stopped() -> None:
+    env = _env()
+    sh = lambda c: env.call("workspace__shell", {"command": c})  # noqa: E731
+    assert sh("echo " + "a" * 60 + "b > x.txt")["success"]
+    before = env.state_hash()
+    r = sh("grep -E '(a|aa)+$' x.txt; echo next")
+    assert r["success"], r
+    assert "too slow to match" in r["data"]["stderr"] and r["data"]["stdout"] == "next\n"
+    assert env.state_hash() == before
+    assert sh("grep -c 'a*b' x.txt")["data"]["stdout"] == "1\n"  # ordinary patterns still match
+
+
+def test_chained_formulas_are_evaluated_once_per_cell_and_bounded(monkeypatch) -> None:
+    from compoworld.services.sheets import formula
+
+    env = _env(cpu_s=30)
+    rows, cols = 40, "ABCDEFGH"
+    # each column sums the whole previous column: naive evaluation is rows ** columns cell visits
+    data = {
+        str(r): {c: 1 if c == "A" else f"=SUM({chr(ord(c) - 1)}1:{chr(ord(c) - 1)}{rows})" for c in cols}
+        for r in range(1, rows + 1)
+    }
+    book = env.call("sheets__google_sheets_create_spreadsheet", {"title": "chain", "data": data})
+    assert book["success"], book
+    sid = book["data"]["spreadsheet_id"]
+    got = env.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+    assert got["success"], got
+    assert str(rows**7) in json.dumps(got["data"])
+    monkeypatch.setattr(formula, "MAX_CELLS", 500)
+    before = env.state_hash()
+    _refused(env.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid}))
+    write = {"spreadsheet_id": sid, "column": "Z", "row": 1, "value": "=SUM(H1:H40)+SUM(G1:G40)"}
+    _refused(env.call("sheets__google_sheets_write_to_cell", write))
+    assert env.state_hash() == before
+
+
+def test_bulk_creates_are_bounded_by_count() -> None:
+    env = _env()
+    before = env.state_hash()
+    agents = [{"email": f"a{i}@example.com", "name": f"A{i}", "ticket_scope": 1} for i in range(8000)]
+    err = _refused(env.call("helpdesk__freshdesk_bulk_create_agents", {"agents_data": agents}))
+    assert "8000" in err["message"] and "1000" in err["message"]
+    err = _refused(env.call("helpdesk__freshdesk_bulk_create_agents", {"agents_data": agents[:500]}))
+    assert "at most 100" in err["message"]
+    assert env.state_hash() == before
+    assert env.call("helpdesk__freshdesk_bulk_create_agents", {"agents_data": agents[:3]})["success"]
+
+
+def test_file_copies_are_charged_and_refused_at_the_budget() -> None:
+    env = _env(cpu_s=30)
+    s = EnvSession(env, state_budget=None)
+    env.budget = Budget(4 << 20, used=0)
+    blob = base64.b64encode(b"x" * (256 << 10)).decode()
+    up = s.call(
+        "files__dropbox_upload_file",
+        {"dropbox_path": "/big.txt", "source_uri": f"data:text/plain;base64,{blob}"},
+    )
+    assert up["success"], up
+    refused = None
+    for i in range(40):  # each copy is tiny in arguments, 256 KiB in state
+        before = env.state_hash()
+        r = s.call("files__dropbox_copy_file", {"from_path": "/big.txt", "to_path": f"/copy{i}.txt"})
+        if not r["success"]:
+            refused = r
+            break
+    assert refused is not None, "copies were never refused"
+    _refused(refused, "state_budget_exceeded")
+    assert env.state_hash() == before and env.budget.used <= env.budget.limit
+    assert s.call("files__dropbox_get_file_info", {"path": "/copy0.txt"})["success"]  # reads still work
+
+
+def test_small_records_are_charged_at_least_what_they_cost() -> None:
+    def deep(v) -> int:
+        n = sys.getsizeof(v)
+        if isinstance(v, dict):
+            n += sum(deep(k) + deep(x) for k, x in v.items())
+        elif isinstance(v, list):
+            n += sum(deep(x) for x in v)
+        return n
+
+    small = {"id": "t1", "a": 1, "b": "x", "c": True, "d": None, "e": [1, 2]}
+    large = {"id": "t2", "body": "y" * 100_000}
+    for rec in (small, large):
+        assert value_bytes(rec) >= len(json.dumps(rec))  # never less than what a state read writes
+        assert value_bytes(rec) >= 0.5 * deep(rec)  # and within 2x of what it holds in memory
+    assert value_bytes(small) > 4 * len(json.dumps(small))  # small records are not undercounted
+
+
+def test_every_write_is_charged_once_through_the_session() -> None:
+    env = Environment([Runaway], seed=0)
+    s = EnvSession(env, state_budget=50_000)
+    used = env.budget.used
+    assert s.call("runaway__quick", {"n": 10})["success"]
+    grown = env.budget.used - used
+    assert grown > 10 * 50
+    assert s.call("runaway__quick", {"n": 10})["success"]  # same records again: nothing new
+    assert env.budget.used - used == grown
+    r = s.call("runaway__quick", {"n": 1000})
+    _refused(r, "state_budget_exceeded")
+    assert env.budget.used - used == grown

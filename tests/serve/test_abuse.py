@@ -1,0 +1,93 @@
+"""Serving beside an attacker: a runaway call runs off the event loop, under its limits, while other
+sessions keep being served; web form posts are charged and logged like tool calls."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from compoworld.core.limits import CallLimits
+from compoworld.serve.http import Store, build_app
+from tests.serve.test_hardening import _free_port, _serve
+
+CONTROL = {"Authorization": "Bearer control-secret"}
+FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    port = _free_port()
+    store = Store({}, "direct", idle_timeout=60, results=tmp_path / "r.jsonl", limits=CallLimits(cpu_s=3.0))
+    app, _ = build_app(store, "control-secret", f"http://127.0.0.1:{port}")
+    srv, th = _serve(app, port)
+    yield f"http://127.0.0.1:{port}", store
+    srv.should_exit = True
+    th.join(5)
+    store.close()
+
+
+def _session(url: str, services: list[str]) -> dict:
+    r = httpx2.post(f"{url}/sessions", json={"services": services, "seed": 1}, headers=CONTROL)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+async def _client(info: dict):
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {info['agent_token']}"}, timeout=60)
+    return Client(streamable_http_client(info["mcp_url"], http_client=http))
+
+
+def test_a_runaway_call_does_not_stall_other_sessions(server) -> None:
+    url, store = server
+    attacker, quiet = _session(url, ["sql"]), _session(url, ["sql"])
+
+    async def main() -> None:
+        async with await _client(attacker) as a, await _client(quiet) as q:
+            await q.list_tools()
+            before = httpx2.get(f"{url}/sessions/{attacker['session_id']}/state", headers=CONTROL).json()
+            runaway = asyncio.create_task(a.call_tool("sql__read_query", {"query": FOREVER}))
+            held = store.sessions[attacker["session_id"]].env.lock
+            while not held.locked():  # the attacker's call is running on the server
+                await asyncio.sleep(0.005)
+            for _ in range(5):  # the quiet session is served while the runaway call still runs
+                r = await q.call_tool("sql__read_query", {"query": "SELECT 1 AS one"})
+                assert r.structured_content["success"] is True
+            async with httpx2.AsyncClient() as h:  # and so is the control API
+                st = await h.get(f"{url}/sessions/{quiet['session_id']}/state", headers=CONTROL)
+            assert st.status_code == 200
+            assert not runaway.done()
+            out = (await runaway).structured_content
+            assert out["success"] is False and out["error"]["type"] == "resource_limit"
+            assert "CPU time limit of 3 s" in out["error"]["message"]
+            after = httpx2.get(f"{url}/sessions/{attacker['session_id']}/state", headers=CONTROL).json()
+            assert after["state_hash"] == before["state_hash"]
+            calls = httpx2.get(f"{url}/sessions/{attacker['session_id']}/calls", headers=CONTROL).json()
+            assert calls["calls"][-1]["result"]["error"]["type"] == "resource_limit"
+
+    asyncio.run(main())
+
+
+def test_web_form_posts_are_charged_and_logged(server) -> None:
+    url, store = server
+    info = _session(url, ["browser", "helpdesk"])
+    sid = info["session_id"]
+    agent = {"Authorization": f"Bearer {info['agent_token']}"}
+    session = store.sessions[sid]
+    used = session.env.env.budget.used
+    with httpx2.Client(base_url=url, headers=agent) as web:
+        page = web.get(f"/web/{sid}/")
+        assert page.status_code == 200
+    log = httpx2.get(f"{url}/sessions/{sid}/calls", headers=CONTROL).json()
+    assert log["count"] >= 1 and log["calls"][0]["tool"] == "browser__open"
+    assert session.env.env.budget.used >= used  # charged through the same budget
+    session.env.env.budget.limit = session.env.env.budget.used  # a full budget refuses form writes
+    with httpx2.Client(base_url=url, headers=agent) as web:
+        r = web.post(f"/web/{sid}/", content=b"q=" + b"z" * 60000 + b"&click=none")
+    assert r.status_code in (400, 404)
+    log2 = httpx2.get(f"{url}/sessions/{sid}/calls", headers=CONTROL).json()
+    assert log2["count"] > log["count"]
