@@ -158,7 +158,7 @@ class Task(BaseModel):
         if full or self.world is None:
             return self.to_json()
         d = self._dump()
-        base = _base_world(self.world)
+        base = _base_world(self.world, services=self.all_services)
         d["initial_state_patch"] = {
             "clock": self.initial_state.get("clock"),
             "services": state_patch(base, self.initial_state),
@@ -172,13 +172,14 @@ def state_hash_of(snapshot: dict[str, Any]) -> str:
 
 
 # ---- compact initial states: a base world plus a patch ----------------------------------------
-def _base_world(ref: WorldRef, near: Path | None = None) -> dict[str, Any]:
+def _base_world(ref: WorldRef, near: Path | None = None, services: list[str] | None = None) -> dict[str, Any]:
     from compoworld.tasks.generator import base_world
 
-    if ref.lived is not None:
-        from compoworld.worlds.store import lived_world
+    if ref.lived is not None:  # only the task's services, each sorted and cached on its own
+        from compoworld.worlds.store import lived_services
 
-        return lived_world(ref.lived.name, ref.lived.digest, ref.lived.persona, ref.lived.day, ref.seed, ref.size, near)
+        lv = ref.lived
+        return lived_services(lv.name, lv.digest, lv.persona, lv.day, ref.seed, ref.size, services or [], near)
     return base_world(ref.seed, ref.size)
 
 
@@ -363,23 +364,29 @@ class _Rebuilder:
     """Rebuilds compact initial states; keeps each base world in sorted form, as a full file loads."""
 
     def __init__(self, near: Path | None = None) -> None:
-        self.worlds: dict[tuple[Any, ...], dict[str, Any]] = {}
-        self.cache: dict[int, tuple[Any, str]] = {}
+        # shared by every load in this process: a persona world's day is tens of MiB, sorted and
+        # digested once, not once per task file (entries hold their tables, so ids are never reused)
+        self.worlds = _SORTED_BASES
+        self.cache = _TABLE_DIGESTS
         self.near = near  # the task file's folder: where a persona world is looked for first
 
     def __call__(self, data: dict[str, Any], where: str) -> dict[str, Any]:
         ref = WorldRef.model_validate(data.get("world"))
-        key = (ref.seed, ref.size, *(ref.lived.model_dump().values() if ref.lived else ()))
-        base = self.worlds.get(key)
+        key = (ref.seed, ref.size)
+        base = self.worlds.get(key) if ref.lived is None else None
+        if ref.lived is not None:  # a persona world's day: the task's services, sorted once per process
+            try:
+                base = _base_world(ref, self.near, [*data.get("services", []), *data.get("distractors", [])])
+            except ValueError as e:  # missing or different: one line, its digest named
+                raise ValueError(f"{where}: {e}") from None
         if base is None:
             if len(self.worlds) >= 4:
                 self.worlds.clear()
+            if len(self.cache) > 200_000:
                 self.cache.clear()
-            try:
-                built = _base_world(ref, self.near)
-            except ValueError as e:  # a persona world missing or different: one line, its digest named
-                raise ValueError(f"{where}: {e}") from None
-            base = self.worlds[key] = orjson.loads(orjson.dumps(built, option=orjson.OPT_SORT_KEYS))
+            base = self.worlds[key] = orjson.loads(
+                orjson.dumps(_base_world(ref), option=orjson.OPT_SORT_KEYS)
+            )
         patch = data.pop("initial_state_patch")
         services = [*data.get("services", []), *data.get("distractors", [])]
         missing = [
@@ -402,6 +409,8 @@ class _Rebuilder:
 
 
 _GONE: Any = object()
+_SORTED_BASES: dict[tuple[Any, ...], dict[str, Any]] = {}
+_TABLE_DIGESTS: dict[int, tuple[Any, str]] = {}
 
 
 def save_tasks(tasks: list[Task], path: str | Path, full: bool = False) -> None:

@@ -170,7 +170,7 @@ class World:
         return out
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=64)
 def _seeded(services: tuple[str, ...], world_seed: int, size: str) -> dict[str, Any]:
     from compoworld.core.environment import Environment
 
@@ -267,13 +267,14 @@ def known(digest: str) -> World | None:
 
 
 _LIVED: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_PARTS: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
 
 
 def lived_world(
     name: str, digest: str, persona: str, day: int, seed: int, size: str, near: Path | None = None
 ) -> dict[str, Any]:
-    """A task's base state in a persona world: every library service seeded for the persona's
-    company, with the persona's own services as `day` left them. Cached (a few)."""
+    """A task's base state in a persona world (what the generator plants on): every library
+    service seeded for the persona's company, with the persona's own services as `day` left them."""
     key = (digest, persona, day, seed, size)
     hit = _LIVED.get(key)
     if hit is not None:
@@ -289,6 +290,45 @@ def lived_world(
     while len(_LIVED) > 3:
         _LIVED.popitem(last=False)
     return out
+
+
+def lived_services(
+    name: str,
+    digest: str,
+    persona: str,
+    day: int,
+    seed: int,
+    size: str,
+    services: list[str],
+    near: Path | None = None,
+) -> dict[str, Any]:
+    """The same base as `lived_world`, for `services` only, each service's tables in sorted key
+    order (as a task file's full s0 loads) and cached on its own: a task pays for the services it
+    uses, and tasks of one persona day share them (the persona's services are seeded and patched
+    once; the others are seeded one service at a time, not the whole library)."""
+    out: dict[str, Any] = {}
+    w: World | None = None
+    for svc in services:
+        key = (digest, persona, day, seed, size, svc)
+        part = _PARTS.get(key)
+        if part is None:
+            w = w or locate(name, digest, near)
+            mine = w.persona(persona).services
+            if svc in mine:
+                raw = w.state(persona, day)["services"][svc]
+            else:
+                from compoworld.services import registry
+
+                if svc not in registry():
+                    continue  # a service this library lacks: the caller names it
+                raw = _seeded((svc,), seed, size)["services"][svc]
+            part = _PARTS[key] = orjson.loads(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS))
+            while len(_PARTS) > 96:
+                _PARTS.popitem(last=False)
+        else:
+            _PARTS.move_to_end(key)
+        out[svc] = part
+    return {"clock": None, "services": out}
 
 
 # ---- what the task generator asks of a world (`tasks generate --world DIR[@DAY]`) ---------------
