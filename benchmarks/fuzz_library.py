@@ -5,7 +5,8 @@ For every tool that runs as code, seeded hostile calls: valid arguments, then ea
 control-character strings, nested junk, unknown fields). Each call must:
 - return one envelope (success with data, or an error whose code is 400/404/409/422, never 500);
 - change nothing when it fails (the service's hash is unchanged);
-- leave state that validates against the service's own model when it succeeds.
+- leave state that validates against the service's own model when it succeeds;
+- keep every stored value inside the enum the spec states for its field (seeded and written).
 
 Prints the calls made, each kind of violation (all should be 0) and the throughput, against the
 throughput of the same number of valid calls (the baseline: what the fuzz's hostility costs).
@@ -30,6 +31,7 @@ from compoworld.core.envelope import is_envelope
 from compoworld.core.environment import Environment
 from compoworld.spec import compile_spec, load_spec, service_from_manifest
 from compoworld.spec.compiler import unique_service_names
+from compoworld.spec.runtime import off_enum
 from compoworld.spec.values import NoValue, valid_args, wrong_type
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "mcp-specs"
@@ -82,6 +84,21 @@ def _hostile(args: dict[str, Any], schema: dict[str, Any], rng: random.Random) -
     return out
 
 
+def _off_enum(svc: Any, manifest: dict[str, Any], where: str) -> int:
+    """Records holding a value outside the enum the spec states for that field."""
+    n = 0
+    for rname, r in manifest["resources"].items():
+        for rec in svc.table(r["table"]).values():
+            bad = off_enum(r, rec)
+            if bad:
+                n += 1
+                print(
+                    f"off-enum ({where}): {manifest['service']}.{rname}.{bad[0]} = {bad[1]!r}",
+                    file=sys.stderr,
+                )
+    return n
+
+
 def fuzz_service(
     manifest: dict[str, Any], calls_per_tool: int, seed: int
 ) -> tuple[Counter[str], float, float]:
@@ -91,6 +108,7 @@ def fuzz_service(
     svc = env.services[cls.name]
     rng = random.Random(seed)
     counts: Counter[str] = Counter()
+    counts["off_enum_seeds"] += _off_enum(svc, manifest, "seed")
     hostile_s = valid_s = 0.0
     for t in manifest["tools"]:
         if t["status"] != "compiled":
@@ -123,6 +141,7 @@ def fuzz_service(
                 continue
             if r["success"]:
                 counts["succeeded"] += 1
+                counts["off_enum_writes"] += min(1, _off_enum(svc, manifest, name))
                 bad = [v for v in env.validate().values() if v is not None]
                 if bad:
                     counts["success_left_invalid_state"] += 1
@@ -171,7 +190,14 @@ def main() -> None:
     calls = total["calls"]
     violations = {
         k: total[k]
-        for k in ("raised", "not_an_envelope", "failed_call_changed_state", "success_left_invalid_state")
+        for k in (
+            "raised",
+            "not_an_envelope",
+            "failed_call_changed_state",
+            "success_left_invalid_state",
+            "off_enum_writes",
+            "off_enum_seeds",
+        )
     }
     violations.update({k: v for k, v in total.items() if k.startswith("error_code_")})
     print(

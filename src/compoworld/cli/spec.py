@@ -89,7 +89,10 @@ def report_command(
             f"[red]error:[/red] no *.json specs in {folder}" + ("" if recursive else " (try --recursive)")
         )
         raise typer.Exit(2)
+    from compoworld.spec.compiler import blind_list, meaningful
+
     rows, causes, defects = [], Counter(), Counter()
+    lists = blind = 0
     bad_names: list[str] = []
     from compoworld.services import registry
     from compoworld.spec.runtime import CompiledService
@@ -118,12 +121,16 @@ def report_command(
             if not NAME_RE.match(full) or "__" in t["name"]:
                 bad_names.append(full)
         c = Counter(t["status"] for t in m["tools"])
+        flags = [blind_list(t) for t in m["tools"]]
+        lists += sum(x is not None for x in flags)
+        blind += sum(x is True for x in flags)
         rows.append(
             {
                 "spec": str(f.relative_to(folder)),
                 "service": m["service"],
                 "tools": len(m["tools"]),
                 **{k: c[k] for k in ("compiled", "quarantined", "simulated")},
+                "meaningful": sum(meaningful(t, m) for t in m["tools"]),
                 "excluded": len(m.get("excluded", [])),
             }
         )
@@ -150,7 +157,13 @@ def report_command(
         "simulated": sum(r.get("simulated", 0) for r in rows),
         "excluded": excluded,
         "entries": total + excluded,
+        "meaningful": (useful := sum(r.get("meaningful", 0) for r in rows)),
+        # compiled over state that means something (records with content, or computations)
+        "meaningful_share": round(useful / total, 4) if total else 0.0,
         "compiled_share": round(compiled / total, 4) if total else 0.0,  # of the operations (tools served)
+        "lists_with_filters": lists,
+        "lists_every_filter_unsupported": blind,
+        "blind_list_share": round(blind / lists, 4) if lists else 0.0,
         "compiled_share_of_entries": round(compiled / (total + excluded), 4) if total + excluded else 0.0,
         "causes": dict(causes.most_common()),
         "defects": dict(defects.most_common()),
@@ -172,6 +185,12 @@ def report_command(
                 *(str(r[k]) for k in ("tools", "compiled", "quarantined", "simulated")),
             )
     console.print(table)
+    console.print(
+        f"compiled with meaningful state: {useful}/{total} operations "
+        f"({100 * summary['meaningful_share']:.1f}%); compiled at all: {compiled}/{total} "
+        f"({100 * summary['compiled_share']:.1f}%); lists with every filter unsupported: {blind}/{lists} "
+        f"({100 * summary['blind_list_share']:.1f}%)"
+    )
     console.print(
         f"compiled and passing the adversarial tests: {compiled}/{total} operations "
         f"({100 * summary['compiled_share']:.1f}%); {compiled}/{total + excluded} of all spec entries "

@@ -213,6 +213,14 @@ OFFSET_PARAMS = {
     "startingafter",
     "pagenumber",
     "startcursor",
+    "marker",
+    "paginationtoken",
+    "currentpage",
+    "skipcount",
+    "continuationtoken",
+    "nexttoken",
+    "pagecursor",
+    "endingbefore",
 }
 QUERY_PARAMS = {
     "query",
@@ -1767,6 +1775,15 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                 continue
             if norm(p) in CREDENTIAL_PARAMS:
                 continue  # a credential: no filter
+            rn, pn = norm(op["resource"]), norm(p)
+            alias = next((f for f in fields if norm(f) == pn), None)  # `Name` filters `name`
+            if alias is None and pn in ("id", f"{rn}id", "ids", f"{rn}ids"):
+                alias = "id"  # `list_flows(flow_ids)`: these records, by their own key
+            if alias is not None:
+                op.setdefault("aliases", {})[p] = alias
+                if _type_of(props_all.get(p, {})) == "array":
+                    op.setdefault("any_of", []).append(p)
+                continue
             bound, target = _range_target(p, fields)
             if target:
                 ranges[p] = {"field": target, "op": ">=" if bound in LOWER_BOUND else "<="}
@@ -2155,7 +2172,10 @@ NUMBER_WORDS = {"amount", "price", "total", "count", "balance", "score", "rating
 NUMBER_WORDS |= {"latitude", "longitude", "temperature", "volume", "rate", "percentage", "height", "width"}
 NUMBER_WORDS |= {"revenue", "cost", "fee", "tax", "discount", "stock", "inventory", "year", "port", "uptime"}
 NUMBER_WORDS |= {"quota", "humidity", "wind", "pressure", "precipitation", "dividend", "earnings", "yield"}
-NUMBER_WORDS |= {"capacity", "distance", "speed", "weight", "progress", "duration"}
+NUMBER_WORDS |= {"capacity", "distance", "speed", "weight", "progress", "duration", "credits", "funds"}
+NUMBER_WORDS |= {"margin", "rank"}
+CONTENT_WORDS |= {"credits", "funds", "margin", "trend", "mode", "slug", "expiry", "headline", "caption"}
+CONTENT_WORDS |= {"rank", "occupation", "industry", "website", "bio", "origin", "checksum", "hash"}
 ARRAY_WORDS = {"tags", "results", "members", "permissions", "metrics", "statistics"}
 IDENT_RE = re.compile(r"`?\b([a-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|[a-z][a-z0-9]+(?:_[a-z0-9]+)+)\b`?")
 FORMATS = ("date-time", "date", "email", "uri", "url", "uuid", "ipv4")
@@ -2352,7 +2372,9 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
         for text in texts:
             for w in re.findall(r"[A-Za-z]+", text):
                 lw = w.lower()
-                if lw in CONTENT_WORDS and lw not in r["fields"] and lw != rname:
+                if lw not in CONTENT_WORDS and singular(lw) in CONTENT_WORDS and lw not in ARRAY_WORDS:
+                    lw = singular(lw)  # "the counts and prices": a count and a price
+                if lw in CONTENT_WORDS and lw not in r["fields"] and lw != rname.rsplit("_", 1)[-1]:
                     r["fields"][lw] = (
                         "number" if lw in NUMBER_WORDS else "array" if lw in ARRAY_WORDS else "string"
                     )
@@ -2423,3 +2445,46 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
 def content_fields(resource: dict[str, Any]) -> list[str]:
     """The fields of a record type that hold content: not its parents' keys, not lists of ids."""
     return [f for f in resource.get("fields", {}) if not f.endswith(("_id", "_ids")) and f not in ("id",)]
+
+
+def meaningful(tool: dict[str, Any], manifest: dict[str, Any]) -> bool:
+    """A compiled tool that runs as code over state that means something: a computation, or an
+    operation on a record type that holds content (not only an id, a time and its parents' keys)."""
+    if tool.get("status") != "compiled":
+        return False
+    op = tool.get("op") or {}
+    if op.get("kind") == "dispatch":
+        return any(meaningful({**e, "op": e["op"]}, manifest) for e in op["actions"].values())
+    r = manifest.get("resources", {}).get(op.get("resource") or "")
+    if r is None or r.get("collection_of") or r.get("singleton"):
+        return True
+    return op.get("kind") not in ("get", "list") or bool(content_fields(r))
+
+
+def blind_list(tool: dict[str, Any]) -> bool | None:
+    """For a compiled list with filters: True when it supports none of them (each is only reported
+    back as unsupported); None for a tool that is no list, or a list with no filter to support."""
+    op = tool.get("op") or {}
+    if tool.get("status") != "compiled" or op.get("kind") != "list":
+        return None
+    wrappers = set((op.get("wrapped") or {}).values())
+    parent = (op.get("parent") or {}).get("param")
+    props = dict(tool["input_schema"].get("properties", {}))
+    for inner, box in (op.get("wrapped") or {}).items():
+        props[inner] = ((props.get(box) or {}).get("properties") or {}).get(inner, {})
+    filters = [
+        p
+        for p in props
+        if p not in wrappers
+        and p != parent
+        and norm(p) not in TRANSPORT_WRAPPERS
+        and norm(p) not in LIMIT_PARAMS
+        and norm(p) not in OFFSET_PARAMS
+        and norm(p) not in ORDER_PARAMS
+        and norm(p) not in CREDENTIAL_PARAMS
+        and p not in (op.get("switches") or {})
+        and not switch_param(p, props[p])
+    ]
+    if not filters:
+        return None
+    return all(p in op.get("unsupported_filters", ()) for p in filters)

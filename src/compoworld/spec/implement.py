@@ -280,6 +280,26 @@ class Sandbox:
             raise self.violation
         return env
 
+    def run(
+        self, state: dict[str, Any], tool: str, args: Any
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """One call of the module's tool on `state` (clock and tables): the envelope, and the
+        tables after it when it wrote."""
+        reply = self.request({"op": "run", "state": state, "tool": tool, "args": args})
+        if "envelope" not in reply:
+            self.close()
+            self.violation = Violation("crash", str(reply.get("error", "no envelope"))[:300])
+            raise self.violation
+        env, tables = reply["envelope"], reply.get("tables")
+        err = env.get("error") or {}
+        if err.get("code") == 500 and "MemoryError" in str(err.get("message")):
+            self.close()
+            self.violation = Violation(
+                "memory", f"{tool} ran out of memory (limit {self.limits.memory_mb} MB)"
+            )
+            raise self.violation
+        return env, tables
+
     def state_hash(self) -> str:
         return self.request({"op": "hash"})["hash"]
 
@@ -425,6 +445,13 @@ def _child() -> None:  # pragma: no cover (runs in the sandbox process)
                     for n, s in cls.tool_specs.items()
                 }
                 say({"service": cls.name, "tools": specs})
+            elif op == "run":  # one call on the state the engine holds: its tables in, its tables out
+                st = msg["state"]
+                env.restore({"clock": st["clock"], "services": {cls.name: st["tables"]}})
+                spec = cls.tool_specs.get(msg["tool"])
+                r = env.call(f"{cls.name}__{msg['tool']}", msg.get("args"))
+                wrote = r.get("success") is True and (spec is None or spec.mutates)
+                say({"envelope": r, "tables": env.snapshot()["services"][cls.name] if wrote else None})
             elif op == "call":
                 say({"envelope": env.call(f"{cls.name}__{msg['tool']}", msg.get("args"))})
             elif op == "hash":
@@ -483,6 +510,27 @@ def _ids(data: Any) -> list[str]:
     return out
 
 
+def _ids(data: Any) -> list[str]:
+    """Id-like values in a result (`id`, `*_id`, `*Id`), most direct first."""
+    out: list[str] = []
+
+    def walk(o: Any, depth: int) -> None:
+        if depth > 3:
+            return
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if isinstance(v, str | int) and not isinstance(v, bool) and re.fullmatch(r"id|.*_id|.*Id", k):
+                    out.append(str(v))
+            for v in o.values():
+                walk(v, depth + 1)
+        elif isinstance(o, list):
+            for v in o[:3]:
+                walk(v, depth + 1)
+
+    walk(data, 0)
+    return out
+
+
 def _expect_error(sb: Sandbox, tool: str, args: dict[str, Any], code: int, what: str) -> str | None:
     before = sb.state_hash()
     r = sb.call(tool, args)
@@ -495,16 +543,32 @@ def _expect_error(sb: Sandbox, tool: str, args: dict[str, Any], code: int, what:
     return None
 
 
-def tool_tests(sb: Sandbox, manifest: dict[str, Any], t: dict[str, Any], rng: random.Random) -> list[str]:
-    """The spec-derived tests of one tool on the sandboxed service: the failures (empty: kept)."""
+def _expect_error(env: Any, full: str, args: dict[str, Any], code: int, what: str) -> str | None:
+    before = env.state_hash()
+    r = env.call(full, args)
+    if r.get("success"):
+        return f"{what}: the call succeeded"
+    if r["error"]["code"] != code:
+        return f"{what}: expected {code}, got {r['error']['code']} ({r['error']['message'][:120]})"
+    if env.state_hash() != before:
+        return f"{what}: a failed call changed the state"
+    return None
+
+
+def tool_tests(
+    env: Any, svc: Any, manifest: dict[str, Any], t: dict[str, Any], rng: random.Random
+) -> list[str]:
+    """Spec-derived tests of one tool of the implemented service (kept and compiled tools share
+    its state): the failures (empty: kept)."""
     from compoworld.spec.values import NoValue, sample, wrong_type
 
     schema = t["input_schema"]
     props, required = schema.get("properties") or {}, list(schema.get("required") or [])
     op = t.get("op") or {}
     kind = op.get("kind", "")
+    full = f"{svc.name}__{t['name']}"
     fails: list[str] = []
-    sb.reset()
+    env.restore(env.initial)
     by_kind = {
         (x.get("op") or {}).get("kind"): x
         for x in manifest["tools"]
@@ -526,36 +590,38 @@ def tool_tests(sb: Sandbox, manifest: dict[str, Any], t: dict[str, Any], rng: ra
                 out[p] = "x"
         return out
 
-    # a record to work on, made by the resource's create tool where the tool needs one
-    known: str | None = None
+    def call(tool: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+        return env.call(f"{svc.name}__{tool['name']}", args)
+
+    known: str | None = None  # a record to work on: one the seeded state holds, else one made by create
     idp = op.get("id_param")
     create = by_kind.get("create")
-    if idp and create is not None and create is not t:
-        r = sb.call(create["name"], args_for(create))
-        ids = _ids(r.get("data")) if r.get("success") else []
-        known = ids[0] if ids else None
+    table = (manifest.get("resources") or {}).get(op.get("resource"), {}).get("table")
+    if idp and table and svc.table(table):
+        known = sorted(svc.table(table))[0]
+    elif idp and create is not None and create is not t:
+        r = call(create, args_for(create))
+        known = next(iter(_ids(r.get("data"))), None) if r.get("success") else None
     args = args_for(t, known)
     for p in required:
-        if why := _expect_error(
-            sb, t["name"], {k: v for k, v in args.items() if k != p}, 400, f"missing '{p}'"
-        ):
+        if why := _expect_error(env, full, {k: v for k, v in args.items() if k != p}, 400, f"missing '{p}'"):
             fails.append(why)
     for p, ps in props.items():
         try:
             bad = wrong_type(ps)
         except NoValue:
             continue
-        if why := _expect_error(sb, t["name"], {**args, p: bad}, 400, f"wrong type for '{p}'"):
+        if why := _expect_error(env, full, {**args, p: bad}, 400, f"wrong type for '{p}'"):
             fails.append(why)
         break
     if idp and idp in props and props[idp].get("type") in (None, "string", "integer"):
         probe = 987654321 if props[idp].get("type") == "integer" else "zz-unknown-000"
-        if why := _expect_error(sb, t["name"], {**args, idp: probe}, 404, f"unknown id in '{idp}'"):
+        if why := _expect_error(env, full, {**args, idp: probe}, 404, f"unknown id in '{idp}'"):
             fails.append(why)
-    if idp and known is None and create is not None and create is not t:
-        fails.append("its resource's create tool made no record to test with")
+    if idp and known is None:
+        fails.append("no record of its resource to test with")
         return fails
-    r = sb.call(t["name"], args)
+    r = env.call(full, args)
     if not r.get("success"):
         fails.append(f"a valid call failed: {r['error']['code']} {r['error']['message'][:160]}")
         return fails
@@ -563,7 +629,7 @@ def tool_tests(sb: Sandbox, manifest: dict[str, Any], t: dict[str, Any], rng: ra
     get = by_kind.get("get")
     made = known or next(iter(_ids(r.get("data"))), None)
     if kind == "create" and get is not None and made is not None:
-        g = sb.call(get["name"], args_for(get, made))
+        g = call(get, args_for(get, made))
         text = json.dumps(g.get("data"), default=str)
         missing = [p for p, v in args.items() if isinstance(v, str) and len(v) > 2 and v not in text]
         if not g.get("success"):
@@ -573,11 +639,11 @@ def tool_tests(sb: Sandbox, manifest: dict[str, Any], t: dict[str, Any], rng: ra
         elif missing:
             fails.append(f"create then {get['name']} does not show {missing}")
     if kind == "delete" and get is not None and made is not None:
-        g = sb.call(get["name"], args_for(get, made))
+        g = call(get, args_for(get, made))
         if g.get("success") or g["error"]["code"] != 404:
             fails.append(f"delete then {get['name']} still finds the record")
     if kind == "update" and get is not None and made is not None:
-        g = sb.call(get["name"], args_for(get, made))
+        g = call(get, args_for(get, made))
         text = json.dumps(g.get("data"), default=str)
         changed = [v for p, v in args.items() if p != idp and isinstance(v, str) and len(v) > 2]
         if not g.get("success") or any(v not in text for v in changed):
@@ -585,6 +651,130 @@ def tool_tests(sb: Sandbox, manifest: dict[str, Any], t: dict[str, Any], rng: ra
     if kind in ("list", "search") and not isinstance(r.get("data"), list | dict):
         fails.append("a list answers no list")
     return fails
+
+
+def compiler_tests(env: Any, svc: Any, manifest: dict[str, Any], t: dict[str, Any], seed: int) -> list[str]:
+    """The compiler's own adversarial suite for a tool it compiled (`spec.adversarial`), run on the
+    implementation: bounds, stated rules, bad input, and each kind's semantics."""
+    if t.get("status") != "compiled" or (t.get("op") or {}).get("kind") in ("dispatch", "simulated"):
+        return []
+    from compoworld.spec.adversarial import Failed, _run
+    from compoworld.spec.values import NoValue
+
+    by_name = {x["name"]: x for x in manifest["tools"]}
+    env.restore(env.initial)
+    try:
+        _run(env, svc, t, by_name, random.Random(f"{seed}:{t['name']}"))
+    except Failed as e:
+        return [f"{e.cause}: {e}"]
+    except NoValue as e:
+        return [f"cannot_make_arguments: {e}"]
+    except (KeyError, TypeError, IndexError, AttributeError):
+        # the suite reads results in the compiler's own shapes (a list as {"items": ...}); a spec that
+        # states no output shape leaves the module free to answer in another: inconclusive, not failed
+        return []
+    return []
+
+
+# ---- the implemented service: kept tools in the sandbox, the rest compiled, one state --------
+def implemented_service(
+    manifest: dict[str, Any], code: str, kept: Any, limits: Limits = Limits(), sandbox: Sandbox | None = None
+) -> type:
+    """The manifest's service with the `kept` tools served by the module in a sandbox. The engine
+    holds the state: each kept call sends the service's tables to the sandbox and gets them back
+    only if the call wrote; the new tables must fit the service's typed model (else a 500 and
+    nothing changes). Arguments are checked against the spec's schema first, as compiled tools
+    check them. Nothing of the module runs in this process."""
+    import threading
+
+    from compoworld.core.envelope import failure
+    from compoworld.core.service import decode_arguments
+    from compoworld.core.state import META
+    from compoworld.spec.runtime import service_from_manifest
+
+    base = service_from_manifest(manifest)
+    kept = frozenset(kept)
+    lock = threading.Lock()
+    box: list[Any] = [sandbox]
+    stopped: list[Violation] = []  # the violations that ended a sandbox, latest last
+
+    def worker() -> Sandbox:
+        if box[0] is not None and box[0].violation is not None and sandbox is not None:
+            raise box[0].violation  # under test: the given sandbox is never replaced
+        if box[0] is None or box[0].violation is not None:
+            box[0] = Sandbox(code, limits)  # serving: a stopped sandbox is started afresh
+        return box[0]
+
+    class Implemented(base):  # type: ignore[misc, valid-type]
+        implementation = {"kept": sorted(kept), "runs_in": "sandbox"}
+        violations = stopped
+
+        def invoke(self, spec: Any, arguments: Any) -> dict[str, Any]:
+            if spec.name not in kept:
+                return super().invoke(spec, arguments)
+            arguments, rejected = decode_arguments(spec.name, arguments)
+            if rejected is not None:
+                return rejected
+            from compoworld.core.schema import schema_violations
+
+            bad = schema_violations(self._validator(spec), arguments, spec.name)
+            if bad:
+                return failure(400, "invalid_arguments", bad)
+            state = {"clock": self.clock.iso(), "tables": self.store.tables}
+            try:
+                with lock:
+                    env, tables = worker().run(
+                        json.loads(json.dumps(state, default=str)), spec.name, arguments
+                    )
+            except Violation as v:
+                stopped.append(v)
+                return failure(
+                    500,
+                    "server_error",
+                    f"{spec.name}: the sandboxed implementation was stopped ({v.cause}: {v.detail})",
+                )
+            if not env.get("success") or tables is None:
+                return env
+            try:
+                if self.state_model is not None:
+                    self.state_model.model_validate({k: v for k, v in tables.items() if k != META})
+            except Exception as e:  # noqa: BLE001 (pydantic's ValidationError: the write is refused)
+                first = str(e).splitlines()[:2]
+                return failure(
+                    500,
+                    "server_error",
+                    f"{spec.name} wrote a state the service's model refuses: {' '.join(first)}",
+                )
+            for t, recs in tables.items():
+                old = self.store.tables.get(t, {})
+                for k in [k for k in old if k not in recs]:
+                    self.store.delete(t, k)
+                for k, r in recs.items():
+                    if old.get(k) != r:
+                        self.store.put(t, k, r)
+            self.store.commit()
+            return env
+
+    Implemented.tool_specs = base.tool_specs  # the spec's names and schemas, as compiled
+    Implemented.__name__ = Implemented.__qualname__ = base.__name__
+    return Implemented
+
+
+def load_implemented(folder: str | Path, limits: Limits = Limits()) -> type:
+    """The service `spec implement` wrote to `folder` (manifest.json + service.py)."""
+    root = Path(folder)
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    code = (root / "service.py").read_text(encoding="utf-8") if (root / "service.py").exists() else ""
+    kept = manifest.get("implemented") or []
+    if kept and not code:
+        raise ValueError(f"{root}: the manifest keeps {kept} from a module, but there is no service.py")
+    return (
+        implemented_service(manifest, code, kept, limits)
+        if kept
+        else __import__("compoworld.spec.runtime", fromlist=["service_from_manifest"]).service_from_manifest(
+            manifest
+        )
+    )
 
 
 # ---- the agent -------------------------------------------------------------------------------
@@ -627,8 +817,18 @@ class NotesService(Service):
         return rec
 
 Write with self.insert(table, record), self.update(table, key, **fields), self.remove(table, key); ids from
-self.next_id(prefix); time from self.clock.now(). Tool names, parameter names and types must be exactly
-the spec's. Reply with the module in one ```python block.'''
+self.next_id(prefix); time from self.clock.iso(). Tool names, parameter names and types must be exactly
+the spec's. The service's state is shared with the engine's own tools, so keep records in exactly these
+tables and fields (records are keyed by "id"): {layout}
+Reply with the module in one ```python block.'''
+
+
+def state_layout(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The tables the service keeps and each record's fields, as the compiled service stores them."""
+    out = {}
+    for r in (manifest.get("resources") or {}).values():
+        out[r["table"]] = {"id": "string", "created_at": "ISO time", **r.get("fields", {})}
+    return out
 
 
 def implement_messages(manifest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -643,7 +843,11 @@ def implement_messages(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "role": "system",
-            "content": API_NOTES.format(imports=", ".join(sorted(ALLOWED_IMPORTS)), name=manifest["service"]),
+            "content": API_NOTES.format(
+                imports=", ".join(sorted(ALLOWED_IMPORTS)),
+                name=manifest["service"],
+                layout=json.dumps(state_layout(manifest)),
+            ),
         },
         {
             "role": "user",
@@ -663,7 +867,10 @@ def extract_code(text: str | None) -> str | None:
 
 
 def evaluate(code: str, manifest: dict[str, Any], limits: Limits = Limits(), seed: int = 0) -> dict[str, Any]:
-    """Run the module's tests in the sandbox: per tool kept or not (with why), and any violation."""
+    """Run the tests of every tool on the implemented service (the module in the sandbox, the
+    state in the engine): per tool kept or not (with why), and any violation."""
+    from compoworld.core.environment import Environment
+
     report: dict[str, Any] = {"violation": None, "tools": {}}
     try:
         sb = Sandbox(code, limits, seed)
@@ -671,21 +878,31 @@ def evaluate(code: str, manifest: dict[str, Any], limits: Limits = Limits(), see
         report["violation"] = {"cause": e.cause, "detail": e.detail}
         return report
     try:
-        declared = sb.ready.get("tools") or {}
         if "error" in sb.ready:
             report["violation"] = {"cause": "crash", "detail": sb.ready["error"]}
             return report
+        declared = sb.ready.get("tools") or {}
+        candidates = []
         for t in manifest["tools"]:
             name = t["name"]
             if name not in declared:
                 report["tools"][name] = {"kept": False, "why": ["not implemented"]}
-                continue
-            mismatch = _schema_matches(t["input_schema"], declared[name]["input_schema"])
-            if mismatch:
+            elif (t.get("op") or {}).get("kind") == "dispatch":
+                report["tools"][name] = {"kept": False, "why": ["action-dispatch tools stay compiled"]}
+            elif mismatch := _schema_matches(t["input_schema"], declared[name]["input_schema"]):
                 report["tools"][name] = {"kept": False, "why": [f"schema: {mismatch}"]}
-                continue
-            fails = tool_tests(sb, manifest, t, random.Random(f"{seed}:{name}"))
-            report["tools"][name] = {"kept": not fails, "why": fails}
+            else:
+                candidates.append(t)
+        cls = implemented_service(manifest, code, [t["name"] for t in candidates], limits, sb)
+        env = Environment([cls], seed=seed, size="small")
+        svc = env.services[cls.name]
+        for t in candidates:
+            fails = tool_tests(env, svc, manifest, t, random.Random(f"{seed}:{t['name']}"))
+            if not cls.violations:
+                fails += compiler_tests(env, svc, manifest, t, seed)
+            if cls.violations:
+                raise cls.violations[0]
+            report["tools"][t["name"]] = {"kept": not fails, "why": fails}
     except Violation as e:
         report["violation"] = {"cause": e.cause, "detail": e.detail}
         for t in manifest["tools"]:  # a module that broke a rule keeps nothing

@@ -487,7 +487,9 @@ class CompiledService(Service):
                 query = v
             elif k in op.get("any_of", ()) and isinstance(v, list):
                 if v:
-                    any_of[k] = v
+                    any_of[op.get("aliases", {}).get(k, k)] = v
+            elif k in op.get("aliases", {}) and isinstance(v, str | int | float | bool):
+                filters[op["aliases"][k]] = str(v) if op["aliases"][k] == "id" else v
             elif k in r["fields"] and isinstance(v, str | int | float | bool):
                 filters[k] = v
         filters.update(op.get("where", {}))  # `get_followed_artists`: only the artists followed
@@ -916,7 +918,7 @@ FINAL_STATES |= {"completed", "finalized", "merged", "dismissed", "approved", "u
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 WRITES = {"create", "update", "transition", "relate", "unrelate", "save", "player"}
-PAGE_PARAMS = {"page", "pagenumber", "pageno", "pagenum"}  # numbered pages, not offsets
+PAGE_PARAMS = {"page", "pagenumber", "pageno", "pagenum", "currentpage"}  # numbered pages, not offsets
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
 
