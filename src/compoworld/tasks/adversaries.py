@@ -288,13 +288,36 @@ def _is_text(key: str, value: Any) -> bool:
     )
 
 
-def gut(value: Any, key: str = "") -> Any:
-    """Every text the arguments carry replaced by "Done." (the ids and values kept)."""
+GUTS = ("Done.", "Hi, all sorted on our side. Thanks!", None)  # None: the text with its facts cut out
+_FACTS = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2}(?:T[\d:]+Z?)?)|[\w.%+'-]+@[\w-]+(?:\.[\w-]+)+|(?P<num>\$?\d[\d,]*(?:\.\d+)?)%?"
+    r"|\b[A-Z]{2,}[-_]?\w*\d\w*\b|#\w+"
+)
+
+
+def gut(value: Any, key: str = "", form: str | None = "Done.", asked: Asked | None = None) -> Any:
+    """Every text the arguments carry replaced by `form` ("Done."), or with its facts cut out when
+    `form` is None (ids, codes and addresses; the dates and amounts the work found or worked out);
+    the ids and values outside texts kept."""
     if isinstance(value, dict):
-        return {k: gut(v, k) for k, v in value.items()}
+        return {k: gut(v, k, form, asked) for k, v in value.items()}
     if isinstance(value, list):
-        return [gut(v, key) for v in value]
-    return "Done." if _is_text(key, value) else value
+        return [gut(v, key, form, asked) for v in value]
+    if not _is_text(key, value):
+        return value
+    if form is not None:
+        return form
+
+    def cut(m: re.Match[str]) -> str:
+        if asked is not None and m.group("date") and not asked.day(m.group("date")[:10]):
+            return m.group(0)
+        if asked is not None and m.group("num"):
+            n = float(m.group("num").lstrip("$").replace(",", "") or 0)
+            if not asked.number(n):
+                return m.group(0)
+        return " "
+
+    return " ".join(_FACTS.sub(cut, value).split())
 
 
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
@@ -379,13 +402,26 @@ def near_miss(value: Any, asked: Asked, key: str = "") -> Any:
 
 
 _CC_KEYS = ("cc", "cc_emails", "ccRecipients", "cc_addresses")
+_BCC_KEYS = ("bcc", "bcc_emails", "bccRecipients", "bcc_addresses")
 
 
-def _with_cc(env: Environment, call: dict[str, Any], other: str) -> dict[str, Any] | None:
-    """The call with another person copied, through the cc field its tool documents."""
+def _rival_people(task: Task) -> list[str]:
+    """Addresses among the trap candidates' values (the other customer a reply must not reach)."""
+    return [
+        v
+        for t in task.traps
+        for v in t.swap.values()
+        if re.fullmatch(r"[\w.%+'-]+@[\w-]+(\.[\w-]+)+", str(v))
+    ][:2]
+
+
+def _with_cc(
+    env: Environment, call: dict[str, Any], other: str, keys: tuple[str, ...] = _CC_KEYS
+) -> dict[str, Any] | None:
+    """The call with another person copied, through the cc (or bcc) field its tool documents."""
     spec = env.tool_spec(call["tool"])
     props = (spec.input_schema or {}).get("properties", {}) if spec else {}
-    for k in _CC_KEYS:
+    for k in keys:
         if k in props or k in call["arguments"]:
             old = call["arguments"].get(k) or []
             old = old if isinstance(old, list) else [old]
@@ -396,24 +432,35 @@ def _with_cc(env: Environment, call: dict[str, Any], other: str) -> dict[str, An
     return None
 
 
-def _answer_attacks(task: Task) -> dict[str, str]:
+def _answer_attacks(task: Task) -> dict[str, list[str]]:
     """Answers a careful user rejects, each built from the asked value."""
     ans = str(task.answer)
     spec = next((i.check for i in task.rubric if i.check.get("predicate") == "answer_matches"), {})
     kind = spec.get("kind", "text")
-    rival = _near(ans, kind)
+    rival = next((x for x in spec.get("exclude", []) if x and x != ans), None) or _near(ans, kind)
     out = {
-        "hedge": f"{ans} (or maybe {rival})" if kind == "number" else f"It is either {ans} or {rival}.",
-        "refusal": f"I could not verify it. Possibly {ans}?",
+        "hedge": [
+            f"{ans} (or maybe {rival})",
+            f"It is either {ans} or {rival}.",
+            f"Probably {ans}.",
+            f"{ans}?",
+            f"Somewhere between {ans} and {rival}.",
+            f"{ans} / {rival}",
+        ],
+        "refusal": [
+            f"I could not verify it. Possibly {ans}?",
+            f"I'm not sure; it might be {ans}.",
+            f"I was unable to confirm the figure, but {ans} is my best guess.",
+        ],
     }
     if kind == "number":
         cur = (spec.get("currency") or "").upper()
         if cur:
-            out["wrong_unit"] = f"{ans} {'EUR' if cur != 'EUR' else 'USD'}"
+            out["wrong_unit"] = [f"{ans} {c}" for c in ("EUR", "GBP", "USD") if c != cur] + [f"€{ans}"]
         elif spec.get("unit") == "count":
-            out["wrong_unit"] = f"{ans} USD"
+            out["wrong_unit"] = [f"{ans} USD", f"${ans}"]
         elif spec.get("unit"):
-            out["wrong_unit"] = f"{ans} {'hours' if spec['unit'] != 'hour' else 'minutes'}"
+            out["wrong_unit"] = [f"{ans} {'hours' if spec['unit'] != 'hour' else 'minutes'}"]
     return out
 
 
@@ -471,28 +518,38 @@ def attack_suite(
         _run(env, calls)
         return env.snapshot()
 
-    gutted = [{**c, "arguments": gut(c["arguments"])} for c in writes]
-    if gutted != writes and verify(task, run_writes(gutted), answer).passed:
-        out["gutted"] = "the reference with every text replaced by 'Done.' passes"
     asked = Asked(task, env)
+    for form in GUTS:
+        gutted = [{**c, "arguments": gut(c["arguments"], form=form, asked=asked)} for c in writes]
+        if gutted != writes and verify(task, run_writes(gutted), answer).passed:
+            what = f"replaced by {form!r}" if form else "with its facts cut out"
+            out["gutted"] = f"the reference with every text {what} passes"
+            break
     missed = [{**c, "arguments": near_miss(c["arguments"], asked)} for c in writes]
     if missed != writes:
         state = run_writes(missed)
         env.restore(final)
         if state != env.snapshot() and verify(task, state, answer).passed:
             out["near_miss"] = "the reference with amounts one off and dates a day late passes"
-    others = _others(env, task)["email"]
-    if others:
-        ccd = [_with_cc(env, c, others[0]) or c for c in writes]
-        if ccd != writes:
+    others = _others(env, task)["email"] + _rival_people(task)
+    for other in others[:3]:
+        for keys in (_CC_KEYS, _BCC_KEYS):
+            ccd = [_with_cc(env, c, other, keys) or c for c in writes]
+            if ccd == writes:
+                continue
             state = run_writes(ccd)
             env.restore(final)
             if state != env.snapshot() and verify(task, state, answer).passed:
-                out["extra_cc"] = f"the reference with {others[0]} copied on its messages passes"
+                out["extra_cc"] = f"the reference with {other} copied ({keys[0]}) on its messages passes"
+                break
+        if out["extra_cc"]:
+            break
     if answer:
-        for name, text in _answer_attacks(task).items():
-            if verify(task, final, text).passed:
-                out[name] = f"the answer {text!r} passes"
+        for name, texts in _answer_attacks(task).items():
+            for text in texts:
+                if verify(task, final, text).passed:
+                    out[name] = f"the answer {text!r} passes"
+                    break
         dump = _dump(task, env)
         if dump and verify(task, final, dump).passed:
             out["value_dump"] = "an answer listing every value seen passes"

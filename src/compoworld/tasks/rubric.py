@@ -837,6 +837,11 @@ def _covered(declared: list[dict[str, Any]]) -> set[tuple[str, str]]:
     return out
 
 
+# free-form objects that hold supplementary information (a dispute's evidence, metadata), not the
+# record's own data: a field of them the task leaves open may be filled
+SUPPLEMENTS = {"evidence", "metadata", "details", "extra", "notes"}
+
+
 def optional_fields(env: Any, calls: list[dict[str, Any]], service: str) -> list[str]:
     """Documented fields of the service's write tools the reference left empty: free-form objects it
     wrote into (a dispute's evidence, metadata) and prose parameters it did not pass."""
@@ -851,7 +856,7 @@ def optional_fields(env: Any, calls: list[dict[str, Any]], service: str) -> list
         for name, sch in props.items():
             if not isinstance(sch, dict):
                 continue
-            if sch.get("type") == "object" and (sch.get("additionalProperties") or sch.get("properties")):
+            if name in SUPPLEMENTS and sch.get("type") == "object":
                 if name in c["arguments"]:
                     out.append(name)
                     out.extend(f"{name}.{k}" for k in sch.get("properties", {}))

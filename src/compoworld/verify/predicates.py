@@ -594,7 +594,7 @@ def answer_matches(ctx: CheckContext, a: AnswerMatchArgs) -> tuple[bool, str]:
     if why:
         return False, why
     # a competing candidate counts unless its own clause labels it ("#1018 was already booked")
-    context = _labelled_context(ans)
+    context = _labelled_context(ans, [a.value, *a.alternates])
     rivals = [
         x
         for x in a.exclude
@@ -623,11 +623,16 @@ def _hit(answer: str, values: list[str], kind: str, tol: float) -> tuple[int, in
     return None
 
 
-def _labelled_context(answer: str) -> str:
-    """The clauses of the answer that label other records (already booked, closed, not counted)."""
-    from compoworld.verify.answers import _CLAUSE, _LABEL, _spans
+def _labelled_context(answer: str, values: list[str] | None = None) -> str:
+    """The clauses, and the sentences without the value, that label other records (already booked,
+    closed, not counted)."""
+    from compoworld.verify.answers import _CLAUSE, _LABEL, _SENTENCE, _spans
 
-    return " | ".join(c for _s, _e, c in _spans(answer, _CLAUSE) if _LABEL.search(c))
+    parts = [c for _s, _e, c in _spans(answer, _CLAUSE) if _LABEL.search(c)]
+    for _s, _e, c in _spans(answer, _SENTENCE):
+        if _LABEL.search(c) and not any(v and v.casefold() in c.casefold() for v in values or []):
+            parts.append(c)
+    return " | ".join(parts)
 
 
 # ---- traps ------------------------------------------------------------------------------------

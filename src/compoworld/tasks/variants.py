@@ -1,0 +1,172 @@
+"""Honest variants of a task's reference: other correct ways to do the same work.
+
+A verifier must pass each of these (the equivalence suite in tests/verify and the benchmark
+`benchmarks/verifier_attacks.py` run them on generated tasks):
+- extra_reads: every read done twice;
+- reordered_writes: two independent writes (other services, neither using the other's result) swapped;
+- paraphrase: every text the work writes in other words with the same facts: a greeting and a
+  sign-off, a synonym for the verb, amounts as "$12,800.00" or "12,800.00 USD", dates as
+  "April 9, 2026" and instants as "March 9, 2026 at 2:30 PM UTC";
+- answer_forms: the answer in a sentence, money with its symbol and separators;
+- labelled_context: the answer with a competing candidate named as labelled context;
+- optional_field: a documented free-form field the task leaves open, filled with neutral text.
+A variant that does not apply to a task (no text, no answer, one write) is left out.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from compoworld.core.environment import Environment
+from compoworld.tasks.adversaries import _is_text
+from compoworld.tasks.model import Task
+
+Calls = list[dict[str, Any]]
+
+# one synonym swap per group a person might use instead (issue 23's examples among them)
+_SWAPS = (
+    (r"\brotated\b", "replaced"),
+    (r"\brotate\b", "replace"),
+    (r"\bcancell?ed\b", "called off"),
+    (r"\benabled\b", "turned on"),
+    (r"\bwaitlist\b", "waiting list"),
+    (r"\brefunded\b", "reimbursed"),
+    (r"\bapproved\b", "signed off"),
+    (r"\bdenied\b", "declined"),
+    (r"\bescalated\b", "raised"),
+    (r"\brescheduled\b", "moved"),
+)
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+
+
+def _date_words(m: re.Match[str]) -> str:
+    s = m.group(0)
+    try:
+        if "T" in s:
+            dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+            hour = dt.hour % 12 or 12
+            return f"{_MONTHS[dt.month - 1]} {dt.day}, {dt.year} at {hour}:{dt.minute:02d} {'PM' if dt.hour >= 12 else 'AM'} UTC"
+        y, mo, d = (int(x) for x in s.split("-"))
+        return f"{_MONTHS[mo - 1]} {d}, {y}"
+    except (ValueError, IndexError):
+        return s
+
+
+_ISO = re.compile(r"(?<![\w/-])\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?Z)?(?![\w/-])")
+_MONEY = re.compile(r"(\$)?(?<![\w.#-])(\d+)\.(\d{2})(?![\w%])")
+
+
+def _money(m: re.Match[str]) -> str:
+    whole = f"{int(m.group(2)):,}"
+    return f"{whole}.{m.group(3)} USD" if m.group(1) else f"${whole}.{m.group(3)}"
+
+
+def paraphrase(text: str) -> str:
+    """The same facts in other words and forms."""
+    if "<" in text and ">" in text:  # markup (a wiki page): its structure stays, the words change
+        return _ISO.sub(_date_words, text)
+    out = text
+    for rx, word in _SWAPS:
+        out = re.sub(rx, word, out, flags=re.I)
+    out = _ISO.sub(_date_words, out)
+    out = _MONEY.sub(_money, out)
+    return f"Hello, {out}\n\nThanks, and have a good day."
+
+
+def _rewrite(value: Any, key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _rewrite(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rewrite(v, key) for v in value]
+    return paraphrase(value) if _is_text(key, value) else value
+
+
+def _calls(task: Task) -> Calls:
+    return [{"tool": c.tool, "arguments": c.arguments, "sources": c.sources} for c in task.reference_solution]
+
+
+def honest_variants(task: Task, env: Environment) -> dict[str, tuple[Calls, str | None]]:
+    """Variant name -> (calls, final answer) for every variant that applies to the task."""
+    ref = _calls(task)
+    out: dict[str, tuple[Calls, str | None]] = {}
+
+    def mutates(tool: str) -> bool:
+        spec = env.tool_spec(tool)
+        return bool(spec and spec.mutates)
+
+    out["extra_reads"] = ([c for c in ref for _ in range(1 if mutates(c["tool"]) else 2)], task.answer)
+    w = [i for i, c in enumerate(ref) if mutates(c["tool"])]
+    for a, b in zip(w, w[1:], strict=False):
+        ca, cb = ref[a], ref[b]
+        if ca["tool"].split("__")[0] == cb["tool"].split("__")[0] or b != a + 1:
+            continue
+        if any(str(v).startswith(f"obs:{a}") for v in cb["sources"].values()):
+            continue
+        out["reordered_writes"] = ([*ref[:a], cb, ca, *ref[b + 1 :]], task.answer)
+        break
+    para = [{**c, "arguments": _rewrite(c["arguments"])} if mutates(c["tool"]) else c for c in ref]
+    if para != ref:
+        out["paraphrase"] = (para, task.answer)
+    spec = next((i.check for i in task.rubric if i.check.get("predicate") == "answer_matches"), None)
+    if task.answer and spec:
+        ans = str(task.answer)
+        if spec.get("kind") == "number" and "." in ans:
+            x = float(ans.replace(",", ""))
+            form = (
+                f"${x:,.2f}" if (spec.get("currency") or "USD") == "USD" else f"{x:,.2f} {spec['currency']}"
+            )
+            out["answer_forms"] = (ref, f"The figure you asked for is {form}.")
+        else:
+            out["answer_forms"] = (ref, f"It is {ans}.")
+        rivals = [x for x in spec.get("exclude", []) if x and x != ans]
+        if rivals:
+            out["labelled_context"] = (
+                ref,
+                f"It is {ans}. For context, {rivals[0]} was already closed and does not count.",
+            )
+    filled = _with_optional(task, env, ref)
+    if filled is not None:
+        out["optional_field"] = (filled, task.answer)
+    return out
+
+
+def _with_optional(task: Task, env: Environment, ref: Calls) -> Calls | None:
+    """A documented free-form field (a dispute's evidence, a record's metadata) the task leaves open,
+    filled with neutral text."""
+    opts = {
+        (a["service"], o)
+        for item in task.rubric
+        if item.check.get("predicate") == "no_changes_except"
+        for a in item.check.get("allow", [])
+        for o in a.get("optional", [])
+        if "." not in o
+    }
+    for i, c in enumerate(ref):
+        svc = c["tool"].split("__", 1)[0]
+        spec = env.tool_spec(c["tool"])
+        if spec is None or not spec.mutates:
+            continue
+        props = (spec.input_schema or {}).get("properties", {})
+        for name, sch in props.items():
+            if (svc, name) not in opts or not isinstance(c["arguments"].get(name), dict):
+                continue
+            if not isinstance(sch, dict) or not sch.get("additionalProperties"):
+                continue
+            args = {**c["arguments"], name: {**c["arguments"][name], "product_description": "As ordered."}}
+            return [*ref[:i], {**c, "arguments": args}, *ref[i + 1 :]]
+    return None
+
+
+def run_variant(task: Task, calls: Calls, answer: str | None) -> tuple[bool, str]:
+    """(V = 1, why not) for one variant: every call must succeed and the end state verify."""
+    from compoworld.verify.verifier import verify
+
+    env = task.environment()
+    for c in calls:
+        r = env.call(c["tool"], c["arguments"])
+        if not r["success"]:
+            return False, f"{c['tool']} failed: {r['error']['message']}"
+    v = verify(task, env.snapshot(), answer)
+    return v.passed, "; ".join(f"{c.id}: {c.detail}" for c in v.checks if not c.passed)
