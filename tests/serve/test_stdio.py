@@ -69,7 +69,7 @@ class Server:
 
 def test_every_exit_writes_the_result(served, tmp_path: Path) -> None:
     tasks, task = served
-    ways = ["SIGTERM", "SIGHUP", "SIGINT", "close"]
+    ways = ["SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT", "SIGUSR1", "close"]
     servers = {how: Server(tasks, task, tmp_path / f"{how}.json") for how in ways}  # boot together
     first = task.reference_solution[0]
     for how, s in servers.items():
@@ -105,3 +105,19 @@ def test_one_process_per_call_continues_the_episode_with_a_run_id(served, tmp_pa
     data = json.loads(result.read_text())
     assert data["V"] == 1 and data["calls"] == len(steps) + 1
     assert json.loads((tmp_path / "result.json.ep1.state.json").read_text())["task_id"] == task.id
+
+
+def test_parallel_processes_of_one_run_id_take_turns_and_lose_nothing(served, tmp_path: Path) -> None:
+    tasks, task = served
+    result = tmp_path / "result.json"
+    steps = task.reference_solution
+    a = Server(tasks, task, result, "--run-id", "ep2")
+    b = Server(tasks, task, result, "--run-id", "ep2")  # both up at once, alternating calls
+    for i, c in enumerate(steps):
+        assert (a if i % 2 == 0 else b).call(c.tool, c.arguments)["success"], c
+    b.call("finish", {"answer": task.answer or ""})
+    a.stop("SIGTERM")
+    b.stop("SIGTERM")
+    data = json.loads(result.read_text())
+    assert data["calls"] == len(steps) + 1  # every process's writes are in the one episode
+    assert data["V"] == 1

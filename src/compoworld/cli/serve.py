@@ -127,15 +127,23 @@ def http(
     call_memory: Annotated[
         int, typer.Option(help="Bytes of memory one tool call may grow the server by (422 past it).")
     ] = 512 * 1024 * 1024,
+    header_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to send a request's headers (408 past it).")
+    ] = 10.0,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            help="Open connections at most; more get an immediate 503 (default: what the fd limit allows)."
+        ),
+    ] = None,
 ) -> None:
     """Many concurrent sessions: MCP at /mcp/{session}, control API at /sessions.
 
     Sessions live in memory: a restart loses them (verification results are kept on disk)."""
-    import socket
-
     import uvicorn
 
     from compoworld.serve.http import KEEP_ALIVE_S, Store, build_app
+    from compoworld.serve.transport import guarded_protocol, listen_socket
     from compoworld.tasks.model import load_tasks
 
     if mode not in ("direct", "gateway"):
@@ -143,6 +151,10 @@ def http(
     if state_budget <= 0:
         _fail("--state-budget must be a positive number of bytes")
     limits = _limits(call_timeout, call_memory)
+    if not header_timeout > 0:
+        _fail("--header-timeout must be a positive number of seconds")
+    if max_connections is not None and max_connections < 1:
+        _fail("--max-connections must be at least 1")
     try:
         loaded = load_tasks(tasks) if tasks else []
     except (OSError, ValueError) as e:
@@ -151,10 +163,7 @@ def http(
         _check_services(loaded, tasks)
     task_map = {t.id: t for t in loaded}
     try:  # bind first: a port in use is one clear line, and "serving" is only said once it is true
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
+        sock = listen_socket(host, port)  # IPPROTO_TCP: asyncio then sets TCP_NODELAY on every connection
     except OSError as e:
         _fail(
             f"cannot listen on {host}:{port}: {e.strerror or e} (is another server on that port? try --port)"
@@ -167,7 +176,12 @@ def http(
     store = Store(task_map, mode, idle_timeout, results, state_budget, limits)
     shown = f"[{host}]" if ":" in host else host
     asgi, _ = build_app(store, token, f"http://{shown}:{port}", host=host, allowed_hosts=allow_host or [])
-    config = uvicorn.Config(asgi, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)
+    config = uvicorn.Config(
+        asgi,
+        log_level="warning",
+        timeout_keep_alive=KEEP_ALIVE_S,
+        http=guarded_protocol(header_timeout, max_connections=max_connections),
+    )
     sys.stderr.write(
         f"serving {len(task_map)} task(s) on http://{shown}:{port} (control API /sessions, MCP /mcp/<session>)\n"
     )

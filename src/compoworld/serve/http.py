@@ -177,11 +177,22 @@ def _parse(raw: bytes) -> Any:
     except UnicodeDecodeError as e:
         raise ValueError(f"body is not UTF-8: invalid byte at position {e.start}") from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except RecursionError:
         raise ValueError("body is nested too deeply") from None
     except ValueError as e:  # JSONDecodeError, and integers over Python's digit limit
         raise ValueError(f"body is not valid JSON: {e}") from None
+    if "\\u" in text and _has_lone_surrogate(data):
+        raise ValueError("body holds a lone surrogate escape (\\ud800-\\udfff alone is not Unicode text)")
+    return data
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    try:
+        orjson.dumps(value)  # refuses str that is not valid Unicode (and nothing else JSON gives)
+    except orjson.JSONEncodeError as e:
+        return "surrogates" in str(e) or "str is not valid UTF-8" in str(e)
+    return False
 
 
 def build_app(
@@ -284,11 +295,10 @@ def build_app(
         if (denied := control_ok(request)) is not None:
             return denied
         s = store.get(request.path_params["sid"])
-        return (
-            s
-            if s is not None
-            else _error(404, f"no session {request.path_params['sid']!r} (closed, expired or never made)")
-        )
+        if s is None:
+            return _error(404, f"no session {request.path_params['sid']!r} (closed, expired or never made)")
+        s.last_used = time.monotonic()  # any authenticated control call keeps the session alive
+        return s
 
     async def state(request: Request) -> Response:
         s = session_or_error(request)
@@ -452,6 +462,20 @@ class Gate:
             return await _send_json(send, 400, "Content-Length is not a number", mcp)
         if path.startswith(("/mcp", "/web/", "/sessions")) and length > MAX_BODY:
             return await _send_json(send, 413, f"request body over {MAX_BODY} bytes", mcp)
+        if "content-length" not in headers and scope["method"] in ("POST", "PUT", "PATCH"):
+            # a chunked body (no declared length) is counted as it streams, refused past the limit
+            # before more of it is read, and handed on whole
+            chunks, size, more = [], 0, True
+            while more:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return None  # the client went away
+                size += len(message.get("body", b""))
+                if size > MAX_BODY:
+                    return await _send_json(send, 413, f"request body over {MAX_BODY} bytes", mcp)
+                chunks.append(message.get("body", b""))
+                more = message.get("more_body", False)
+            receive = _replay(b"".join(chunks), receive)
         if mcp:
             sid = path[5:].strip("/") if path.startswith("/mcp/") else ""
             missing = (
@@ -489,6 +513,20 @@ class Gate:
                     {**scope, "path": sub, "raw_path": sub.encode(), "root_path": ""}, receive, send
                 )
         await self.app(scope, receive, send)
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A `receive` that gives `body` once, then what the connection says (a disconnect)."""
+    sent = False
+
+    async def again() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
 
 
 async def _send_json(send: Any, status: int, message: str, rpc: bool = False) -> None:

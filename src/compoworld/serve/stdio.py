@@ -13,10 +13,12 @@ agent has no tool that reads files of the host). Two rules keep a result from be
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +26,12 @@ import anyio
 from mcp.server.stdio import stdio_server
 
 from compoworld.core.environment import Environment
-from compoworld.core.limits import CallLimits
+from compoworld.core.limits import WATCHDOG, CallLimits, CpuLimitExceeded, state_bytes
 from compoworld.serve.mcp_server import EnvSession, build_server
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
-SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1)
 
 
 def default_results_dir() -> Path:
@@ -109,6 +111,65 @@ def write_result(task: Task, session: EnvSession, result_path: Path, served: int
     return True
 
 
+class RunLock:
+    """The file lock processes of one `--run-id` take turns under, and what this process last saw
+    of the run's state file (its inode, size and time: `_atomic_write` replaces the file)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock_path = path.with_name(path.name + ".lock")
+        self._fd: int | None = None
+        self._seen: tuple[int, int, int] | None = None
+
+    def __enter__(self) -> RunLock:
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def _stat(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def seen(self) -> None:
+        self._seen = self._stat()
+
+    def sync(self, task: Task, session: EnvSession) -> None:
+        """Load the run's state into `session` if another process wrote it since we last did."""
+        now = self._stat()
+        if now is None or now == self._seen:
+            return
+        data = json.loads(self.path.read_text())
+        session.env.restore(data["state"])
+        session.answer, session.calls, session.log = (
+            data.get("answer"),
+            data.get("calls", 0),
+            data.get("log", []),
+        )
+        if session.env.budget is not None:
+            session.env.budget.used = state_bytes(session.env)
+        self._seen = now
+
+
+def stop_running_calls(wait_s: float = 2.0) -> None:
+    """Stop the tool calls running in worker threads (each is undone, as if past its limit) and
+    wait a moment for them to unwind, so the state written next is the last committed one."""
+    for reg in list(WATCHDOG.regs.values()):
+        WATCHDOG.fire(reg, CpuLimitExceeded)
+    deadline = time.monotonic() + wait_s
+    while WATCHDOG.regs and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 def serve_stdio(
     task: Task,
     mode: str,
@@ -121,12 +182,19 @@ def serve_stdio(
     session = load_session(task, mode, saved, limits)
     start_calls = session.calls
     server = build_server(lambda ctx: session, session.input_schema)
-    if saved is not None:  # persist the episode after every call, so the next process continues it
+    run_lock = RunLock(saved) if saved is not None else None
+    if run_lock is not None:  # persist the episode after every call, so the next process continues it
         call = session.call
+        run_lock.seen()
 
         def call_and_save(name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-            out = call(name, arguments)
-            save_session(task, session, saved)
+            # Processes of one run take turns: each call reloads what another process wrote since,
+            # runs, and saves, all under the run's file lock, so no write is lost.
+            with run_lock:
+                run_lock.sync(task, session)
+                out = call(name, arguments)
+                save_session(task, session, run_lock.path)
+                run_lock.seen()
             return out
 
         session.call = call_and_save  # type: ignore[method-assign]
@@ -137,8 +205,11 @@ def serve_stdio(
             return
         done.append(how)
         served = session.calls - start_calls
-        if saved is not None and served:
-            save_session(task, session, saved)
+        if run_lock is not None:
+            with run_lock:  # the result covers the whole run, other processes' calls included
+                run_lock.sync(task, session)
+                write_result(task, session, result_path, served, how)
+            return
         write_result(task, session, result_path, served, how)
 
     async def main() -> None:
@@ -147,9 +218,10 @@ def serve_stdio(
             async def watch() -> None:
                 with anyio.open_signal_receiver(*SIGNALS) as signals:
                     async for sig in signals:
-                        # On the loop, between tool calls: the state is consistent. Write now and
-                        # leave at once: a worker thread may be blocked reading stdin, and waiting
-                        # for it is how SIGINT used to hang until stdin closed.
+                        # Tool calls run in a worker thread: stop the one running (it is undone,
+                        # as past its limit), then write and leave at once: a worker thread may
+                        # be blocked reading stdin, and waiting for it is how SIGINT used to hang.
+                        stop_running_calls()
                         finish(signal.Signals(sig).name)
                         sys.stdout.flush()
                         sys.stderr.flush()
