@@ -333,10 +333,26 @@ def report_command(
     console.print(f"report: {path}")
 
 
+def _tokenizer(path: Path | None) -> Any:
+    """A tokenizer folder for exact token counts, or None; bad input is one line."""
+    if path is None:
+        return None
+    if not path.is_dir():
+        _fail(f"--tokenizer {path}: no such folder (a tokenizer saved with save_pretrained)")
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(str(path))
+    except ImportError:
+        _fail("--tokenizer needs transformers: pip install 'compoworld[train]'")
+    except (OSError, ValueError) as e:
+        _fail(f"--tokenizer {path}: {str(e).splitlines()[0]}")
+
+
 @export_app.command("sft")
 def export_sft_command(
     runs: Annotated[Path, typer.Option(help="Run directory.")],
-    out: Annotated[Path, typer.Option(help="Output JSONL.")],
+    out: Annotated[Path | None, typer.Option(help="Output JSONL (default: runs/sft/<format>.jsonl).")] = None,
     format: Annotated[str, typer.Option(help="openai or trl.")] = "openai",
     min_score: Annotated[float, typer.Option(help="Keep episodes scoring at least this.")] = 1.0,
     tools: Annotated[
@@ -369,22 +385,12 @@ def export_sft_command(
         _fail("--format must be openai or trl")
     if tools not in TOOL_CHOICES:
         _fail(f"--tools must be one of {', '.join(TOOL_CHOICES)}")
+    out = out or Path("runs") / "sft" / f"{format}.jsonl"
     try:
         _, episodes, _ = load_run(runs)
     except FileNotFoundError as e:
         _fail(str(e))
-    tok = None
-    if tokenizer is not None:
-        if not tokenizer.is_dir():
-            _fail(f"--tokenizer {tokenizer}: no such folder (a tokenizer saved with save_pretrained)")
-        try:
-            from transformers import AutoTokenizer
-
-            tok = AutoTokenizer.from_pretrained(str(tokenizer))
-        except ImportError:
-            _fail("--tokenizer needs transformers: pip install 'compoworld[train]'")
-        except (OSError, ValueError) as e:
-            _fail(f"--tokenizer {tokenizer}: {str(e).splitlines()[0]}")
+    tok = _tokenizer(tokenizer)
     try:
         rows = sft_rows(episodes, format, min_score, tools, keep_hint)
     except (TooManyTools, ValueError) as e:
@@ -405,13 +411,23 @@ def export_sft_command(
 @export_app.command("rl")
 def export_rl_command(
     tasks: Annotated[Path, typer.Option(help="JSONL task file.")],
-    out: Annotated[Path, typer.Option(help="Output Parquet file.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Output Parquet file (default: runs/rl/<format>_<mode>.parquet).")
+    ] = None,
     format: Annotated[str, typer.Option(help="verl or trl.")] = "verl",
     mode: Annotated[
         str, typer.Option(help="gateway (5 tools: a prompt that fits; the default) or direct tools.")
     ] = "gateway",
+    tokenizer: Annotated[
+        Path | None,
+        typer.Option(help="A tokenizer folder (from_pretrained) to count the rollouts' tokens exactly."),
+    ] = None,
 ) -> None:
-    """Prompts plus everything the reward needs, as verl or TRL read their datasets."""
+    """Prompts plus everything the reward needs, as verl or TRL read their datasets.
+
+    Prints what the longest reference rollout of the tasks needs and the trainer's settings under
+    which it runs whole (completion / response length, tool-response length, parallel calls, turns)."""
+    from compoworld.export.limits import rollout_needs, summary
     from compoworld.export.rl import export_rl
     from compoworld.tasks.model import load_tasks
 
@@ -419,6 +435,8 @@ def export_rl_command(
         _fail("--format must be verl or trl")
     if mode not in ("direct", "gateway"):
         _fail("--mode must be direct or gateway")
+    out = out or Path("runs") / "rl" / f"{format}_{mode}.parquet"
+    tok = _tokenizer(tokenizer)
     try:
         task_list = load_tasks(tasks)
     except (OSError, ValueError) as e:
@@ -427,18 +445,25 @@ def export_rl_command(
         _fail(f"{tasks} holds no tasks")
     n = _write(out, lambda: export_rl(task_list, out, format, mode))
     console.print(f"wrote {n} prompt(s) ({format}, {mode}) -> {out}")
+    for line in summary(rollout_needs(task_list, mode, tok), format):
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
     if format == "verl":
         console.print(
             f"tool config: compoworld export verl-tools --mode {mode}"
             + (f" --tasks {tasks}" if mode == "direct" else "")
-            + " --out tool_config.yaml",
+            + f" --out {out.parent / f'tool_config_{mode}.yaml'}",
             soft_wrap=True,
         )
 
 
 @export_app.command("verl-tools")
 def export_verl_tools_command(
-    out: Annotated[Path, typer.Option(help="Output YAML (verl's multi_turn.tool_config_path).")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Output YAML (verl's multi_turn.tool_config_path; default: runs/verl/tool_config_<mode>.yaml)."
+        ),
+    ] = None,
     mode: Annotated[str, typer.Option(help="gateway or direct, as the rows were exported.")] = "gateway",
     tasks: Annotated[
         Path | None, typer.Option(help="JSONL task file (direct mode: its services name the tools).")
@@ -457,6 +482,7 @@ def export_verl_tools_command(
         _fail(f"--reward must be one of {', '.join(REWARDS)}")
     if mode == "direct" and tasks is None:
         _fail("--mode direct needs --tasks: the tools are those of the tasks' services")
+    out = out or Path("runs") / "verl" / f"tool_config_{mode}.yaml"
     task_list = []
     if tasks is not None:
         try:
