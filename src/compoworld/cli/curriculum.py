@@ -93,7 +93,11 @@ def generate_curriculum(
         )
         for col in ("family", "failure rate", "weight", "tasks"):
             table_.add_column(col, justify="left" if col == "family" else "right")
-        for fam, c in sorted(s["counts"].items(), key=lambda kv: -kv[1]):
+        for fam, c in sorted(s["made"].items(), key=lambda kv: -kv[1]):
             table_.add_row(fam, f"{summary['failure_rates'][fam]:.2f}", f"{s['weights'][fam]:.3f}", str(c))
         console.print(table_)
+        for fam, why in s["skipped"].items():
+            err.print(
+                f"[yellow]note:[/yellow] round {s['round']}: {fam} made no more tasks: {why}", soft_wrap=True
+            )
     console.print(f"weights and failure rates -> {out.with_name(out.stem + '.curriculum.json')}")

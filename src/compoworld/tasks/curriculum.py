@@ -186,6 +186,8 @@ class Round:
     walk: tuple[int, int]
     counts: dict[str, int]
     weights: dict[str, float]
+    made: dict[str, int] = field(default_factory=dict)  # what each cell made (after top-ups)
+    skipped: dict[str, str] = field(default_factory=dict)  # cells that could not make their tasks, and why
 
 
 def k_ladder(items: list[Arm], rounds: int) -> list[int]:
@@ -224,6 +226,8 @@ class Plan:
                     "max_k": r.max_k,
                     "walk": list(r.walk),
                     "counts": r.counts,
+                    "made": r.made,
+                    "skipped": r.skipped,
                     "weights": {k: round(v, 4) for k, v in r.weights.items()},
                 }
                 for r in self.rounds
@@ -270,28 +274,53 @@ def generate_plan(
     on_progress: Callable[[int], None] | None = None,
     ray_address: str | None = None,
 ) -> list[tuple[list[Task], Any]]:
-    """Each round's tasks (families interleaved) and its merged statistics."""
+    """Each round's tasks (families interleaved) and its merged statistics.
+
+    A cell that cannot make its tasks (its family is rejected by a gate on every try) is recorded in
+    the round's `skipped`, and what it left short is made by the other cells, by weight."""
     from compoworld.tasks.pipeline import Stats, generate
 
     results = []
     for r in p.rounds:
         stats = Stats()
-        per: list[list[Task]] = []
-        for name, count in sorted(r.counts.items()):
-            if not count:
-                continue
+        made: dict[str, list[Task]] = {x: [] for x, c in sorted(r.counts.items()) if c}
+        nxt = dict.fromkeys(made, 0)
+
+        def run_cell(name: str, count: int, r: Round = r, made=made, nxt=nxt, stats=stats) -> None:
             over = p.overrides.get(name, {"families": (name,)})
             cell = replace(settings, **over, walk_min=r.walk[0], walk_max=r.walk[1])
             cseed = cell_seed(seed, r.index, name)
-            if workers <= 1 and ray_address is None:  # index by index: a cell of 2 makes 2, not a chunk of 8
-                tasks, st = _generate_serial(count, cseed, cell, on_progress)
-            else:
-                tasks, st = generate(count, cseed, cell, workers, on_progress, ray_address)
+            if (workers > 1 or ray_address is not None) and nxt[name] == 0:
+                try:
+                    tasks, st = generate(count, cseed, cell, workers, on_progress, ray_address)
+                except RuntimeError as e:
+                    r.skipped[name] = str(e)
+                    return
+                nxt[name] = max((t.meta.get("index", 0) for t in tasks), default=-1) + 1
+            else:  # index by index: a cell of 2 makes 2, not a chunk of 8
+                tasks, st, nxt[name], why = _generate_serial(count, cseed, cell, on_progress, nxt[name])
+                if why:
+                    r.skipped[name] = why
             stats.kept += st.kept
             stats.rejected.update(st.rejected)
             stats.seconds += st.seconds
             stats.service_sets |= st.service_sets
             stats.move_sequences |= st.move_sequences
+            made[name].extend(tasks)
+
+        for name in list(made):
+            run_cell(name, r.counts[name])
+        short = sum(r.counts[x] - len(made[x]) for x in made)
+        while short > 0:  # top up from the cells that can make tasks, keeping to their weights
+            live = [x for x in made if x not in r.skipped]
+            if not live:
+                raise RuntimeError(f"round {r.index}: no family could make a task ({r.skipped})")
+            x = max(live, key=lambda x: (r.weights[x] / (len(made[x]) + 1), x))
+            before = len(made[x])
+            run_cell(x, 1)
+            short -= len(made[x]) - before
+        r.made = {x: len(v) for x, v in made.items()}
+        for name, tasks in made.items():
             for t in tasks:
                 t.meta["curriculum"] = {
                     "target": p.target,
@@ -301,8 +330,7 @@ def generate_plan(
                     "weight": round(r.weights[name], 4),
                     "failure_rate": round(p.rates[name]["rate"], 4),
                 }
-            per.append(tasks)
-        mixed = [t for group in _interleave(per) for t in group]
+        mixed = [t for group in _interleave(list(made.values())) for t in group]
         ids = [t.id for t in mixed]
         if len(set(ids)) != len(ids):
             raise RuntimeError("two curriculum cells drew the same task id; choose another --seed")
@@ -311,23 +339,23 @@ def generate_plan(
 
 
 def _generate_serial(
-    n: int, seed: int, settings: Settings, on_progress: Callable[[int], None] | None
-) -> tuple[list[Task], Any]:
-    """What `pipeline.generate` keeps, made one index at a time (the same tasks, in the same order)."""
+    n: int, seed: int, settings: Settings, on_progress: Callable[[int], None] | None, start: int = 0
+) -> tuple[list[Task], Any, int, str | None]:
+    """What `pipeline.generate` keeps, made one index at a time from `start` (the same tasks, in the
+    same order); the next index, and why it stopped short (None when it made all n)."""
     import time
 
     from compoworld.tasks.pipeline import Stats, make_one
 
-    stats, kept, i, t0 = Stats(), [], 0, time.perf_counter()
+    stats, kept, i, t0 = Stats(), [], start, time.perf_counter()
     while stats.kept < n:
         task, why = make_one(seed, i, settings)
         i += 1
         if task is None:
             stats.rejected[why] += 1
-            if sum(stats.rejected.values()) > 10 * n + 100:
-                raise RuntimeError(
-                    f"curriculum cell {settings.families or settings.k}: too many rejections ({dict(stats.rejected)})"
-                )
+            if sum(stats.rejected.values()) > 10 * n + 20:
+                stats.seconds = time.perf_counter() - t0
+                return kept, stats, i, f"too many rejections ({dict(stats.rejected)})"
             continue
         kept.append(task)
         stats.kept += 1
@@ -338,7 +366,7 @@ def _generate_serial(
         if on_progress:
             on_progress(1)
     stats.seconds = time.perf_counter() - t0
-    return kept, stats
+    return kept, stats, i, None
 
 
 def _interleave(groups: list[list[Task]]) -> list[list[Task]]:
