@@ -289,6 +289,8 @@ def check(
 
     failures: dict[str, dict[str, str]] = {}
     counts = dict.fromkeys([*GATES, *(f"adversary:{a}" for a in ADVERSARIES)], 0)
+    # the attack suite per family: tasks, and how many of them each adversary / attack got through
+    by_family: dict[str, dict[str, int]] = {}
     with Progress(
         TextColumn("[bold]checking"),
         BarColumn(),
@@ -301,8 +303,13 @@ def check(
         for t in tasks:
             result = run_gates(t, regenerate=regenerate)
             bad = {g: why for g, why in result.items() if why}
+            name = str(t.meta.get("family") or t.meta.get("generator") or "chain")
+            fam = by_family.setdefault(name, {"tasks": 0})
+            fam["tasks"] += 1
             for g in bad:
                 counts[g] += 1
+                if g.startswith("adversary:"):
+                    fam[g.split(":", 1)[1]] = fam.get(g.split(":", 1)[1], 0) + 1
             if bad:
                 failures[t.id] = bad
             bar.advance(job)
@@ -311,6 +318,7 @@ def check(
         "passed": len(tasks) - len(failures),
         "failed": len(failures),
         "failures_by_gate": counts,
+        "adversaries_by_family": by_family,
         "failures": failures,
     }
     if as_json:
@@ -325,6 +333,17 @@ def check(
             label = f"{g.split(':', 1)[1]} gets V = 0" if g.startswith("adversary:") else g
             table.add_row(label, str(len(tasks) - n), str(n))
         console.print(table)
+        fams = Table(title=f"attack suite by family ({len(ADVERSARIES)} adversaries and attacks a task)")
+        fams.add_column("family")
+        fams.add_column("tasks", justify="right")
+        fams.add_column("attacks held", justify="right")
+        fams.add_column("attacks that passed")
+        for name, f in sorted(by_family.items()):
+            passed = {a: n for a, n in f.items() if a != "tasks"}
+            held = f["tasks"] * len(ADVERSARIES) - sum(passed.values())
+            got = ", ".join(f"{a} {n}" for a, n in passed.items()) or "none"
+            fams.add_row(name, str(f["tasks"]), str(held), got)
+        console.print(fams)
         for tid, bad in list(failures.items())[:20]:
             for g, why in bad.items():
                 console.print(f"  [red]{tid}[/red] {g}: {why}")
