@@ -55,8 +55,8 @@ class NotesService(Service):
         """
         if not title:
             raise InvalidArguments("'title' must not be empty")
-        rec = {"note_id": self.next_id("n"), "title": title, "body": body}
-        self.insert("notes", rec, key="note_id")
+        rec = {"id": self.next_id("n"), "created_at": self.clock.iso(), "title": title, "body": body}
+        self.insert("notes", rec)
         return rec
 
     @tool
@@ -86,7 +86,7 @@ class NotesService(Service):
     @tool
     def list_notes(self) -> dict:
         """List notes."""
-        return {"notes": sorted(self.table("notes").values(), key=lambda r: r["note_id"])}
+        return {"notes": sorted(self.table("notes").values(), key=lambda r: r["id"])}
 '''
 
 # get_note takes a number: not the spec's schema, so it falls back
@@ -136,5 +136,8 @@ FORGES_ON_THE_PIPE = _in_list('typing.sys.modules["io"].FileIO(3, "w").write(b\'
 LISTS_HOST = _in_list('typing.sys.modules["os"].listdir("/")')
 KILLS_PARENT = _in_list('typing.sys.modules["os"].kill(typing.sys.modules["os"].getppid(), 9)')
 HUGE_REPLY = GOOD.replace(
-    '        return {"notes": sorted(', '        return {"blob": "x" * (200 << 20), "notes": sorted('
+    '        return {"notes": sorted(', '        return {"blob": "x" * (20 << 20), "notes": sorted('
 )
+
+# a record the service's typed model refuses (a field the spec's resource does not have)
+BAD_STATE = GOOD.replace('"title": title, "body": body}', '"title": title, "body": body, "colour": 7}')

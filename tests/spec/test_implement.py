@@ -162,3 +162,96 @@ def test_cli_implement_refuses_a_file_that_is_no_spec(tmp_path):
         ],
     )
     assert r.exit_code == 2 and "not an MCP tool spec" in r.output
+
+
+def test_kept_tools_serve_from_the_sandbox_and_share_one_state_with_the_compiled_ones(spec, tmp_path):
+    from compoworld.core.environment import Environment
+    from compoworld.spec.implement import load_implemented
+
+    out = tmp_path / "impl"
+    with ScriptedServer([fenced(c.WRONG_SCHEMA)]) as srv:
+        r = runner.invoke(
+            app,
+            [
+                "spec",
+                "implement",
+                str(spec),
+                "--model",
+                "coder",
+                "--base-url",
+                srv.url,
+                "--out",
+                str(out),
+                "--seconds",
+                "3",
+                "--rounds",
+                "0",
+            ],
+        )
+    assert r.exit_code == 0, r.output
+    cls = load_implemented(out, FAST)
+    assert "create_note" in cls.implementation["kept"] and "get_note" not in cls.implementation["kept"]
+    env = Environment([cls], seed=0, size="small")
+    made = env.call("notes__create_note", {"title": "Quarterly plan", "body": "draft"})  # the module's code
+    assert made["success"], made
+    got = env.call("notes__get_note", {"note_id": made["data"]["id"]})  # the compiler's code, same state
+    assert got["success"] and got["data"]["title"] == "Quarterly plan"
+    h = env.state_hash()
+    bad = env.call("notes__create_note", {"title": 5, "body": "x"})  # the spec's schema is checked first
+    assert bad["error"]["code"] == 400 and env.state_hash() == h
+    env.restore(env.initial)
+    assert env.call("notes__get_note", {"note_id": made["data"]["id"]})["error"]["code"] == 404
+
+
+def test_a_write_the_typed_model_refuses_changes_nothing(manifest):
+    from compoworld.core.environment import Environment
+    from compoworld.spec.implement import implemented_service
+
+    cls = implemented_service(manifest, c.BAD_STATE, ["create_note"], FAST)
+    env = Environment([cls], seed=0, size="small")
+    h = env.state_hash()
+    r = env.call("notes__create_note", {"title": "t", "body": "b"})
+    assert r["error"]["code"] == 500 and "model refuses" in r["error"]["message"]
+    assert env.state_hash() == h
+    assert not evaluate(c.BAD_STATE, manifest, FAST)["tools"]["create_note"]["kept"]
+
+
+def test_the_manifest_loads_into_the_library_with_its_kept_tools(spec, tmp_path):
+    out = tmp_path / "impl"
+    with ScriptedServer([fenced(c.GOOD)]) as srv:
+        assert (
+            runner.invoke(
+                app,
+                [
+                    "spec",
+                    "implement",
+                    str(spec),
+                    "--model",
+                    "coder",
+                    "--base-url",
+                    srv.url,
+                    "--out",
+                    str(out),
+                    "--seconds",
+                    "3",
+                    "--rounds",
+                    "0",
+                ],
+            ).exit_code
+            == 0
+        )
+    cls = load_manifest(out / "manifest.json")
+    assert cls.implementation["kept"] == ["create_note", "delete_note", "get_note", "list_notes"]
+    r = runner.invoke(
+        app,
+        [
+            "--manifests",
+            str(out / "manifest.json"),
+            "call",
+            "--services",
+            "notes",
+            "notes__create_note",
+            '{"title": "From the CLI", "body": "x"}',
+        ],
+    )
+    assert r.exit_code == 0 and '"From the CLI"' in r.output, r.output

@@ -35,6 +35,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -219,6 +220,8 @@ class Sandbox:
             start_new_session=True,  # its own process group: killed as a whole
         )
         self.violation: Violation | None = None
+        # a sandbox nobody closes (a served service at exit) is still killed and its folder removed
+        self._finalizer = weakref.finalize(self, _cleanup, self.proc, self.dir)
         self.ready = self.request({"op": "ready"})
 
     def request(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -307,25 +310,29 @@ class Sandbox:
         self.request({"op": "reset"})
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-        self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout):
-            if f:
-                with contextlib.suppress(OSError):
-                    f.close()
-        import shutil
-
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self._finalizer()
 
     def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _cleanup(proc: subprocess.Popen, folder: str) -> None:
+    import shutil
+
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+    proc.wait()
+    for f in (proc.stdin, proc.stdout):
+        if f:
+            with contextlib.suppress(OSError):
+                f.close()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _child() -> None:  # pragma: no cover (runs in the sandbox process)
@@ -760,10 +767,11 @@ def implemented_service(
     return Implemented
 
 
-def load_implemented(folder: str | Path, limits: Limits = Limits()) -> type:
-    """The service `spec implement` wrote to `folder` (manifest.json + service.py)."""
-    root = Path(folder)
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+def load_implemented(where: str | Path, limits: Limits = Limits()) -> type:
+    """The service `spec implement` wrote (its folder, or the manifest.json in it, beside service.py)."""
+    path = Path(where)
+    root, mpath = (path, path / "manifest.json") if path.is_dir() else (path.parent, path)
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
     code = (root / "service.py").read_text(encoding="utf-8") if (root / "service.py").exists() else ""
     kept = manifest.get("implemented") or []
     if kept and not code:

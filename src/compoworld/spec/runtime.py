@@ -1214,4 +1214,8 @@ def load_manifest(path: str | Path) -> type[CompiledService]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         raise ManifestError(f"cannot read manifest {path}: {e}") from e
+    if isinstance(data, dict) and data.get("implemented") and (Path(path).parent / "service.py").is_file():
+        from compoworld.spec.implement import load_implemented  # `spec implement`: kept tools in a sandbox
+
+        return load_implemented(path)
     return service_from_manifest(data)
