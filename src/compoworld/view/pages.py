@@ -428,7 +428,7 @@ def run_page(run: RunIndex, catalog: TaskCatalog | None, params: dict[str, str],
         f"<h1>Run {escape(run.name)}</h1>"
         f"<p class='facts'><b>agent</b> {escape(str(run.config.get('agent')))} · <b>mode</b> "
         f"{escape(str(run.config.get('mode')))} · <b>k</b> {run.k} · <b>tasks</b> {o['tasks']} · "
-        f"<b>episodes</b> {len(run.all_rows())} · <b>task file</b> {escape(str(catalog.path) if catalog else 'not found')}</p>"
+        f"<b>episodes</b> {len(run.all_rows())} · <b>task file</b> {escape(catalog.path.name) if catalog else 'not found'}</p>"
         f"<div class='figures'>{figures}</div>"
         f"<section><h2>Failure classes</h2>{outcome_chart}</section>"
         f"<section><h2>Pass rates</h2><div class='charts'>{metric_charts(m['metrics'], [(run.name, m)])}</div></section>"
