@@ -1,27 +1,31 @@
 """The service-writing agent: a model writes a service from a spec, in a sandbox; tests decide.
 
 `implement(spec, client, out)`:
-1. compiles the spec as usual (`compile_spec`): the tool names, schemas and the compiler's reading
-   of each tool, which the tests are derived from;
+1. compiles the spec as usual (`compile_spec`): the tool names, schemas, the state layout (tables and
+   fields) and the compiler's reading of each tool, which the tests are derived from;
 2. asks the model for one Python module: a `Service` subclass whose `@tool` methods carry the
-   spec's tool names and parameters;
-3. checks the module statically (AST): imports only from `ALLOWED_IMPORTS`, no dunder attributes,
-   no `eval` / `exec` / `open` / `__import__` and the like;
-4. runs it in a sandbox: a child process (`python -I`) with resource limits (address space, CPU
-   seconds, file size, no new processes), an empty environment and its own folder as the working
-   directory; before the module runs, the child pre-imports what is allowed and installs an audit
-   hook (`sys.addaudithook`) that ends the process on any file open outside its folder, any socket,
-   subprocess, `os.*` call, `ctypes`, import of a module not allowed, or new code compiled at run
-   time. The parent drives it over a pipe (one JSON line per request) and kills it past a wall-clock
-   limit per request;
-5. derives tests from the spec for every tool (missing required argument and wrong type answer 400
-   and change nothing; an unknown id answers 404; a valid call succeeds; create then get/list shows
-   the record, delete then get answers 404, update then get shows the change) and runs them
-   through the sandbox. The schema a tool declares must be the spec's.
+   spec's tool names and parameters and keep records in the compiled layout;
+3. checks the module statically (AST): imports only from `ALLOWED_IMPORTS`, no dunder names or
+   attributes, no `eval` / `exec` / `open` / `getattr` / `__import__` and the like;
+4. runs it only in a sandbox: a child process (`python -I`) with resource limits (address space,
+   CPU seconds, file size, no new processes), an empty environment and a folder of its own; before
+   the module runs, the child pre-imports what is allowed and installs an audit hook
+   (`sys.addaudithook`) that ends the process on any file opened for writing or outside its
+   folder, any socket, subprocess, thread or `os.*` call, or an import not allowed. The parent talks
+   to it over a private pipe (one JSON line per request, capped) and kills its process group past
+   a wall-clock limit per request;
+5. serves the module's tools from the engine's state (`implemented_service`): a call sends the
+   service's tables to the sandbox and takes them back only if it wrote, re-validated against the
+   service's typed model, so kept and compiled tools share one state;
+6. runs the spec-derived tests on that service for every tool (missing or mistyped arguments
+   answer 400 and change nothing; an unknown id answers 404; a valid call succeeds; create, update
+   and delete then get show the effect; the declared schema is the spec's; and, for what the
+   compiler compiled, its own adversarial suite).
 
-A tool that passes every test is kept (`implementation: "sandbox"` in the manifest); the others keep
-what the compiler gave them (compiled, or simulated by the world model). Nothing the model writes is
-imported or run by the engine's own process: `out/service.py` is data until a sandbox loads it.
+A tool that passes every test is kept (`implementation: "sandbox"` in the manifest, `implemented`
+lists them); the others keep what the compiler gave them (compiled, or simulated by the world
+model). `load_manifest` serves such a manifest with its kept tools in a sandbox. Nothing the model
+writes is imported or run by the engine's own process.
 """
 
 from __future__ import annotations
@@ -272,17 +276,6 @@ class Sandbox:
         self.violation = v
         raise v
 
-    def call(self, tool: str, args: Any) -> dict[str, Any]:
-        env = self.request({"op": "call", "tool": tool, "args": args})["envelope"]
-        err = env.get("error") or {}
-        if err.get("code") == 500 and "MemoryError" in str(err.get("message")):
-            self.close()
-            self.violation = Violation(
-                "memory", f"{tool} ran out of memory (limit {self.limits.memory_mb} MB)"
-            )
-            raise self.violation
-        return env
-
     def run(
         self, state: dict[str, Any], tool: str, args: Any
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -302,12 +295,6 @@ class Sandbox:
             )
             raise self.violation
         return env, tables
-
-    def state_hash(self) -> str:
-        return self.request({"op": "hash"})["hash"]
-
-    def reset(self) -> None:
-        self.request({"op": "reset"})
 
     def close(self) -> None:
         self._finalizer()
@@ -459,13 +446,6 @@ def _child() -> None:  # pragma: no cover (runs in the sandbox process)
                 r = env.call(f"{cls.name}__{msg['tool']}", msg.get("args"))
                 wrote = r.get("success") is True and (spec is None or spec.mutates)
                 say({"envelope": r, "tables": env.snapshot()["services"][cls.name] if wrote else None})
-            elif op == "call":
-                say({"envelope": env.call(f"{cls.name}__{msg['tool']}", msg.get("args"))})
-            elif op == "hash":
-                say({"hash": env.state_hash()})
-            elif op == "reset":
-                env.restore(env.initial)
-                say({"ok": True})
             else:
                 say({"error": f"unknown op {op!r}"})
         except MemoryError:
@@ -515,39 +495,6 @@ def _ids(data: Any) -> list[str]:
 
     walk(data, 0)
     return out
-
-
-def _ids(data: Any) -> list[str]:
-    """Id-like values in a result (`id`, `*_id`, `*Id`), most direct first."""
-    out: list[str] = []
-
-    def walk(o: Any, depth: int) -> None:
-        if depth > 3:
-            return
-        if isinstance(o, dict):
-            for k, v in o.items():
-                if isinstance(v, str | int) and not isinstance(v, bool) and re.fullmatch(r"id|.*_id|.*Id", k):
-                    out.append(str(v))
-            for v in o.values():
-                walk(v, depth + 1)
-        elif isinstance(o, list):
-            for v in o[:3]:
-                walk(v, depth + 1)
-
-    walk(data, 0)
-    return out
-
-
-def _expect_error(sb: Sandbox, tool: str, args: dict[str, Any], code: int, what: str) -> str | None:
-    before = sb.state_hash()
-    r = sb.call(tool, args)
-    if r.get("success"):
-        return f"{what}: the call succeeded"
-    if r["error"]["code"] != code:
-        return f"{what}: expected {code}, got {r['error']['code']} ({r['error']['message'][:120]})"
-    if sb.state_hash() != before:
-        return f"{what}: a failed call changed the state"
-    return None
 
 
 def _expect_error(env: Any, full: str, args: dict[str, Any], code: int, what: str) -> str | None:
