@@ -234,7 +234,7 @@ def inbox(d: Day, s: dict[str, Any] | None) -> str:
     stories = [x for x in d.ledger["stories"] if x.get("thread") and not x.get("closed")]
     people = d.persona.contacts or [d.persona.email]
     arrived = []
-    for _ in range(d.n(45)):
+    for _ in range(d.n(65)):
         if stories and d.rng.random() < 0.6:
             st = stories[d.rng.randrange(len(stories))]
             body = f"Hi {first(d.persona.name)},\n\n{prose(d.rng, 80 + d.rng.randrange(300))}\n\nBest,\n{st['contact_name']}"
@@ -251,7 +251,7 @@ def inbox(d: Day, s: dict[str, Any] | None) -> str:
                     prose(d.rng, 80 + d.rng.randrange(150)),
                 )
             )
-    for _ in range(d.n(8)):
+    for _ in range(d.n(10)):
         d.arrive_mail(
             "digest@news.example.com",
             f"Industry digest {d.date:%Y-%m-%d}",
@@ -331,7 +331,7 @@ def daily_export(d: Day, s: dict[str, Any] | None) -> str:
     for x in d.ledger["stories"]:
         if x.get("closed") and x["closed"] < d.day:  # what is still moving (a day's cost, not history's)
             continue
-        for _ in range(d.n(600)):
+        for _ in range(d.n(700)):
             rows.append(
                 f"{d.date:%Y-%m-%d},{x['id']},{x['customer'].replace(',', ' ')},{x['kind']},{x['stage']},"
                 f"{d.rng.randrange(100, 9000)}.{d.rng.randrange(100):02d}"
