@@ -201,17 +201,48 @@ def router(
     public_url: Annotated[
         str | None, typer.Option(help="The URL clients reach the router at (default http://HOST:PORT).")
     ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Another Host header clients may use (as `serve http --allow-host`)."),
+    ] = None,
+    table: Annotated[
+        Path | None,
+        typer.Option(help="File the session table is kept in, so a restarted router knows every session."),
+    ] = None,
+    stream_timeout: Annotated[
+        float, typer.Option(help="Seconds an upstream stream may stay silent before it is closed.")
+    ] = 60.0,
+    header_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to send a request's headers (408 past it).")
+    ] = 10.0,
 ) -> None:
-    """Put N `serve http` processes behind one URL: each new session goes to the least-loaded backend,
-    and every later request of that session to the same backend (see serve/router.py)."""
+    """Put N `serve http` processes behind one URL: each new session goes to the least-loaded live
+    backend, and every later request of that session to the same backend (see serve/router.py)."""
     import uvicorn
 
     from compoworld.serve.router import build_router
+    from compoworld.serve.transport import guarded_protocol, listen_socket
 
     url = public_url or f"http://{host}:{port}"
+    if not stream_timeout > 0 or not header_timeout > 0:
+        _fail("--stream-timeout and --header-timeout must be positive numbers of seconds")
     try:
-        app_ = build_router(list(backend), url)
-    except ValueError as e:
+        app_ = build_router(
+            list(backend),
+            url,
+            host=host,
+            allowed_hosts=allow_host or [],
+            table_path=table,
+            stream_timeout=stream_timeout,
+        )
+    except (ValueError, OSError) as e:
         _fail(str(e))
+    try:
+        sock = listen_socket(host, port)
+    except (OSError, OverflowError, ValueError) as e:
+        _fail(f"cannot listen on {host}:{port}: {e} (is another server on that port? try --port)")
     typer.echo(f"routing {len(backend)} backend(s) at {url}", err=True)
-    uvicorn.run(app_, host=host, port=port, log_level="warning", timeout_keep_alive=75)
+    config = uvicorn.Config(
+        app_, log_level="warning", timeout_keep_alive=75, http=guarded_protocol(header_timeout)
+    )
+    uvicorn.Server(config).run(sockets=[sock])

@@ -78,6 +78,7 @@ class Store:
     ) -> None:
         self.tasks = tasks
         self.limits = limits
+        self.draining = False  # set by POST /drain: no new sessions, the old ones keep running
         self.mode = mode
         self.idle_timeout = idle_timeout
         self.state_budget = state_budget
@@ -232,6 +233,10 @@ def build_app(
     async def create(request: Request) -> JSONResponse:
         if (denied := control_ok(request)) is not None:
             return denied
+        if store.draining:
+            return _error(
+                503, "this server is draining: it takes no new sessions (its sessions keep running)"
+            )
         data = await body(request)
         if isinstance(data, JSONResponse):
             return data
@@ -378,7 +383,29 @@ def build_app(
         del store.sessions[s.id]
         return JSONResponse({"session_id": s.id, "deleted": True})
 
+    async def healthz(request: Request) -> JSONResponse:
+        """Liveness for a router or load balancer: no token, no secrets."""
+        return JSONResponse({"ok": True, "draining": store.draining, "sessions": len(store.sessions)})
+
+    async def drain(request: Request) -> JSONResponse:
+        if (denied := control_ok(request)) is not None:
+            return denied
+        store.draining = True
+        return JSONResponse({"draining": True, "sessions": len(store.sessions)})
+
+    async def exists(request: Request) -> Response:
+        """204 if the session lives here and the token is the control token or its agent token,
+        else 404 (a router finding a session's owner asks every backend with the client's token)."""
+        s = store.get(request.path_params["sid"])
+        token = _bearer(request.headers)
+        if s is None or token is None or not (_same(token, control_token) or _same(token, s.agent_token)):
+            return Response(status_code=404)
+        return Response(status_code=204)
+
     routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/drain", drain, methods=["POST"]),
+        Route("/sessions/{sid}/exists", exists, methods=["GET"]),
         Route("/sessions", create, methods=["POST"]),
         Route("/sessions/{sid}/state", state, methods=["GET"]),
         Route("/sessions/{sid}/calls", calls, methods=["GET"]),
