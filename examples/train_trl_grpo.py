@@ -24,6 +24,12 @@ from pathlib import Path
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
+def _has_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=Path, help="RL rows (compoworld export rl --format trl --mode gateway)")
@@ -84,9 +90,10 @@ def main() -> None:
         max_steps=args.max_steps or len(rows) * g,  # a generation batch (one task's group) feeds g steps
         # the whole multi-turn rollout, tool results included (a random model rarely stops: keep it short)
         max_completion_length=args.max_completion_length or (256 if args.random else 16384),
-        max_tool_calling_iterations=40,
+        max_tool_calling_iterations=64,  # the longest default task's reference takes ~26 turns
         learning_rate=args.lr,
         bf16=args.bf16,
+        use_cpu=not _has_gpu(),  # transformers wants it said on a machine without a GPU
         use_vllm=args.vllm,
         vllm_mode="colocate",
         logging_steps=1,

@@ -96,14 +96,15 @@ def tool_call_text(calls: list[tuple[str, dict[str, Any]]]) -> str:
     return body + "<|im_end|>"
 
 
-def scripted_model(model_dir: str | Path, tasks: Iterable[Any]):
+def scripted_model(model_dir: str | Path, tasks: Iterable[Any], policy: Any = None):
     """The tiny model with a scripted `generate`, for showing GRPO's signal without training a policy.
 
     Within a batch, the first rollout of each prompt replays its task's reference through the gateway
     (the oracle's turns: discovery, then `call_tool`, then `finish`) and the next one finishes at
     once with an empty answer (a no-op), alternating. Later turns follow the conversation so far. The
     weights are the real (random) model's, so TRL computes log-probabilities and the loss as usual;
-    only the sampled text is scripted."""
+    only the sampled text is scripted. `policy(task, turn, sample)` (the text of the next turn, without
+    `<|im_end|>`) replaces the script."""
     import torch
     from transformers import AutoTokenizer, Qwen2ForCausalLM
 
@@ -118,6 +119,8 @@ def scripted_model(model_dir: str | Path, tasks: Iterable[Any]):
             if task is None:
                 raise ValueError("scripted_model: the prompt holds none of the given tasks' instructions")
             done = text.count("<|im_start|>assistant") - 1  # the last one is the generation prompt
+            if policy is not None:
+                return policy(task, done, first) + "<|im_end|>"
             last = text.rsplit("<tool_call>", 1)[-1] if done else ""
             if last.lstrip().startswith('{"name": "finish"'):
                 return "Done.<|im_end|>"  # a turn without a tool call ends the rollout
