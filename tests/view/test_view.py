@@ -77,6 +77,8 @@ def test_ten_thousand_episodes_page_by_byte_offset(view_data, client) -> None:
     # the run page shows the first page and says how many there are
     page = client.get("/runs/big").text
     assert page.count("class='ep-row'") == 50 and "data-total='10000'" in page
+    page = client.get("/runs/big", params={"offset": 9950}).text  # the same list without script
+    assert re.findall(r"class='ep-row' data-index='(\d+)'", page) == [str(i) for i in range(9950, 10_000)]
     # one episode is read by its offset: the last line's page shows that episode
     last = json.loads(lines[-1])
     page = client.get(f"/runs/big/episodes/{last['task_id']}/{last['sample']}")
@@ -138,6 +140,7 @@ def test_pages_and_deep_links(view_data, client) -> None:
     failed = [c["id"] for c in fail["checks"] if not c["passed"]]
     for cid in failed:
         assert re.search(rf"<tr class='check \w+ failed' id='check-{cid}'", page)
+    assert f"{len(failed)} of {len(fail['checks'])} checks failed" in page
     assert client.get("/runs/scripted/episodes/nope/0").status_code == 404
     cmp = client.get("/compare", params={"a": "scripted", "b": "oracle"}).text
     assert "Tasks that differ" in cmp and fail["task_id"] in cmp
@@ -162,3 +165,21 @@ def test_cli_view_refuses_bad_input_with_one_line(tmp_path) -> None:
     bad.write_text("{not json\n")
     r = CliRunner().invoke(cli, ["view", str(bad)])
     assert r.exit_code == 2 and "bad.jsonl:1" in r.output
+
+
+def test_an_episode_on_the_web_pages_shows_each_page_the_browser_showed(tmp_path) -> None:
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.model import save_tasks
+    from compoworld.tasks.pipeline import generate
+    from compoworld.view import Viewer
+    from tests.view.runs import oracle_run
+
+    tasks, _ = generate(1, seed=2, settings=Settings(families=("xai",)))
+    save_tasks(tasks, tmp_path / "xai.jsonl")
+    run = oracle_run(tmp_path / "xai.jsonl", tmp_path / "run")
+    client = TestClient(view_app(Viewer(tmp_path / "xai.jsonl", [run])))
+    ep = episodes(run)[0]
+    page = client.get(f"/runs/run/episodes/{ep['task_id']}/0").text
+    opened = [s for s in ep["steps"] if s["tool"].startswith("browser__")]
+    assert opened and page.count("<iframe sandbox=''") >= len(opened)  # drawn, never scripted
+    assert "replay differs" not in page and "replay matches the recorded state" in page

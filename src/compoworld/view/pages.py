@@ -422,7 +422,8 @@ def run_page(run: RunIndex, catalog: TaskCatalog | None, params: dict[str, str],
     )
     cls = {k: v for k, v in m["outcomes"].items() if v or k == PASSED}
     outcome_chart = svg.count_bars("episodes by outcome", cls, OUTCOME_COLORS)
-    rows, total = episode_rows(run, catalog, params, 0, per_page)
+    offset = int(params["offset"]) if (params.get("offset") or "").isdigit() else 0
+    rows, total = episode_rows(run, catalog, params, offset, per_page)
     filt = episode_filter_form(run, params)
     body = (
         f"<h1>Run {escape(run.name)}</h1>"
@@ -430,18 +431,19 @@ def run_page(run: RunIndex, catalog: TaskCatalog | None, params: dict[str, str],
         f"{escape(str(run.config.get('mode')))} · <b>k</b> {run.k} · <b>tasks</b> {o['tasks']} · "
         f"<b>episodes</b> {len(run.all_rows())} · <b>task file</b> {escape(catalog.path.name) if catalog else 'not found'}</p>"
         f"<div class='figures'>{figures}</div>"
-        f"<section><h2>Failure classes</h2>{outcome_chart}</section>"
         f"<section><h2>Pass rates</h2><div class='charts'>{metric_charts(m['metrics'], [(run.name, m)])}</div></section>"
+        f"<section><h2>Failure classes</h2>{outcome_chart}"
+        f"<details class='toggle' open><summary>by family</summary>{outcome_table(run, catalog)}</details></section>"
         f"<section id='episodes'><h2>Episodes</h2>{filt}"
         f"<p class='count' data-matching='{total}'>{total} episodes</p>"
         f"<table class='list episodes' data-api='/api/runs/{q(run.name)}/episodes?{escape(urlencode(_ep_params(params)))}'"
-        f" data-next='{per_page}' data-total='{total}'><thead><tr><th>task</th><th>sample</th><th>outcome</th><th>score</th>"
+        f" data-next='{offset + per_page}' data-total='{total}'><thead><tr><th>task</th><th>sample</th><th>outcome</th><th>score</th>"
         f"<th>turns</th><th>calls</th><th>failed checks</th><th>family</th></tr></thead><tbody>"
         f"{''.join(episode_tr(run, r, catalog) for r in rows)}</tbody></table>"
         + (
             f"<p><button class='more' type='button'>load more</button> "
-            f"<noscript><a href='/runs/{q(run.name)}/episodes?{escape(urlencode({**_ep_params(params), 'offset': per_page}))}'>next page</a></noscript></p>"
-            if total > per_page
+            f"<noscript><a href='/runs/{q(run.name)}?{escape(urlencode({**_ep_params(params), 'offset': offset + per_page}))}#episodes'>next page</a></noscript></p>"
+            if total > offset + per_page
             else ""
         )
         + "</section>"
@@ -611,11 +613,45 @@ def episode_page(
             if task is not None
             else ""
         )
-        + f"<section id='verdict'><h2>Verdict per rubric item</h2>{verdict}</section>"
+        + f"<section id='verdict'><h2>Verdict per rubric item</h2>{failed_summary(ep)}{verdict}</section>"
         f"<div class='side'><section class='col'><h2>Episode</h2>{''.join(conv)}</section>"
         f"<section class='col'><h2>Reference</h2>{ref}</section></div>"
     )
     return layout(f"{row.task_id} #{row.sample}", body)
+
+
+def failed_summary(ep: dict[str, Any]) -> str:
+    """One line naming each failed check and the value it failed on (the table below has the rest)."""
+    failed = [c for c in ep.get("checks") or [] if not c.get("passed")]
+    if not failed:
+        return f"<p class='ok'>all {len(ep.get('checks') or [])} checks pass</p>"
+    items = "; ".join(
+        f"<a href='#check-{escape(str(c['id']))}'>{escape(str(c['id']))}</a> ({escape(str(c.get('kind', 'goal')))}): "
+        f"{escape(str(c.get('detail', '')))}"
+        for c in failed
+    )
+    return f"<p class='bad failed-summary'>{len(failed)} of {len(ep.get('checks') or [])} checks failed: {items}</p>"
+
+
+def outcome_table(run: RunIndex, catalog: TaskCatalog | None) -> str:
+    """Episodes by family and failure class: where the failures are, and of which kind."""
+    counts: dict[str, dict[str, int]] = {}
+    for r in run.all_rows():
+        tr = catalog.by_id.get(r.task_id) if catalog else None
+        fam = tr.family if tr else "unknown"
+        counts.setdefault(fam, {})
+        counts[fam][r.outcome] = counts[fam].get(r.outcome, 0) + 1
+    classes = [c for c in (PASSED, *FAILURE_CLASSES) if any(c in v for v in counts.values())]
+    head = "".join(f"<th>{badge(c)}</th>" for c in classes)
+    rows = "".join(
+        f"<tr data-family='{escape(f)}'><td><a href='/runs/{q(run.name)}?family={q(f)}#episodes'>{escape(f)}</a></td>"
+        + "".join(f"<td data-class='{escape(c)}'>{v.get(c, 0) or ''}</td>" for c in classes)
+        + "</tr>"
+        for f, v in sorted(
+            counts.items(), key=lambda kv: (-sum(n for c, n in kv[1].items() if c != PASSED), kv[0])
+        )
+    )
+    return f"<table class='list outcomes'><thead><tr><th>family</th>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def not_found(what: str) -> str:
