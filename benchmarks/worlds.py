@@ -7,6 +7,7 @@ the last day of each, and measures per task, for both:
   and each task after it;
 - reset after the reference solution ran (env.reset(): copy-on-write, what an RL loop pays);
 - the state hash after that episode's writes, and after the reset;
+- a snapshot after the episode (it copies the tables the episode wrote, so it grows with them);
 - a cold restore of s0 into a fresh environment (from_snapshot), for scale.
 It prints each figure for both worlds and the ratio large / small; the target for reset and hash is
 at most 2x, whatever the size of the state.
@@ -74,7 +75,7 @@ def measure(spec: str, n: int, where: Path, seed: int) -> dict[str, float]:
     t = time.perf_counter()
     load_tasks(f)  # every world day now cached: the per-task cost of the file format itself
     warm = (time.perf_counter() - t) / len(loaded)
-    resets, hashes, clean, cold = [], [], [], []
+    resets, hashes, clean, cold, snaps = [], [], [], [], []
     for task in loaded:
         env = task.environment()
         for _ in range(30):
@@ -89,6 +90,13 @@ def measure(spec: str, n: int, where: Path, seed: int) -> dict[str, float]:
             t = time.perf_counter_ns()
             env.state_hash()
             clean.append(time.perf_counter_ns() - t)
+        for _ in range(10):  # apart: a snapshot moves the base a later reset returns to
+            for c in task.reference_solution:
+                env.call(c.tool, c.arguments)
+            t = time.perf_counter_ns()
+            env.snapshot()
+            snaps.append(time.perf_counter_ns() - t)
+            env.reset()
         for _ in range(3):
             t = time.perf_counter_ns()
             type(env).from_snapshot(task.all_services, task.initial_state).state_hash()
@@ -102,6 +110,7 @@ def measure(spec: str, n: int, where: Path, seed: int) -> dict[str, float]:
         "reset after the episode us": statistics.median(resets) / 1e3,
         "hash after the episode us": statistics.median(hashes) / 1e3,
         "hash after the reset us": statistics.median(clean) / 1e3,
+        "snapshot after the episode us": statistics.median(snaps) / 1e3,
         "cold from_snapshot + hash ms": statistics.median(cold) / 1e6,
     }
 
