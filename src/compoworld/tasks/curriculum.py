@@ -198,11 +198,26 @@ def k_ladder(items: list[Arm], rounds: int) -> list[int]:
     return [ks[min(len(ks) - 1, math.ceil((r + 1) * len(ks) / rounds) - 1)] for r in range(rounds)]
 
 
-def walk_ladder(settings: Settings, rounds: int) -> list[tuple[int, int]]:
-    lo, hi = settings.walk_min, settings.walk_max
+def walk_ladder(settings: Settings, rounds: int, own: tuple[int, int] | None = None) -> list[tuple[int, int]]:
+    """Each round's walk range: the longest walk grows from --walk's MIN to its MAX (or across `own`,
+    the composed tier's range, where --walk is not given)."""
+    lo, hi = (settings.walk_min, settings.walk_max) if settings.walk_max or own is None else own
     if not hi or rounds <= 1:
-        return [(lo, hi)] * max(rounds, 1)
+        return [(settings.walk_min, settings.walk_max)] * max(rounds, 1)
     return [(lo, max(lo, round(lo + (hi - lo) * (r + 1) / rounds))) for r in range(rounds)]
+
+
+def composed_walk(settings: Settings) -> tuple[int, int] | None:
+    """The walk range of the composed tier these settings draw from (None for hand-built families)."""
+    from compoworld.tasks import generator
+
+    composed = getattr(generator, "uses_composition", None)
+    if composed is None or not composed(settings):
+        return None
+    from compoworld.tasks.compose import TIERS
+
+    tier = settings.difficulty or ("hard" if settings.k >= 6 else "medium" if settings.k >= 4 else "easy")
+    return tuple(TIERS[tier]["walk"])
 
 
 @dataclass
@@ -258,8 +273,11 @@ def plan(
     rates = arm_rates(items, table)
     overrides = {a.name: a.override for a in items}
     out = []
-    ladder = zip(k_ladder(items, rounds), walk_ladder(settings, rounds), strict=True)
+    own = composed_walk(settings)
+    ladder = zip(k_ladder(items, rounds), walk_ladder(settings, rounds, own), strict=True)
     for r, (max_k, walk) in enumerate(ladder):
+        if own is not None and walk[1]:  # a walk must be long enough to cover K services and revisit one
+            walk = (walk[0], min(own[1], max(walk[1], max_k + 2)))
         names = [a.name for a in items if a.k <= max_k]
         w = shares({x: rates[x]["rate"] for x in names}, floor)
         out.append(Round(r + 1, max_k, walk, allocate(n, w, floor), w))

@@ -29,6 +29,11 @@ OUTCOME_COLORS = {
     "endpoint error": "#6b7a8f",
     "environment error": "#8a5a2b",
     "limit reached": "#c9a227",
+    # a task's outcome in a run: every sample passed, none did, some did, not run
+    "pass": "#2a9d6b",
+    "fail": "#c23b4e",
+    "mixed": "#e07b24",
+    "unrun": "#9aa5b5",
 }
 CUT = 600  # characters of a value shown inline; the rest behind a toggle
 
