@@ -183,3 +183,21 @@ def test_an_episode_on_the_web_pages_shows_each_page_the_browser_showed(tmp_path
     opened = [s for s in ep["steps"] if s["tool"].startswith("browser__")]
     assert opened and page.count("<iframe sandbox=''") >= len(opened)  # drawn, never scripted
     assert "replay differs" not in page and "replay matches the recorded state" in page
+
+
+def test_endpoint_failures_show_until_a_rerun_finishes_them(view_data, tmp_path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"k": 1, "tasks_file": "x"}))
+    done, other = episodes(view_data["scripted"])[:2]
+    failed = {**other, "error_class": "endpoint_error", "error": "connection refused", "V": 0}
+    (run / "episodes.jsonl").write_text(json.dumps(done) + "\n")
+    (run / "failures.jsonl").write_text(json.dumps(failed) + "\n")
+    idx = RunIndex(run)
+    rows = idx.all_rows()
+    assert [r.outcome for r in rows] == [("passed" if done["V"] else rows[0].outcome), "endpoint error"]
+    assert idx.find(other["task_id"], other["sample"]).outcome == "endpoint error"
+    with (run / "episodes.jsonl").open("a") as f:  # the rerun finished it
+        f.write(json.dumps(other) + "\n")
+    idx.refresh()
+    assert len(idx.all_rows()) == 2 and all(r.outcome != "endpoint error" for r in idx.all_rows())
