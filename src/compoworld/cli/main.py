@@ -11,6 +11,23 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+
+def _flags_without_a_type() -> None:
+    """Typer's Rich help prints `<bool>` beside every flag (--json, --help): a flag takes no value."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "_compoworld", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    display_type_rich._compoworld = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_without_a_type()
 app = typer.Typer(
     help="CompoWorld: executable, stateful, composable tool environments for LLM agents.",
     no_args_is_help=True,

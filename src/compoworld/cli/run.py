@@ -20,7 +20,9 @@ export_app = typer.Typer(help="Export datasets for trainers.", no_args_is_help=T
 
 
 def _fail(msg: str) -> None:
-    err.print(f"[red]error:[/red] {msg}", soft_wrap=True)
+    from rich.markup import escape  # a message may hold brackets ('.[]', [ray]): print them as they are
+
+    err.print(f"[red]error:[/red] {escape(msg)}", soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -103,7 +105,7 @@ def eval_command(
             "--ray",
             metavar="ADDRESS",
             help="Fan episodes out over Ray actors: --ray auto joins this machine's cluster, --ray HOST:PORT "
-            "another, --ray local starts one (the run directory is the same; needs compoworld[ray]).",
+            "another, --ray local starts one (the run directory is the same; needs compoworld\\[ray]).",
         ),
     ] = None,
     actors: Annotated[

@@ -36,7 +36,9 @@ def _load(file: Path) -> list:
     try:
         return load_tasks(file)
     except (OSError, ValueError) as e:
-        err.print(f"[red]error:[/red] {e}")
+        from rich.markup import escape
+
+        err.print(f"[red]error:[/red] {escape(str(e))}", soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -153,7 +155,7 @@ def generate(
             "--ray",
             metavar="ADDRESS",
             help="Run on Ray: --ray auto joins this machine's cluster, --ray HOST:PORT another, --ray local "
-            "starts one (the output is byte-identical to a local run; needs compoworld[ray]).",
+            "starts one (the output is byte-identical to a local run; needs compoworld\\[ray]).",
         ),
     ] = None,
     out: Annotated[Path, typer.Option(help="Output JSONL file.")] = Path("tasks.jsonl"),
@@ -537,11 +539,20 @@ def list_families(
         ),
     ] = False,
 ) -> None:
-    """List the workflow families: name, domain, services."""
+    """List the workflow families: name, domain, services (names are never cut: copy them into --families)."""
+    as_json: Annotated[bool, typer.Option("--json", help="Print the families as JSON.")] = False,
     from compoworld.tasks.workflow import families
 
     if compiled:
         from collections import Counter
+    if as_json and not compiled:
+        rows = [
+            {"family": f.name, "domain": f.domain, "services": list(f.services), "summary": f.summary or ""}
+            for f in sorted(families().values(), key=lambda f: f.name)
+        ]
+        typer.echo(json.dumps(rows, indent=1, ensure_ascii=False))
+        return
+
 
         from compoworld.tasks.families.compiled import coverage
 
@@ -568,7 +579,8 @@ def list_families(
         console.print(top)
         return
     table = Table(title="workflow families")
-    for col in ("family", "domain", "services", "what"):
+    table.add_column("family", no_wrap=True, overflow="fold", min_width=max(len(n) for n in families()))
+    for col in ("domain", "services", "what"):
         table.add_column(col)
     for f in sorted(families().values(), key=lambda f: f.name):
         table.add_row(

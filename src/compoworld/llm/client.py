@@ -61,6 +61,18 @@ class ContextOverflow(EndpointError):
         self.prompt_tokens = prompt_tokens  # our estimate of what was sent
 
 
+def check_base_url(url: str) -> str:
+    """An endpoint URL the client can use, or ValueError in one line saying what to add."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(
+            f"base URL {url!r} has no http:// or https:// scheme: add http:// (e.g. http://{url.split('://')[-1]})"
+        )
+    return url
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     base_url: str
@@ -97,6 +109,7 @@ class LLMConfig:
                 if not v
             ]
             raise ValueError(f"no model endpoint configured: set {' and '.join(missing)}")
+        check_base_url(url)
         return cls(
             base_url=url.rstrip("/"),
             model=name,

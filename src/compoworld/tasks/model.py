@@ -434,11 +434,52 @@ def _open(p: Path, mode: str, gz: bool | None = None):
     return p.open(mode)
 
 
-def load_tasks(path: str | Path) -> list[Task]:
-    """Read a JSONL task file; an invalid line raises ValueError naming the file, the line and the field."""
+def _not_a_task_file(p: Path) -> str | None:
+    """Why `p` is no JSONL task file, when what it is can be told from its first bytes."""
+    if p.is_dir():
+        return f"{p} is a directory, not a task file: give the JSONL file inside it ({p / 'tasks.jsonl'}?)"
+    with p.open("rb") as f:
+        head = f.read(4)
+    if head == b"PAR1":
+        return (
+            f"{p} is a Parquet file; task files are JSONL (`compoworld tasks generate --out tasks.jsonl` "
+            "writes one; Parquet is an export)"
+        )
+    return None
+
+
+def _not_a_task(data: Any, where: str) -> str | None:
+    """Why a parsed JSON line is not a task, in its own words (an array, an RL or SFT row, an episode)."""
+    if isinstance(data, list):
+        return (
+            f"{where}: a JSON array; a task file holds one task object per line (JSONL): "
+            "`jq -c '.[]' FILE > tasks.jsonl` converts it"
+        )
+    if not isinstance(data, dict):
+        return f"{where}: a JSON {type(data).__name__}, not a task object"
+    if "instruction" in data or "format_version" in data:
+        return None
+    what = (
+        "an SFT row (`export sft`)"
+        if "messages" in data
+        else "an RL row (`export rl`)"
+        if "prompt" in data
+        else "an episode record (a run's episodes.jsonl)"
+        if "task_id" in data and "checks" in data
+        else "a JSON object"
+    )
+    keys = ", ".join(list(data)[:6]) or "none"
+    return f"{where}: {what}, not a task (fields: {keys}); a task has id, instruction, services, rubric, ..."
+
+
+def load_tasks(path: str | Path, allow_empty: bool = False) -> list[Task]:
+    """Read a JSONL task file; an invalid line raises ValueError naming the file, the line and the field.
+    A file with no task is an error too (unless `allow_empty`)."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such task file")
+    if (why := _not_a_task_file(p)) is not None:
+        raise ValueError(why)
     out = []
     rebuild = _Rebuilder(p.resolve().parent)
     with _open(p, "rb") as f:
@@ -447,6 +488,8 @@ def load_tasks(path: str | Path) -> list[Task]:
                 continue
             try:
                 data = orjson.loads(line)
+                if (why := _not_a_task(data, f"{p}:{n}")) is not None:
+                    raise ValueError(why)
                 version = data.get("format_version", 1) if isinstance(data, dict) else None
                 if version != TASK_FORMAT:
                     raise ValueError(
@@ -469,6 +512,8 @@ def load_tasks(path: str | Path) -> list[Task]:
                 raise ValueError(
                     f"{p}:{n}: invalid task: field {'.'.join(map(str, first['loc']))}: {first['msg']}"
                 ) from None
+    if not out and not allow_empty:
+        raise ValueError(f"{p} holds no tasks (it is empty): `compoworld tasks generate` writes some")
     return out
 
 
