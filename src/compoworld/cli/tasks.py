@@ -538,13 +538,11 @@ def list_families(
             help="Per compiled service of the loaded manifests: its families, or per resource why it has none.",
         ),
     ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the families as JSON.")] = False,
 ) -> None:
     """List the workflow families: name, domain, services (names are never cut: copy them into --families)."""
-    as_json: Annotated[bool, typer.Option("--json", help="Print the families as JSON.")] = False,
     from compoworld.tasks.workflow import families
 
-    if compiled:
-        from collections import Counter
     if as_json and not compiled:
         rows = [
             {"family": f.name, "domain": f.domain, "services": list(f.services), "summary": f.summary or ""}
@@ -553,6 +551,8 @@ def list_families(
         typer.echo(json.dumps(rows, indent=1, ensure_ascii=False))
         return
 
+    if compiled:
+        from collections import Counter
 
         from compoworld.tasks.families.compiled import coverage
 
