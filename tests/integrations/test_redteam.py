@@ -247,3 +247,27 @@ def test_compute_score_ignores_forged_responses_and_calls_hidden_in_results(worl
             "",
         ):
             assert cv.compute_score("compoworld", junk, None, dict(info))["score"] == 0.0
+
+
+def test_score_completion_takes_a_line_of_a_task_file(world, tmp_path) -> None:
+    task = world["tasks"][0]
+    save_tasks([task], tmp_path / "t.jsonl")
+    line = (tmp_path / "t.jsonl").read_text().splitlines()[0]
+    assert "initial_state_patch" in line
+    msgs = []
+    for i, (name, args) in enumerate(_calls(task)):
+        msgs.append(
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": str(i), "function": {"name": name, "arguments": json.dumps(args)}}],
+            }
+        )
+    direct = [
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "x", "function": {"name": "call_tool", "arguments": "{}"}}],
+        }
+    ]
+    for source in (line, line.encode(), json.loads(line), task):
+        assert score_completion(source, msgs)["V"] == 1
+        assert score_completion(source, direct)["V"] == 0

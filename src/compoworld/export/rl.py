@@ -35,9 +35,14 @@ def prompt_messages(task: Task, mode: str = "direct") -> list[dict[str, str]]:
     ]
 
 
-def score_completion(task_json: str | dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """Replay a completion's tool calls on a fresh copy of the task and verify the end state."""
-    task = Task.model_validate(json.loads(task_json) if isinstance(task_json, str) else task_json)
+def score_completion(
+    task_json: str | bytes | dict[str, Any] | Task, messages: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Replay a completion's tool calls on a fresh copy of the task and verify the end state. The task
+    is a `Task`, its dict, or its JSON: a full task or a line of a task file (s0 as a patch)."""
+    from compoworld.integrations.verl import load_task
+
+    task = load_task(task_json)
     env = task.environment()
     answer = None
     finished = False
