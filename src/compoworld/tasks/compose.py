@@ -98,21 +98,24 @@ class Plan:
     def reply_service(self) -> str:
         return "email" if self.request == "email" else "helpdesk"
 
-    def walk(self) -> list[str]:
-        """The services of the reference's calls in order, consecutive repeats merged (the walk)."""
+    def walk(self, cases: int = 1) -> list[str]:
+        """The services of the reference's calls in order, consecutive repeats merged (the walk):
+        the reads for every request, then each request's writes in turn."""
         seq = [self.request]
         if self.account:
             seq.append(self.account)
         if self.people:
             seq.append("hr")
-        seq += [self.policy, self.usage, self.reply_service()]
-        if self.notify == self.reply_service():
-            seq.append(self.notify)
-        seq.append(self.ledger)
-        if self.notify != self.reply_service():
-            seq.append(self.notify)
-        if self.note:
-            seq.append("crm")
+        seq += [self.policy, self.usage]
+        for _ in range(cases):
+            seq.append(self.reply_service())
+            if self.notify == self.reply_service():
+                seq.append(self.notify)
+            seq.append(self.ledger)
+            if self.notify != self.reply_service():
+                seq.append(self.notify)
+            if self.note:
+                seq.append("crm")
         return [s for i, s in enumerate(seq) if i == 0 or seq[i - 1] != s]
 
 
@@ -149,13 +152,14 @@ def plans_for(
     allowed: set[str] | None = None,
     need: set[str] = frozenset(),  # type: ignore[assignment]
     accept: Callable[[list[str]], bool] | None = None,
+    cases: int = 1,
 ) -> list[Plan]:
     out = []
     for p in PLANS:
         svcs = p.services()
         if len(svcs) != k or (allowed is not None and not svcs <= allowed) or not need <= svcs:
             continue
-        w = p.walk()
+        w = p.walk(cases)
         if not walk[0] <= len(w) <= walk[1] or len(w) == len(set(w)):
             continue
         if accept is not None and not accept(w):
@@ -227,6 +231,11 @@ class Work:
     usage_id: str = ""
     channel: str = ""
     decoy_ticket: int | None = None
+    only: Case | None = None  # the request whose writes are being done (each request's in turn)
+    seen: set[str] = field(default_factory=set)  # lookups done once (the log's id, the channel)
+
+    def todo(self) -> list[Case]:
+        return [self.only] if self.only is not None else self.cases
 
     @property
     def today(self) -> date:
@@ -469,6 +478,15 @@ def _ledger_where(w: Work) -> str:
     }[w.plan.ledger]
 
 
+def _usage_where(w: Work) -> str:
+    return {
+        "payments": "Stripe (one payment a day per customer)",
+        "sheets": 'the Google Sheet "Usage billing"',
+        "sql": "the usage_charges table of the SQL database",
+        "workspace": "Documents/billing/usage_daily.csv in the workspace",
+    }[w.plan.usage]
+
+
 def _notify_how(w: Work) -> str:
     return {
         "email": "by email",
@@ -499,9 +517,10 @@ def policy_text(w: Work, v: Version) -> list[str]:
     if w.plan.request != "email":
         review += " and leave the ticket open"
     return [
-        f"Service credits for downtime. Effective {_day(v.effective)}.",
+        f"Service credit policy: credits for downtime. Effective {_day(v.effective)}.",
         f"Support may credit a customer for the usage billed on the days of an outage they report, up to "
-        f"${v.limit} per request. Usage already credited or refunded does not count again.",
+        f"${v.limit} per request. Usage already credited or refunded does not count again. The daily usage "
+        f"charges are in {_usage_where(w)}.",
         f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
         f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
         f"Approver: {_who_approves(w, v)}.",
@@ -748,7 +767,7 @@ def _reply_text(c: Case) -> str:
 
 def solve_reply(w: Work) -> None:
     b = w.b
-    for c in w.cases:
+    for c in w.todo():
         if w.plan.request == "email":
             b.call(
                 "email__gmail_send_email",
@@ -827,22 +846,27 @@ def solve_ledger(w: Work) -> None:
 
     b = w.b
     today = _day(w.today)
-    lines = [[today, c.cust.name, _ref(w, c), dollars(c.amount), _decision(c)] for c in w.cases]
+    lines = [[today, c.cust.name, _ref(w, c), dollars(c.amount), _decision(c)] for c in w.todo()]
+    first = "ledger" not in w.seen
+    w.seen.add("ledger")
     if w.plan.ledger == "sheets":
-        books = b.call("sheets__google_sheets_list_spreadsheets", {})
-        sid = next(x["id"] for x in rows(books) if x.get("title") == "Service credits log")
-        b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
-        b.call("sheets__google_sheets_append_rows", {"spreadsheet_id": sid, "rows": lines})
-        w.ledger_id = sid
+        if first:
+            books = b.call("sheets__google_sheets_list_spreadsheets", {})
+            sid = next(x["id"] for x in rows(books) if x.get("title") == "Service credits log")
+            assert sid == w.ledger_id
+            b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+        b.call("sheets__google_sheets_append_rows", {"spreadsheet_id": w.ledger_id, "rows": lines})
     elif w.plan.ledger == "workspace":
-        b.call("workspace__shell", {"command": "head -3 Documents/finance/credits_log.csv"})
+        if first:
+            b.call("workspace__shell", {"command": "head -3 Documents/finance/credits_log.csv"})
         for ln in lines:
             b.call(
                 "workspace__shell",
                 {"command": f"echo '{','.join(ln)}' >> Documents/finance/credits_log.csv"},
             )
     else:
-        b.call("sql__describe_table", {"table_name": "credits_log"})
+        if first:
+            b.call("sql__describe_table", {"table_name": "credits_log"})
         for ln in lines:
             name = ln[1].replace("'", "''")
             b.call(
@@ -870,11 +894,12 @@ def solve_notify(w: Work) -> None:
     from compoworld.tasks.families._common import rows
 
     b = w.b
-    if w.plan.notify == "chat":
+    if w.plan.notify == "chat" and "channel" not in w.seen:
+        w.seen.add("channel")
         chans = b.call("chat__slack_user_list_channels", {"channel_name": "billing-credits"})
         cid = next(c["id"] for c in rows(chans) if c["name"] == "billing-credits")
         assert cid == w.channel
-    for c in w.cases:
+    for c in w.todo():
         text = _notify_text(c)
         if w.plan.notify == "email":
             b.call(
@@ -892,7 +917,7 @@ def solve_notify(w: Work) -> None:
 
 def solve_note(w: Work) -> None:
     b = w.b
-    for c in w.cases:
+    for c in w.todo():
         outcome = (
             f"Downtime credit of ${dollars(c.amount)} approved"
             if c.branch == "approve"
@@ -1284,8 +1309,15 @@ def compose(
             c.approver = w.current.fallback if c.owner_left else c.owner
     b.fact(*{dollars(c.amount) for c in cases}, *{str(v.limit) for v in versions})
     b.begin()
+    writes = [s for s in st if s.kind == "write"]
     for s in st:
-        s.solve(w)
+        if s.kind != "write":
+            s.solve(w)
+    for c in cases:  # each request's writes in turn: reply, log, tell, note
+        w.only = c
+        for s in writes:
+            s.solve(w)
+    w.only = None
     add_checks(w)
     describe(w, st, tier_name)
     return {
