@@ -206,6 +206,26 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         _run_compute(env, svc, t, args)
         return
     table = svc.manifest["resources"][op["resource"]]["table"]
+    if op["kind"] == "transition" and "value" in op:  # the record is not yet where the move takes it
+        key = str(flat_args(op, args).get(op["id_param"]))
+        rec = svc.table(table).get(key)
+        if rec is not None and rec.get(op["field"]) == op["value"]:
+            enum = (svc.manifest["resources"][op["resource"]].get("enums") or {}).get(op["field"]) or []
+            other = next((v for v in enum if v != op["value"]), None if enum else "open")
+            if isinstance(op["value"], bool):
+                other = not op["value"]
+            svc.store.put(table, key, {**rec, op["field"]: other})
+            svc.store.commit()
+    if op["kind"] == "unrelate":  # what is unlinked was linked first
+        key = str(flat_args(op, args).get(op["id_param"]))
+        rec = svc.table(table).get(key)
+        v = flat_args(op, args).get(op["member_param"])
+        if rec is not None and v is not None:
+            field = f"{op['member']}_ids"
+            have = list(rec.get(field) or [])
+            have += [x for x in (v if isinstance(v, list) else [v]) if x not in have]
+            svc.store.put(table, key, {**rec, field: have})
+            svc.store.commit()
     r = _call(env, svc, t["name"], args)
     if not r["success"]:
         raise Failed("valid_call_failed", f"a valid call failed: {r['error']['message']}")
@@ -265,7 +285,8 @@ def _run(env: Environment, svc: Any, t: dict[str, Any], by_name: dict[str, Any],
         refs = {r["param"] for r in op.get("ref_ids", ())} | {r["param"] for r in op.get("ref_lists", ())}
         for k in props:  # change one optional field too, so an update always changes something
             if k not in args and k not in skip and k not in refs and not _control(k):
-                extra[k] = sample(props[k], k, rng)
+                enum = (svc.manifest["resources"][op["resource"]].get("enums") or {}).get(k)
+                extra[k] = enum[-1] if enum and not props[k].get("enum") else sample(props[k], k, rng)
                 break
         if extra:
             r = _call(env, svc, t["name"], {**args, **extra})

@@ -1537,6 +1537,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             or _compute_op(t, prefix)
             or infer_op(t, prefix)
         )
+    _one_resource_per_object(ops)
     if (expand := _expand_op(spec)) is not None:
         ops["expandSchema"] = expand
     resources: dict[str, dict[str, Any]] = {}
@@ -1620,10 +1621,19 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
         op = ops[t.name]
         if op["kind"] not in ("create", "list", "update") or op.get("collection"):
             continue
-        for p in t.input_schema.get("properties", {}):
+        for p, psch in t.input_schema.get("properties", {}).items():
             stem = re.sub(r"(id|key|gid)$", "", norm(p))
             other = named.get(stem) or (named.get(stem[6:]) if stem.startswith("parent") else None)
-            if not other or other == op["resource"] or stem == norm(p):
+            if not other and stem != norm(p) and stem in PERSON_ROLES:  # `author_id` names a user
+                other = next((named[w] for w in PEOPLE_TABLES if w in named), None)
+            bare = (  # Stripe's `customer`: "The ID of the customer ..." names a customer record
+                stem == norm(p)
+                and other is not None
+                and isinstance(psch, dict)
+                and _type_of(psch) in ("string", "integer")
+                and re.search(r"\bid\b", str(psch.get("description", "")), re.I)
+            )
+            if not other or other == op["resource"] or (stem == norm(p) and not bare):
                 continue
             if not op.get("parent"):
                 op["parent"] = {"resource": other, "param": p}
@@ -2364,11 +2374,14 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
         r.pop("free", None)
         if rname in writers or r.get("collection_of") or r.get("singleton"):
             continue
+        reads = [
+            t for t in work if ops[t.name].get("resource") == rname and ops[t.name]["kind"] in ("get", "list")
+        ]
         texts = [
             t.description + " " + " ".join(str(s.get("description", "")) for _, s in _schemas_of(t))
-            for t in work
-            if ops[t.name].get("resource") == rname and ops[t.name]["kind"] in ("get", "list")
+            for t in reads
         ]
+        inputs = {p for t in reads for p in [*t.input_schema.get("properties", {}), *dict(_schemas_of(t))]}
         for text in texts:
             for w in re.findall(r"[A-Za-z]+", text):
                 lw = w.lower()
@@ -2380,6 +2393,8 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
                     )
                     r.setdefault("described", []).append(lw)
             for ident in IDENT_RE.findall(text):
+                if ident in inputs or switch_param(ident, {}) or norm(ident) in SWITCH_PARAMS:
+                    continue  # a parameter the description names is an input, not what it returns
                 if len(ident) >= 5 and ident not in r["fields"] and not ident.endswith(("_id", "Id")):
                     last = tokens(ident)[-1]
                     r["fields"][ident] = "number" if last in NUMBER_WORDS else "string"
@@ -2488,3 +2503,53 @@ def blind_list(tool: dict[str, Any]) -> bool | None:
     if not filters:
         return None
     return all(p in op.get("unsupported_filters", ()) for p in filters)
+
+
+# names one object goes by across a server's tools (`upload_file`, `get_item`, `delete_drive_item`)
+OBJECT_SYNONYMS = (
+    frozenset({"file", "item", "drive_item", "driveitem", "object", "blob", "entry", "document"}),
+    frozenset({"folder", "directory", "dir"}),
+)
+PART_WORDS = ("content", "data", "body", "text", "raw")
+
+
+PERSON_ROLES = {"author", "owner", "creator", "assignee", "reporter", "requester", "createdby", "assignedto"}
+PEOPLE_TABLES = ("user", "member", "person", "employee", "agent")
+
+
+def _one_resource_per_object(ops: dict[str, dict[str, Any]]) -> None:
+    """One table per object, whatever its tools call it: a read of a record's part (`read_file_content`
+    by the file's id) reads the record, and names that are synonyms for one object (a `file` only
+    created, an `item` read, moved and deleted) are merged where their operations complement each
+    other (neither both creates nor both reads it: then they are two kinds of record)."""
+    for op in ops.values():
+        r = op.get("resource") or ""
+        head, _, part = r.rpartition("_")
+        idp = op.get("id_param")
+        if (
+            head
+            and part in PART_WORDS
+            and op["kind"] in ("get", "update")
+            and idp
+            and _named_for(idp, head, True)
+        ):
+            op["resource"] = head
+            op.pop("qualifier", None)
+    kinds: dict[str, set[str]] = {}
+    for op in ops.values():
+        if op.get("resource") and op["kind"] not in ("simulated", "compute"):
+            kinds.setdefault(op["resource"], set()).add(op["kind"])
+    for group in OBJECT_SYNONYMS:
+        present = sorted(r for r in kinds if r in group)
+        if len(present) < 2:
+            continue
+        keep = max(present, key=lambda r: (len(kinds[r]), r))
+        for r in present:
+            if r == keep or kinds[r] & kinds[keep] & {"create", "list"}:
+                continue
+            for op in ops.values():
+                if op.get("resource") == r:
+                    op["resource"] = keep
+                if (op.get("parent") or {}).get("resource") == r:
+                    op["parent"]["resource"] = keep
+            kinds[keep] |= kinds.pop(r)

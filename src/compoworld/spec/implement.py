@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import json
 import os
 import random
@@ -135,6 +136,7 @@ _NETWORK = {
     "asyncio",
 }
 _PROCESS = {"subprocess", "multiprocessing", "pty", "signal", "threading", "concurrent"}
+BOOT_SECONDS = 120.0  # the engine's own imports in the child, on a loaded 2-core machine
 MAX_REPLY = 8 << 20  # bytes of one reply line: a module cannot flood the parent's memory
 # the engine's own per-call limits read the process's memory use: the sandbox's own, nothing of the host
 _PROC_SELF = ("/proc/self/statm", "/proc/self/status")
@@ -214,8 +216,9 @@ class Sandbox:
         self.limits = limits
         self.dir = tempfile.mkdtemp(prefix="compoworld-sandbox-")
         Path(self.dir, "service.py").write_text(code, encoding="utf-8")
+        self.isolated = bool(_netns())  # the kernel's own "no network" beside the audit hook
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _CHILD, self.dir, str(seed), json.dumps(limits.__dict__)],
+            [*_netns(), sys.executable, "-I", "-c", _CHILD, self.dir, str(seed), json.dumps(limits.__dict__)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -226,24 +229,29 @@ class Sandbox:
         self.violation: Violation | None = None
         # a sandbox nobody closes (a served service at exit) is still killed and its folder removed
         self._finalizer = weakref.finalize(self, _cleanup, self.proc, self.dir)
+        # the engine's own start (imports, the hook) has its own allowance; the module's load,
+        # seeding and every request after it have `limits.seconds` each
+        self.request(None, BOOT_SECONDS)
         self.ready = self.request({"op": "ready"})
 
-    def request(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """One reply; a child that breaks a rule, crashes or overruns is a Violation (and is dead)."""
+    def request(self, msg: dict[str, Any] | None, seconds: float | None = None) -> dict[str, Any]:
+        """One reply (to `msg`, or the next line when None); a child that breaks a rule, crashes or
+        overruns is a Violation (and is dead)."""
         if self.violation is not None:
             raise self.violation
         import selectors
 
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
-            self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-            self.proc.stdin.flush()
+            if msg is not None:
+                self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+                self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             pass  # the child is gone: its last words (or its exit) say why
         sel = selectors.DefaultSelector()
         sel.register(self.proc.stdout, selectors.EVENT_READ)
         line = b""
-        if sel.select(self.limits.seconds):
+        if sel.select(seconds or self.limits.seconds):
             line = self.proc.stdout.readline(MAX_REPLY + 1)
             if len(line) > MAX_REPLY:
                 self.close()
@@ -306,6 +314,25 @@ class Sandbox:
         self.close()
 
 
+@functools.lru_cache(maxsize=1)
+def _netns() -> tuple[str, ...]:
+    """A prefix that starts the sandbox in a network namespace of its own (no interface but a down
+    loopback), where `unshare` can make one: as root, or in a user namespace. Empty elsewhere: the
+    audit hook still refuses every socket."""
+    import shutil
+
+    exe = shutil.which("unshare")
+    if exe is None:
+        return ()
+    for prefix in ((exe, "--net"), (exe, "--user", "--map-root-user", "--net")):
+        try:
+            if subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0:
+                return prefix
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return ()
+
+
 def _cleanup(proc: subprocess.Popen, folder: str) -> None:
     import shutil
 
@@ -320,6 +347,59 @@ def _cleanup(proc: subprocess.Popen, folder: str) -> None:
             with contextlib.suppress(OSError):
                 f.close()
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _make_hook(fd: int, loaded: list[bool]) -> tuple[Any, Any]:  # pragma: no cover (in the sandbox)
+    """The audit hook and the way it ends the process. The module can rebind any module attribute
+    or builtin (`os._exit`, `json.dumps`, `builtins.isinstance`, this module's `_DENY`), so every
+    name the hook uses is bound here, in its closure, before the module runs; it resolves no path
+    (a patched `posixpath` could lie) and allows no open at all but two files of /proc/self."""
+    _exit, _write, _str, _int, _len, _repr = os._exit, os.write, str, int, len, repr
+    allowed = frozenset(ALLOWED_IMPORTS)
+    roots = frozenset(m.split(".")[0] for m in ALLOWED_IMPORTS) - {"compoworld"}
+    deny = tuple(_DENY)
+    proc = frozenset(_PROC_SELF)
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+    process = ("subprocess.", "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork")
+    frames = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_code", "f_back", "f_locals"})
+
+    def die(cause: str, detail: str) -> None:
+        try:
+            text = "".join(ch if ch >= " " else " " for ch in _str(detail)[:300])
+            text = text.replace("\\", "\\\\").replace('"', '\\"')
+            _write(
+                fd, ('{"violation": "' + cause + '", "detail": "' + text + '"}\n').encode("utf-8", "replace")
+            )
+        finally:
+            _exit(3)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open":
+            path, mode, flags = (args + (None, None))[:3]
+            if (
+                path.__class__ is _str
+                and path in proc
+                and mode in (None, "r", "rb")
+                and not (flags or 0) & writing
+            ):
+                return  # the engine's call limits read the process's own memory use
+            die("file_access", "open(" + _repr(path) + ", " + _repr(mode) + ")")
+        elif event == "import":
+            name = _str(args[0])
+            if name not in allowed and name.split(".")[0] not in roots:
+                die("forbidden_import", "import " + name)
+        elif event.startswith("socket."):
+            die("network", event)
+        elif event.startswith(process):
+            die("process", event)
+        elif event.startswith(deny):
+            die("forbidden_call", event)
+        elif loaded[0] and (
+            event == "sys._getframe" or (event == "object.__getattr__" and args[1:2] and args[1] in frames)
+        ):
+            die("forbidden_call", event + " " + _repr(args[1:2]))  # frames reach the sandbox's own locals
+
+    return hook, die
 
 
 def _child() -> None:  # pragma: no cover (runs in the sandbox process)
@@ -357,53 +437,20 @@ def _child() -> None:  # pragma: no cover (runs in the sandbox process)
     Environment(["kv"], seed=0, size="small").state_hash()  # lazy imports and data files, before the hook
     source = Path(folder, "service.py").read_text(encoding="utf-8")
     code = compile(source, "service.py", "exec")
-    allowed_roots = {m.split(".")[0] for m in ALLOWED_IMPORTS}
-    proc_self = {os.path.realpath(x) for x in _PROC_SELF}
-
-    def die(cause: str, detail: str) -> None:
-        say({"violation": cause, "detail": detail[:300]})
-        os._exit(3)
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event == "sys._getframe" and loaded[0]:  # class creation reads frames; tools never need to
-            die("forbidden_call", event)
-        if event == "open":
-            path, mode, flags = (list(args) + [None, None])[:3]
-            if isinstance(path, int):  # an inherited descriptor (the reply pipe among them)
-                die("file_access", f"open({path}) of a file descriptor")
-            p = os.path.realpath(os.fsdecode(path)) if isinstance(path, str | bytes | os.PathLike) else ""
-            writes = any(ch in str(mode or "") for ch in "wax+") or bool(
-                (flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC)
-            )
-            if writes:
-                die("file_access", f"open({path!r}, {mode or flags!r}) for writing")
-            if not p.startswith(folder + os.sep) and p not in proc_self:
-                die("file_access", f"open({path!r}) outside the sandbox folder")
-        elif event == "import":
-            name = str(args[0])
-            if name not in ALLOWED_IMPORTS and name.split(".")[0] not in allowed_roots | {"compoworld"}:
-                die("forbidden_import", f"import {name}")
-            if name.startswith("compoworld") and name not in ALLOWED_IMPORTS and name not in sys.modules:
-                die("forbidden_import", f"import {name}")
-        elif event.startswith("socket."):
-            die("network", f"{event}{args[:2]!r}")
-        elif event.startswith(
-            ("subprocess.", "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork")
-        ):
-            die("process", event)
-        elif event.startswith(_DENY):
-            die("forbidden_call", event)
-
+    hook, die = _make_hook(out.fileno(), loaded)
     sys.addaudithook(hook)
+    say({"booted": True})  # from here on, the parent's per-request limit runs
     import builtins
 
     safe = {k: getattr(builtins, k) for k in dir(builtins) if k not in FORBIDDEN_NAMES or k == "__import__"}
     real_import = builtins.__import__
 
+    allowed = frozenset(ALLOWED_IMPORTS)
+
     def guarded(
         name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0
     ) -> Any:
-        if level or name not in ALLOWED_IMPORTS:
+        if level or name not in allowed:
             die("forbidden_import", f"import {name}")
         return real_import(name, globals_, locals_, fromlist, level)
 

@@ -525,7 +525,9 @@ class CompiledService(Service):
         return shaped(out, op, args)
 
     def _op_update(self, op: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
-        rec = self._own(op, args, self._find(op, args[op["id_param"]]))
+        rec = self._find(op, args[op["id_param"]])
+        if op.get("verb") not in MOVE_VERBS:  # a move names where the record goes, not where it is
+            rec = self._own(op, args, rec)
         self._require_state(op, rec)
         self._check_parent(op, args)
         return self._change(self._res(op)["table"], rec["id"], self._fields(op, args, {op["id_param"]}))
@@ -787,6 +789,7 @@ def _player_record(keys: list[str], devices: list[str], now: str) -> dict[str, A
 
 
 WORLD_MODEL_UNAVAILABLE = "world_model_unavailable"
+MOVE_VERBS = {"move", "transfer", "relocate", "reparent"}
 ENGINE_FIELDS = {"id", "created_at"}
 QUERY_OPS = {
     "=": "eq",
