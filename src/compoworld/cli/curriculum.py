@@ -72,11 +72,22 @@ def generate_curriculum(
         p = plan(n, settings, table, floor, max(schedule, 1), str(target) if target else None)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
-    try:
-        rounds = generate_plan(p, seed, settings, workers, ray_address=ray)
-    except RuntimeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("[bold]generating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+    ) as bar:
+        job = bar.add_task("tasks", total=n * len(p.rounds))
+        try:
+            rounds = generate_plan(p, seed, settings, workers, lambda d: bar.advance(job, d), ray)
+        except RuntimeError as e:
+            err.print(f"[red]error:[/red] {e}", soft_wrap=True)
+            raise typer.Exit(2) from None
     paths = []
     for r, (tasks, _) in zip(p.rounds, rounds, strict=True):
         path = out if len(p.rounds) == 1 else out.with_name(f"{out.stem}.round{r.index}{out.suffix}")
