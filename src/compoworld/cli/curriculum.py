@@ -111,4 +111,9 @@ def generate_curriculum(
             err.print(
                 f"[yellow]note:[/yellow] round {s['round']}: {fam} made no more tasks: {why}", soft_wrap=True
             )
+    for dim in ("K", "difficulty"):  # the knobs' failure rates in the run, as the priors used them
+        vals = summary["knobs"].get(dim) or {}
+        if vals:
+            rates = ", ".join(f"{v}: {x['failure_rate']:.2f} ({x['episodes']})" for v, x in vals.items())
+            console.print(f"failure rate by {dim} (episodes): {rates}", soft_wrap=True)
     console.print(f"weights and failure rates -> {out.with_name(out.stem + '.curriculum.json')}")
