@@ -185,6 +185,9 @@ def http(
     sys.stderr.write(
         f"serving {len(task_map)} task(s) on http://{shown}:{port} (control API /sessions, MCP /mcp/<session>)\n"
     )
+    # Tool calls run in worker threads: hand the GIL back to the event loop sooner than the 5 ms
+    # default, so a heavy call in one session delays other sessions' requests less.
+    sys.setswitchinterval(0.0005)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,10 +24,13 @@ from mcp.server.lowlevel import Server
 from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure, ok
 from compoworld.core.environment import Environment
-from compoworld.core.limits import Budget, CallLimits, state_bytes
+from compoworld.core.limits import MAX_BULK_ITEMS, Budget, CallLimits, state_bytes
 from compoworld.core.schema import schema_violations
 
 DEFAULT_STATE_BUDGET = 32 * 1024 * 1024  # bytes of state one session may hold
+PACE = 4.0  # a session that used c CPU seconds in a call waits PACE * c before its next one ...
+PACE_FREE_S = 0.005  # ... unless the call used less than this
+PACE_MAX_S = 10.0
 LOG_BUDGET = 8 * 1024 * 1024  # bytes of call log kept per session (results beyond are summarised)
 
 RESERVED = re.compile(r"(^|__)(verify|reset|state|get_state|snapshot|restore|reward|grade|score)", re.I)
@@ -91,6 +95,7 @@ class EnvSession:
             env.budget = None
         self.log: list[dict[str, Any]] = []
         self._log_bytes = 0
+        self._not_before = 0.0  # monotonic time before which the session's next call waits (fair share)
         entries = [t for t in env.tools("mcp", mode) if not is_reserved(t["name"])]
         finish = {
             "name": FINISH,
@@ -145,6 +150,14 @@ class EnvSession:
         if schema is None:
             return failure(404, "unknown_tool", f"Unknown tool '{name}'")
         args = arguments or {}
+        if isinstance(args, dict):  # bulk bounds first: validating 8,000 items costs more than refusing them
+            for pname, value in args.items():
+                if type(value) is list and len(value) > MAX_BULK_ITEMS:
+                    return failure(
+                        422,
+                        "resource_limit",
+                        f"{name}: '{pname}' lists {len(value)} items; one call takes at most {MAX_BULK_ITEMS}",
+                    )
         v = self._validators.get(name)
         if v is None:
             v = self._validators[name] = jsonschema.Draft202012Validator(schema)
@@ -159,17 +172,36 @@ class EnvSession:
     def run(self, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
         """One call as every path makes it: run, serialise, log. Blocking: call it from a worker
         thread, holding `lock`."""
+        self._pace()
+        cpu = time.thread_time()
         envelope = self.call(name, arguments)
         text = json.dumps(envelope, ensure_ascii=False)
         self.record(name, arguments, envelope, text)
+        self._charge_cpu(time.thread_time() - cpu)
         return envelope, text
 
     def web_call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """A web page's action (a form post): the same call, budget and log as an MCP call."""
+        self._pace()
+        cpu = time.thread_time()
         self.calls += 1
         envelope = self.env.call(name, arguments or {})
         self.record(name, arguments, envelope, json.dumps(envelope, ensure_ascii=False))
+        self._charge_cpu(time.thread_time() - cpu)
         return envelope
+
+    # Fair share: a session's calls may keep the CPU busy for at most 1 / (1 + PACE) of the time.
+    # After a call that used c CPU seconds, the session's next call starts no sooner than PACE * c
+    # later (an ordinary call uses ~0.1 ms and is never held back). The wait is in the session's
+    # own worker thread, under its lock, so only the session that spent the CPU waits.
+    def _charge_cpu(self, cpu: float) -> None:
+        if cpu > PACE_FREE_S:
+            self._not_before = max(self._not_before, time.monotonic()) + min(PACE * cpu, PACE_MAX_S)
+
+    def _pace(self) -> None:
+        wait = self._not_before - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
 
     def record(self, name: str, arguments: Any, envelope: dict[str, Any], text: str) -> None:
         """Append one call to the log (`text` is the envelope as already serialised for the reply)."""

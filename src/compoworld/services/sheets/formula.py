@@ -56,7 +56,7 @@ class CellError(Exception):
 
 
 MAX_DEPTH = 50  # formulas referring to formulas, this deep at most (a cycle reads as #REF!)
-MAX_CELLS = 200_000  # cells one read may visit across all its formulas (each formula cell is evaluated once)
+MAX_CELLS = 50_000  # cells one read may visit across all its formulas (each formula cell is evaluated once)
 
 
 class TooMuchWork(Exception):
