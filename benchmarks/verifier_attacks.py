@@ -3,7 +3,8 @@
 On fresh seeds, three sets of generated tasks (each candidate that passes every non-adversarial gate):
 - default: the hand-built workflow families;
 - persona: tasks starting from persona worlds (`worlds build`, then `tasks generate --world`);
-- compiled: families over services compiled from MCP specs (`--families compiled`).
+- compiled: families over services compiled from MCP specs (`--families compiled`);
+- composed: composed work at depth (`--difficulty medium`: K >= 4 stages wired output to input).
 
 For each task it runs the attack suite of `tasks.adversaries` (the built-in adversaries plus gutted
 text, near-miss values, an extra cc, hedged / refused / wrong-unit / dumped answers, deleting an
@@ -110,7 +111,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=30, help="tasks per set")
     ap.add_argument("--seed", type=int, default=5151)
-    ap.add_argument("--sets", default="default,persona,compiled")
+    ap.add_argument("--sets", default="default,persona,compiled,composed")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
@@ -122,6 +123,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if "default" in wanted:
             results.append(measure("default", args.seed, args.n, Settings()))
+        if "composed" in wanted:
+            results.append(measure("composed", args.seed, args.n, Settings(difficulty="medium")))
         if "persona" in wanted:
             import subprocess
 

@@ -290,7 +290,8 @@ def _is_text(key: str, value: Any) -> bool:
 
 GUTS = ("Done.", "Hi, all sorted on our side. Thanks!", None)  # None: the text with its facts cut out
 _FACTS = re.compile(
-    r"(?P<date>\d{4}-\d{2}-\d{2}(?:T[\d:]+Z?)?)|[\w.%+'-]+@[\w-]+(?:\.[\w-]+)+|(?P<num>\$?\d[\d,]*(?:\.\d+)?)%?"
+    r"(?P<date>\d{4}-\d{2}-\d{2}(?:T[\d:]+Z?)?)|[\w.%+'-]+@[\w-]+(?:\.[\w-]+)+|\+?\d[\d ().-]{8,}\d"
+    r"|(?<![\w/])(?P<num>\$?\d[\d,]*(?:\.\d+)?)(?![\w/])%?"
     r"|\b[A-Z]{2,}[-_]?\w*\d\w*\b|#\w+"
 )
 
@@ -312,12 +313,15 @@ def gut(value: Any, key: str = "", form: str | None = "Done.", asked: Asked | No
         if asked is not None and m.group("date") and not asked.day(m.group("date")[:10]):
             return m.group(0)
         if asked is not None and m.group("num"):
-            n = float(m.group("num").lstrip("$").replace(",", "") or 0)
-            if not asked.number(n):
+            raw = m.group("num")
+            n = float(raw.lstrip("$").replace(",", "") or 0)
+            # a small count ("all 2 of your sessions") is no fact a careful reader misses
+            if not asked.number(n) or ("." not in raw and "$" not in raw and n < 100 and not asked.made(n)):
                 return m.group(0)
         return " "
 
-    return " ".join(_FACTS.sub(cut, value).split())
+    out = " ".join(_FACTS.sub(cut, value).split())
+    return value if out == " ".join(value.split()) else out  # nothing cut: no attack
 
 
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
@@ -353,10 +357,12 @@ class Asked:
                     self.days.update(m.group(0) for m in _ISO_DAY.finditer(v))
                     if re.fullmatch(r"-?\d[\d,]*(\.\d+)?", v.strip()):
                         self.numbers.add(round(float(v.replace(",", "")), 2))
+        self.composed: set[float] = set()
         for m in task.meta.get("composed", []):
             self.days.update(x.group(0) for x in _ISO_DAY.finditer(str(m)))
             with contextlib.suppress(ValueError):
-                self.numbers.add(round(float(str(m).replace(",", "")), 2))
+                self.composed.add(round(float(str(m).replace(",", "")), 2))
+        self.numbers |= self.composed
         self.instruction = task.instruction
         self.clock = str(task.initial_state.get("clock", ""))
 
@@ -371,6 +377,9 @@ class Asked:
 
     def number(self, x: float) -> bool:
         return round(x, 2) in self.numbers
+
+    def made(self, x: float) -> bool:
+        return round(x, 2) in self.composed
 
 
 def near_miss(value: Any, asked: Asked, key: str = "") -> Any:

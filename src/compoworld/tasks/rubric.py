@@ -230,6 +230,7 @@ def _people_index(people: Iterable[tuple[str, str]]) -> tuple[dict[str, tuple[st
         by[email.casefold()] = (name, email)
         by[name.casefold()] = (name, email)
         firsts[name.split()[0].casefold()] += 1
+        firsts["~" + name.split()[-1].casefold()] += 1  # last names, counted apart
     return by, firsts
 
 
@@ -262,6 +263,7 @@ class Derivation:
             v for r in results for _, v in leaves(r.get("data")) if v is not None and not isinstance(v, bool)
         ]
         self.seen_strings = {str(v).casefold() for v in seen}
+        self.seen_long = [s for s in self.seen_strings if 10 < len(s) < 400]
         self.seen_days = {s[:10] for s in self.seen_strings if re.match(r"\d{4}-\d{2}-\d{2}", s)}
         self.seen_numbers = {round(float(v), 2) for v in seen if isinstance(v, int | float)}
         self.seen_numbers |= {round(float(v) / 100, 2) for v in seen if isinstance(v, int)}  # cents
@@ -278,8 +280,10 @@ class Derivation:
         self.given: set[str] = set()
         prose: list[str] = []
         for c, r in zip(calls, results, strict=False):
-            if c["tool"].split("__", 1)[0] not in MESSAGE_SERVICES:
-                continue
+            if c["tool"].split("__", 1)[0] not in MESSAGE_SERVICES or (
+                mutates is not None and mutates(c["tool"])
+            ):
+                continue  # a write's echo of what the work itself wrote is nobody's request
             for path, v in leaves(r.get("data")):
                 if isinstance(v, str) and (_leaf(path) in PROSE or len(v.split()) >= 6):
                     self.given.update(t.casefold() for t in id_tokens(v))
@@ -340,7 +344,11 @@ class Derivation:
 
     # ---- facts ----------------------------------------------------------------------------------------
     def learnt(self, value: str) -> bool:
-        return value.casefold() in self.seen_strings or value in self.made
+        v = value.casefold()
+        if v in self.seen_strings or value in self.made:
+            return True
+        # a generated id inside a value shown (the key in a shared link's URL)
+        return len(v) >= 10 and bool(re.search(r"\d", v)) and any(v in s for s in self.seen_long)
 
     def facts_of(self, text: str) -> list[Any]:
         """The facts of one reference text the agent had to find or work out."""
@@ -378,6 +386,10 @@ class Derivation:
             if t.casefold() in self.given and t not in self.made:
                 continue
             facts.append({"kind": "code", "value": t})
+        for url in re.findall(r"https?://[^\s\"'<>]+", text):
+            url = url.rstrip(".,;)")
+            if self.learnt(url) and not word_in(self.instruction, url):
+                facts.append({"kind": "code", "value": url})  # a link the work was given (a shared link)
         for person in self._people_in(text):
             facts.append(person)
         for m in self.made:
@@ -406,9 +418,11 @@ class Derivation:
     def _person(self, p: tuple[str, str]) -> dict[str, Any]:
         name, email = p
         forms = [email, name]
-        first = name.split()[0]
+        first, last = name.split()[0], name.split()[-1]
         if self.firsts[first.casefold()] == 1 and not any(word_in(r, first) for r in self.rivals):
             forms.append(first)  # a first name names them where nobody else in the company has it
+        if self.firsts["~" + last.casefold()] == 1 and not any(word_in(r, last) for r in self.rivals):
+            forms.append(last)  # so does a last name ("Ms Smyth")
         return {"kind": "person", "forms": forms}
 
     def substance(self, text: str) -> list[str]:

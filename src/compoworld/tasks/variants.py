@@ -38,7 +38,20 @@ _SWAPS = (
     (r"\bescalated\b", "raised"),
     (r"\brescheduled\b", "moved"),
 )
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 
 def _date_words(m: re.Match[str]) -> str:

@@ -173,10 +173,32 @@ def contains_phone(text: str, expected: str) -> bool:
     return any(phone_digits(m) == want for m in re.findall(r"\+?[\d][\d\s().-]{6,}\d", text))
 
 
+_NO_YEAR = (
+    re.compile(r"\b(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>[a-z]{3,9})\b(?!,?\s*\d{4})", re.I),
+    re.compile(r"\b(?P<m2>[a-z]{3,9})\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b(?!,?\s*\d{4})", re.I),
+)
+
+
 def contains_when(text: str, expected: str) -> bool:
-    """Some date written in `text` (in any accepted form) is the expected day or instant."""
+    """Some date written in `text` (in any accepted form) is the expected day or instant; a day
+    written without its year ("March 9", "9 Mar") is read in the expected year."""
     spans = [m.group(0) for m in _ISO.finditer(text)] + [m.group(0) for m in _WORDY.finditer(text)]
     spans += [m.group(0) for m in _MDY.finditer(text)]
+    year = expected[:4] if re.match(r"\d{4}-", expected or "") else None
+    if year:
+        for m in (m for rx in _NO_YEAR for m in rx.finditer(text)):
+            g = m.groupdict()
+            mon = (g.get("m1") or g.get("m2") or "").lower()
+            if mon not in _MONTHS:
+                continue
+            day = g.get("d1") or g.get("d2")
+            with_year = f"{m.group(0)}, {year}" if g.get("m2") else f"{day} {g['m1']} {year}"
+            i = m.end()
+            if same_when(with_year + text[i : i + 16], expected) or same_when(with_year, expected):
+                return True
+            t = _TIME_BEFORE.search(text[max(0, m.start() - 28) : m.start()])
+            if t and (t.group(2) or t.group(3)) and same_when(f"{with_year} {t.group(0).strip()}", expected):
+                return True
     for sp in spans:
         i = text.find(sp)
         if same_when(text[i : i + len(sp) + 16], expected) or same_when(sp, expected):

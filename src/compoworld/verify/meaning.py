@@ -15,6 +15,7 @@ predicates; here only free text is read.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from compoworld.verify.forms import contains_phone, contains_when, norm_text
@@ -52,6 +53,7 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
 )
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A crude English stem, enough to join inflections: cancelled/cancelling/cancels -> cancel."""
     w = word.casefold()
@@ -68,20 +70,30 @@ def _stems(text: str) -> list[str]:
     return [stem(w) for w in re.findall(r"[a-z0-9]+", norm_text(text).replace("-", " "))]
 
 
+@lru_cache(maxsize=4096)
+def _phrase_stems(phrase: str) -> tuple[str, ...]:
+    return tuple(_stems(phrase))
+
+
 def _phrase_in(words: list[str], phrase: str) -> bool:
-    p = _stems(phrase)
+    p = list(_phrase_stems(phrase))
     n = len(p)
     return n > 0 and any(words[i : i + n] == p for i in range(len(words) - n + 1))
 
 
-def synonyms(phrase: str) -> list[str]:
-    """The phrase and every phrase sharing a synonym group with it (by stem)."""
-    p = _stems(phrase)
+@lru_cache(maxsize=4096)
+def _synonyms(phrase: str) -> tuple[str, ...]:
+    p = _phrase_stems(phrase)
     out = [phrase]
     for group in SYNONYM_GROUPS:
-        if any(_stems(g) == p for g in group):
+        if any(_phrase_stems(g) == p for g in group):
             out.extend(g for g in group if g not in out)
-    return out
+    return tuple(out)
+
+
+def synonyms(phrase: str) -> list[str]:
+    """The phrase and every phrase sharing a synonym group with it (by stem)."""
+    return list(_synonyms(phrase))
 
 
 def says(text: str, phrase: str) -> bool:
@@ -186,7 +198,13 @@ def word_in(text: str, value: str) -> bool:
     v = norm_text(value)
     if not v:
         return False
-    return re.search(r"(?<![\w@.-])" + re.escape(v) + r"(?![\w@-])", norm_text(text)) is not None
+    t = norm_text(text)
+    return v in t and _word_rx(v).search(t) is not None
+
+
+@lru_cache(maxsize=16384)
+def _word_rx(v: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w@.-])" + re.escape(v) + r"(?![\w@-])")
 
 
 def carries(text: str, fact: Any) -> bool:
