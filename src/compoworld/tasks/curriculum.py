@@ -34,7 +34,11 @@ KNOBS = ("K", "difficulty", "service_set", "service")
 def tier_of(meta: dict[str, Any]) -> str:
     """The difficulty tier a task records (generator with tiers), else one derived from its work."""
     d = meta.get("difficulty")
-    for tier in (meta.get("tier"), d.get("tier") if isinstance(d, dict) else d):
+    for tier in (
+        meta.get("tier"),
+        d.get("tier") if isinstance(d, dict) else d,
+        (meta.get("settings") or {}).get("difficulty"),
+    ):
         if isinstance(tier, str) and tier:
             return tier
     d = d if isinstance(d, dict) else {}

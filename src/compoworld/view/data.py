@@ -18,6 +18,7 @@ import orjson
 
 from compoworld.agents.loop import ENDPOINT_FAILURES
 from compoworld.rollout.metrics import pass_at_k, pass_hat_k
+from compoworld.tasks.curriculum import tier_of
 from compoworld.tasks.generator import interface_of
 from compoworld.tasks.model import Task, _Rebuilder
 
@@ -51,22 +52,7 @@ def failure_class(error_class: str | None, checks: list[dict[str, Any]], passed:
 
 def difficulty_of(meta: dict[str, Any]) -> str:
     """The tier the generator recorded; else one derived from the work it planted (calls, decisions)."""
-    d = meta.get("difficulty")
-    for tier in (
-        meta.get("tier"),
-        d.get("tier") if isinstance(d, dict) else d,
-        (meta.get("settings") or {}).get("difficulty"),
-    ):
-        if isinstance(tier, str) and tier:
-            return tier
-    d = d if isinstance(d, dict) else {}
-    calls = int(d.get("tool_calls") or 0)
-    decisions = int(d.get("decisions") or 0) + int(d.get("aggregates") or 0)
-    if decisions >= 3 or calls >= 15:
-        return "hard"
-    if decisions >= 2 or calls >= 8:
-        return "medium"
-    return "easy"
+    return tier_of(meta)
 
 
 def _open_bytes(path: Path) -> bytes | None:
