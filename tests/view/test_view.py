@@ -201,3 +201,16 @@ def test_endpoint_failures_show_until_a_rerun_finishes_them(view_data, tmp_path)
         f.write(json.dumps(other) + "\n")
     idx.refresh()
     assert len(idx.all_rows()) == 2 and all(r.outcome != "endpoint error" for r in idx.all_rows())
+
+
+def test_a_task_that_cannot_be_rebuilt_is_said_not_a_500(view_data, tmp_path) -> None:
+    from compoworld.view import Viewer
+
+    line = json.loads((view_data["tasks_file"]).read_text().splitlines()[0])
+    line["initial_state_patch"]["digest"] = "0" * 16  # the base world "changed" since it was written
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(line) + "\n")
+    client = TestClient(view_app(Viewer(bad, [view_data["scripted"]])))
+    r = client.get(f"/tasks/{line['id']}")
+    assert r.status_code == 422 and "cannot be read here" in r.text and "does not match the digest" in r.text
+    assert client.get("/tasks").status_code == 200  # the list needs no rebuild

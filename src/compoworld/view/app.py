@@ -48,6 +48,23 @@ class Viewer:
         cats = [self.catalogs.get(run) if run else None, self.tasks, *self.catalogs.values()]
         return next((c for c in cats if c is not None and task_id in c.by_id), None)
 
+    def load(self, task_id: str, run: str | None = None) -> tuple[Any, TaskCatalog | None, str | None]:
+        """(task or None, its catalog, why it could not be read): a task whose s0 cannot be rebuilt
+        here (a compiled service not loaded, a changed base world) is said on the page, not a 500."""
+        from pydantic import ValidationError
+
+        cat = self.catalog_for(task_id, run)
+        if cat is None:
+            return None, None, f"no task {task_id!r} in the loaded task files"
+        try:
+            return cat.task(task_id), cat, None
+        except (ValueError, KeyError, ValidationError) as e:
+            return (
+                None,
+                cat,
+                f"task {task_id!r} of {cat.path.name} cannot be read here: {str(e).splitlines()[0]}",
+            )
+
     def refresh(self) -> None:
         for r in self.runs.values():
             r.refresh()
@@ -77,10 +94,9 @@ def view_app(viewer: Viewer) -> Starlette:
 
     async def task(request: Request) -> Response:
         tid = request.path_params["task_id"]
-        cat = viewer.catalog_for(tid)
-        t = cat.task(tid) if cat else None
-        if cat is None or t is None:
-            return html(pages.not_found(f"no task {tid!r} in the loaded task files"), 404)
+        t, cat, why = viewer.load(tid)
+        if t is None or cat is None:
+            return html(pages.not_found(why or f"no task {tid!r}"), 404 if cat is None else 422)
         return html(pages.task_page(t, cat.by_id[tid], reference_timeline(t), viewer.runs))
 
     async def runs(request: Request) -> Response:
@@ -104,12 +120,11 @@ def view_app(viewer: Viewer) -> Starlette:
                 pages.not_found(f"no episode {tid!r} #{request.path_params['sample']} in run {name!r}"), 404
             )
         ep = r.episode(row)
-        cat = viewer.catalog_for(tid, name)
-        t = cat.task(tid) if cat else None
+        t, _, why = viewer.load(tid, name)  # without its task, the episode shows as recorded
         calls = episode_calls(t, ep)
         timeline = reference_timeline(t) if t is not None else None
         links = check_links(t.rubric, calls) if t is not None else {}
-        return html(pages.episode_page(r, row, ep, t, conversation(ep, calls), timeline, links))
+        return html(pages.episode_page(r, row, ep, t, conversation(ep, calls), timeline, links, why))
 
     async def compare(request: Request) -> Response:
         a, b = request.query_params.get("a"), request.query_params.get("b")

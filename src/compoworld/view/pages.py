@@ -563,6 +563,7 @@ def episode_page(
     turns: list[Turn],
     timeline: list[CallView] | None,
     links: dict[str, list[int]],
+    why: str | None = None,
 ) -> str:
     results = {c["id"]: c for c in ep.get("checks") or []}
     conv = []
@@ -600,7 +601,7 @@ def episode_page(
     ref = (
         f"<div class='timeline'>{''.join(call_html(c, 'ref', 'ref') for c in timeline)}</div>"
         if timeline is not None
-        else "<p class='muted'>the task is not in the loaded task file</p>"
+        else f"<p class='muted'>{escape(why or 'the task is not in the loaded task file')}: no reference and no replayed diffs</p>"
     )
     err = (
         f"<p class='bad'>{escape(str(ep.get('error_class')))}: {escape(str(ep.get('error')))}</p>"
