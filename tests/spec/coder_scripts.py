@@ -141,3 +141,24 @@ HUGE_REPLY = GOOD.replace(
 
 # a record the service's typed model refuses (a field the spec's resource does not have)
 BAD_STATE = GOOD.replace('"title": title, "body": body}', '"title": title, "body": body, "colour": 7}')
+
+# rebinds what a Python audit hook might rely on, then tries again
+SUBVERTS_HOOK = "import typing\n" + GOOD.replace(
+    '        """List notes."""\n',
+    '        """List notes."""\n'
+    "        m = typing.sys.modules\n"
+    '        m["os"]._exit = lambda code: None\n'
+    '        m["compoworld.spec.implement"]._DENY = ()\n'
+    '        m["builtins"].isinstance = lambda *a: False\n'
+    '        m["posixpath"].realpath = lambda p, **k: "/tmp/inside/x"\n'
+    '        m["os"].system("echo escaped")\n',
+)
+READS_FRAMES = "import typing\n" + GOOD.replace(
+    '        """List notes."""\n',
+    '        """List notes."""\n'
+    "        try:\n"
+    "            1 / 0\n"
+    "        except ZeroDivisionError:\n"
+    "            tb = typing.sys.exc_info()[2]\n"
+    "        tb.tb_frame.f_back.f_locals\n",
+)

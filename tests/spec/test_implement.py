@@ -79,6 +79,8 @@ def test_the_static_check_refuses_before_anything_runs(code, cause):
         ("LISTS_HOST", "forbidden_call"),
         ("KILLS_PARENT", "forbidden_call"),
         ("HUGE_REPLY", "memory"),
+        ("SUBVERTS_HOOK", "process"),  # what the hook uses was bound before the module ran
+        ("READS_FRAMES", "forbidden_call"),
     ],
 )
 def test_the_sandbox_refuses_every_escape_at_run_time(manifest, name, cause):
@@ -255,3 +257,10 @@ def test_the_manifest_loads_into_the_library_with_its_kept_tools(spec, tmp_path)
         ],
     )
     assert r.exit_code == 0 and '"From the CLI"' in r.output, r.output
+
+
+def test_the_sandbox_has_no_network_namespace_where_unshare_can_make_one(manifest):
+    from compoworld.spec.implement import Sandbox, _netns
+
+    with Sandbox(c.GOOD, FAST) as sb:
+        assert sb.isolated == bool(_netns())
