@@ -214,3 +214,31 @@ def test_a_task_that_cannot_be_rebuilt_is_said_not_a_500(view_data, tmp_path) ->
     r = client.get(f"/tasks/{line['id']}")
     assert r.status_code == 422 and "cannot be read here" in r.text and "does not match the digest" in r.text
     assert client.get("/tasks").status_code == 200  # the list needs no rebuild
+
+
+def test_compoworld_view_serves_what_it_is_given(view_data) -> None:
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "compoworld.cli.main", "view", str(view_data["tasks_file"])]
+        + [str(view_data["scripted"]), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()
+        url = re.search(r"http://[\d.]+:\d+/", line).group(0)
+        assert f"serving {len(view_data['tasks'])} tasks and 1 run(s)" in line
+        for _ in range(100):  # uvicorn binds just after the line is printed
+            try:
+                page = urllib.request.urlopen(url + "runs/scripted", timeout=5).read().decode()
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert "Run scripted" in page
+    finally:
+        proc.terminate()
+        proc.wait(10)
