@@ -141,3 +141,54 @@ def test_a_model_may_propose_personas_and_plans_validated_and_stored(tmp_path: P
 def test_persona_round_trips() -> None:
     p = make_personas(2, 1)[0][0]
     assert Persona(**p.to_dict()) == p
+
+
+SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
+
+
+@pytest.mark.skipif(
+    not (SPECS / "klavis_shopify.json").is_file(), reason="shared/mcp-specs is not checked out"
+)
+def test_compiled_services_join_persona_worlds_where_a_skill_fits(tmp_path: Path, monkeypatch) -> None:
+    from compoworld.services import registry
+    from compoworld.spec import compile_spec
+    from compoworld.tasks import generator
+    from compoworld.worlds.compiled import fit
+
+    def clear() -> None:
+        registry.cache_clear()
+        fit.cache_clear()
+        generator.base_world.cache_clear()
+
+    (tmp_path / "shopify.json").write_text(
+        json.dumps(compile_spec(SPECS / "klavis_shopify.json", "shopify", 0))
+    )
+    monkeypatch.setenv("COMPOWORLD_MANIFESTS", str(tmp_path / "shopify.json"))
+    clear()
+    try:
+        create, _, update, _, _ = fit("shopify")
+        assert "create" in create and "update" in update
+        p = make_personas(4, 1)[0][0]
+        assert p.services[-1] == "shopify"
+        days = build_days(p, 4, 4)
+        kept = [a for d in days for a in d["activities"] if a["skill"] == "compiled_work"]
+        assert kept and "shopify" in days[0]["services_touched"]
+        assert any("shopify" in d["patch"] for d in days[1:])  # records revised on later days
+        again = build_days(p, 4, 4)
+        assert [d["hash"] for d in again] == [d["hash"] for d in days]
+        out = tmp_path / "w"
+        r = CliRunner().invoke(
+            app, ["worlds", "build", "--personas", "1", "--days", "3", "--seed", "4", "--out", str(out)]
+        )
+        assert r.exit_code == 0, r.output
+        monkeypatch.delenv("COMPOWORLD_MANIFESTS")
+        clear()
+        r = CliRunner().invoke(app, ["worlds", "check", str(out)])
+        assert r.exit_code == 1 and "shopify" in r.output and "--manifests" in r.output
+        r = CliRunner().invoke(
+            app, ["worlds", "check", str(out), "--manifests", str(tmp_path / "shopify.json")]
+        )
+        assert r.exit_code == 0, r.output
+    finally:
+        monkeypatch.delenv("COMPOWORLD_MANIFESTS", raising=False)
+        clear()

@@ -26,6 +26,17 @@ WILDAWM = {
 }
 
 
+def _use(manifests: str | None) -> None:
+    if manifests:
+        from compoworld.services import registry, use_manifests
+
+        try:
+            use_manifests(manifests)
+            registry()
+        except (FileNotFoundError, ValueError) as e:
+            raise _fail(f"--manifests: {e}") from None
+
+
 def _fail(msg: str, code: int = 2) -> typer.Exit:
     err.print(f"[red]error:[/red] {msg}", markup=True, highlight=False)
     return typer.Exit(code)
@@ -41,6 +52,12 @@ def build(
     ] = "small",
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("worlds"),
     workers: Annotated[int, typer.Option(help="Processes for the two replays of each persona.")] = 2,
+    manifests: Annotated[
+        str | None,
+        typer.Option(
+            help="Compiled services (manifest files or folders): personas keep records in one that fits."
+        ),
+    ] = None,
     model: Annotated[
         str | None, typer.Option(help="Let this model propose personas and plans (optional).")
     ] = None,
@@ -59,6 +76,7 @@ def build(
         raise typer.BadParameter("--workers must be at least 1")
     if out.exists() and not out.is_dir():
         raise _fail(f"--out {out} exists and is not a folder")
+    _use(manifests)
     try:
         people, dupes = make_personas(seed, personas, size=size)
     except ValueError as e:
@@ -193,11 +211,14 @@ def report(
 @app.command()
 def check(
     folder: Annotated[Path, typer.Argument(help="A world folder or pack written by `worlds build`.")],
+    manifests: Annotated[str | None, typer.Option(help="The compiled services it was built with.")] = None,
 ) -> None:
     """Check every file against the world's digest, replay every persona and day from its seed,
     and compare each day with its stored file."""
     from compoworld.worlds import check_world
     from compoworld.worlds.store import open_world
+
+    _use(manifests)
 
     try:
         w = open_world(folder)

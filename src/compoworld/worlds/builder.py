@@ -360,4 +360,6 @@ def check_world(folder: Path) -> list[str]:
             problems.append(f"{p.id}: {e}")
         except ValueError as e:
             problems.append(f"{p.id}: {e}")
+        except KeyError as e:  # a compiled service this library lacks
+            problems.append(f"{p.id}: {e.args[0]} (built with compiled services? pass --manifests)")
     return problems

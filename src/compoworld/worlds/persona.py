@@ -95,13 +95,19 @@ def make_persona(seed: int, index: int, size: str = "small") -> Persona:
                 "code": f"{rng.choice(['PO', 'QT', 'INV', 'CASE'])}-{rng.randrange(10000, 99999)}",
             }
         )
+    services = ["workspace", *OCCUPATIONS[occupation]]
+    from compoworld.worlds.compiled import fitting_library
+
+    extra = fitting_library()
+    if extra:  # a compiled service the day programs can keep records in (only when the library has one)
+        services.append(derive_rng(seed, "persona-compiled", index).choice(extra))
     return Persona(
         id=f"p{index:03d}",
         name=person.name,
         email=company.me.email,
         occupation=occupation,
         employer=company.name,
-        services=["workspace", *OCCUPATIONS[occupation]],
+        services=services,
         contacts=sorted({s["contact"] for s in stories}),
         habits=rng.sample(HABITS, 2),
         world_seed=world_seed,

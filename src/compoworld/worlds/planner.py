@@ -33,6 +33,9 @@ HABIT_SKILLS = {
 }
 
 
+_HAND_BUILT = {"workspace", "email", "crm", "calendar", "chat", "helpdesk", "boards", "sheets"}
+
+
 def date_of(day: int) -> datetime:
     return START + timedelta(days=day - 1)
 
@@ -142,6 +145,11 @@ def _draft(
         if h in habits and not weekend and due:
             s = due[rng.randrange(len(due))]
             acts.append({"skill": h, "story": s["id"]})
+    if not weekend and any(s not in _HAND_BUILT for s in p.services):
+        from compoworld.worlds.compiled import compiled_services
+
+        if compiled_services(p.services):
+            acts.append({"skill": "compiled_work"})
     if not weekend:
         acts.append({"skill": "daily_export"})
     if weekday == 4 or last:

@@ -673,6 +673,15 @@ ROUTINE_SKILLS: dict[str, Skill] = {
     "weekly_report": weekly_report,
     "wrap_up": wrap_up,
 }
+
+
+def _compiled_work(d: Day, s: dict[str, Any] | None) -> str:
+    from compoworld.worlds.compiled import compiled_work
+
+    return compiled_work(d, s)
+
+
+ROUTINE_SKILLS["compiled_work"] = _compiled_work
 SKILLS: dict[str, Skill] = {**STORY_SKILLS, **ROUTINE_SKILLS}
 # the services a skill writes to when the persona has them (the planner's vocabulary)
 SKILL_SERVICES: dict[str, tuple[str, ...]] = {
@@ -693,4 +702,5 @@ SKILL_SERVICES: dict[str, tuple[str, ...]] = {
     "weekly_report": ("workspace", "email"),
     "wrap_up": ("workspace",),
     "setup": ("chat", "boards", "sheets", "calendar"),
+    "compiled_work": (),  # the persona's compiled services that fit (`worlds.compiled`)
 }

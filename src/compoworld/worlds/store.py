@@ -51,12 +51,15 @@ def content_digest(meta: dict[str, Any]) -> str:
 
 
 def write_manifest(out: Path, summary: dict[str, Any]) -> str:
-    """List every file of the world folder with its digest and write `world.json`; the digest."""
+    """List the world's files (each kept persona's, nothing else the folder may hold) with their
+    digests and write `world.json`; the digest."""
     files = {}
-    for f in sorted(out.rglob("*")):
-        rel = f.relative_to(out).as_posix()
-        if f.is_file() and rel != "world.json" and not rel.startswith("."):
-            files[rel] = file_digest(f.read_bytes())
+    for p in summary["personas"]:
+        for rel in [
+            f"{p['id']}/persona.json",
+            *(f"{p['id']}/day{d:03d}.json" for d in range(1, summary["days"] + 1)),
+        ]:
+            files[rel] = file_digest((out / rel).read_bytes())
     summary["files"] = files
     summary["digest"] = content_digest(summary)
     (out / "world.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
@@ -140,6 +143,14 @@ class World:
         if not 0 <= day <= self.days:
             raise ValueError(f"world {self.name}: no day {day} (it has days 1..{self.days})")
         p = self.persona(pid)
+        from compoworld.services import registry
+
+        missing = [x for x in p.services if x not in registry()]
+        if missing:
+            raise ValueError(
+                f"world {self.name} (digest {self.digest}): persona {pid} uses compiled services "
+                f"{', '.join(missing)}; load the manifests it was built with (COMPOWORLD_MANIFESTS or --manifests)"
+            )
         base = _seeded(tuple(p.services), p.world_seed, self.size)
         services = {n: dict(t) for n, t in base["services"].items()}
         copied: set[tuple[str, str]] = set()
