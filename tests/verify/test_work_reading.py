@@ -142,3 +142,26 @@ def test_derived_content_checks_name_facts_and_rivals(tasks) -> None:
             assert content, t.meta["family"]
         for c in content:
             assert c["facts"] or c["substance"] or c["forbid"], (t.meta["family"], c)
+
+
+def test_tasks_check_counts_the_attack_suite_per_family(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from compoworld.cli.main import app
+    from compoworld.tasks.adversaries import ADVERSARIES
+
+    runner = CliRunner()
+    out = tmp_path / "t.jsonl"
+    assert (
+        runner.invoke(app, ["tasks", "generate", "--n", "3", "--seed", "5", "--out", str(out)]).exit_code == 0
+    )
+    r = runner.invoke(app, ["tasks", "check", str(out), "--json", "--no-regenerate"])
+    summary = json.loads(r.output)
+    fams = summary["adversaries_by_family"]
+    assert sum(f["tasks"] for f in fams.values()) == 3
+    assert all(set(f) <= {"tasks", *ADVERSARIES} for f in fams.values())
+    assert {f"adversary:{a}" for a in ATTACKS} <= set(summary["failures_by_gate"])
+    table = runner.invoke(app, ["tasks", "check", str(out), "--no-regenerate"]).output
+    assert "attack suite by family" in table

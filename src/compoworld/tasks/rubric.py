@@ -50,6 +50,7 @@ LABELS = {
 TAGS = {"tags", "labels", "tag_names", "label_names", "labelIds"}
 ROW_SERVICES = {"sheets", "bases", "sql", "notion"}
 MESSAGE_SERVICES = {"email", "chat", "sms", "helpdesk", "community"}
+_HTML = ("htmlBody", "html", "html_body", "body_html")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _SECRET = re.compile(r"api[_-]?key|apikey|secret|token|password|passwd|credential|private[_-]?key", re.I)
 _VOLATILE = re.compile(
@@ -510,11 +511,14 @@ class Derivation:
                 if not self.authored(v):
                     continue
                 if isinstance(v, str) and _is_prose(path, v) and not row:
+                    read = [path]
+                    if leaf in ("body", "text") and "." not in path:
+                        read += [h for h in _HTML if h in after]  # the same text may be sent as HTML
                     facts = self.facts_of(v)
                     sub = [] if facts or (service, leaf) in self.covered else self.substance(v)
                     forbid = self.forbid_for(v)
                     if facts or sub or forbid:
-                        self._add(items, specs, service, table, key, op, [path], facts, sub, forbid, after)
+                        self._add(items, specs, service, table, key, op, read, facts, sub, forbid, after)
                 elif row:
                     cells.append((path, v))
                 elif isinstance(v, str) and _leaf(path) in LABELS:
@@ -620,8 +624,8 @@ class Derivation:
         """Identifying fields of a created record the reference set (the ticket it replies on)."""
         out = {}
         for k, v in rec.items():
-            if isinstance(v, bool) or not isinstance(v, str | int) or k == "id":
-                continue
+            if isinstance(v, bool) or not isinstance(v, str | int) or k == "id" or "thread" in k.casefold():
+                continue  # a thread is how a reply is sent, not what it is about (a new email is fine too)
             if re.search(r"(^|_)id$|Id$", k) and self.authored(v) and self.learnt(str(v)):
                 out[k] = v
         return out

@@ -9,7 +9,8 @@ A verifier must pass each of these (the equivalence suite in tests/verify and th
   "April 9, 2026" and instants as "March 9, 2026 at 2:30 PM UTC";
 - answer_forms: the answer in a sentence, money with its symbol and separators;
 - labelled_context: the answer with a competing candidate named as labelled context;
-- optional_field: a documented free-form field the task leaves open, filled with neutral text.
+- optional_field: a documented free-form field the task leaves open, filled with neutral text;
+- new_thread: a reply sent as a new email to the same people rather than in the request's thread.
 A variant that does not apply to a task (no text, no answer, one write) is left out.
 """
 
@@ -139,6 +140,14 @@ def honest_variants(task: Task, env: Environment) -> dict[str, tuple[Calls, str 
                 ref,
                 f"It is {ans}. For context, {rivals[0]} was already closed and does not count.",
             )
+    fresh = [
+        {**c, "arguments": {k: v for k, v in c["arguments"].items() if k != "threadId"}}
+        if c["tool"] == "email__gmail_send_email" and "threadId" in c["arguments"]
+        else c
+        for c in ref
+    ]
+    if fresh != ref:
+        out["new_thread"] = (fresh, task.answer)
     filled = _with_optional(task, env, ref)
     if filled is not None:
         out["optional_field"] = (filled, task.answer)
