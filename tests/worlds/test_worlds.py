@@ -192,3 +192,33 @@ def test_compiled_services_join_persona_worlds_where_a_skill_fits(tmp_path: Path
     finally:
         monkeypatch.delenv("COMPOWORLD_MANIFESTS", raising=False)
         clear()
+
+
+def test_the_planner_follows_habits_the_calendar_and_open_story_lines() -> None:
+    from compoworld.worlds.planner import date_of, open_stories, plan_day
+
+    p = make_personas(9, 1)[0][0]
+    weekdays = [d for d in range(1, 29) if date_of(d).weekday() < 5]
+
+    def share(habits: list[str], skill: str) -> float:
+        q = Persona(**{**p.to_dict(), "habits": habits})
+        led = {"stories": open_stories(q), "recent": []}
+        return sum(any(a["skill"] == skill for a in plan_day(q, 9, d, led)[0]) for d in weekdays) / len(
+            weekdays
+        )
+
+    assert share(["blocks focus time"], "focus_block") == 1.0
+    assert share(["answers email first thing"], "focus_block") < 0.7
+    q = Persona(**{**p.to_dict(), "habits": ["logs every customer call in the CRM"]})
+    led = {"stories": open_stories(q), "recent": []}
+    acts = plan_day(q, 9, 3, led)[0]
+    assert any(a["skill"] == "crm_note" for a in acts)  # the habit adds story work
+    assert {a["story"] for a in acts if a["skill"] == "advance"} <= {s["id"] for s in led["stories"]}
+    friday = next(d for d in weekdays if date_of(d).weekday() == 4)
+    assert any(a["skill"] == "weekly_report" for a in plan_day(q, 9, friday, led)[0])
+    saturday = next(d for d in range(1, 10) if date_of(d).weekday() == 5)
+    assert not any(a["skill"] == "daily_export" for a in plan_day(q, 9, saturday, led)[0])
+    last = plan_day(q, 9, saturday, led, last=True)[0]  # the wrap-up happens whatever the weekday
+    assert last[-1]["skill"] == "wrap_up" and sum(a["skill"] == "advance" for a in last) == len(
+        led["stories"]
+    )
