@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 app = typer.Typer(help="Persona worlds: replayable days of a person's work.", no_args_is_help=True)
-console = Console()
+# piped output (a log, a CI step) gets the report's columns whole, not cut at 80
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 140)
 err = Console(stderr=True)
 SIZES = ("small", "default", "large")
 MAX_DAYS = 120
