@@ -57,6 +57,8 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
 def stem(word: str) -> str:
     """A crude English stem, enough to join inflections: cancelled/cancelling/cancels -> cancel."""
     w = word.casefold()
+    if len(w) > 4 and w.endswith(("ied", "ies")):
+        return w[:-3] + "y"  # denied, denies -> deny
     for suf in ("ation", "ing", "ed", "es", "s", "e"):
         if len(w) > len(suf) + 2 and w.endswith(suf):
             w = w[: -len(suf)]
