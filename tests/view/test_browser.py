@@ -118,6 +118,8 @@ def test_episode_page_marks_the_failed_check(page, base_url, view_data, shots) -
     assert page.locator(".side .col").nth(1).locator(".call").count() > 0
     assert page.locator(".side .col").nth(0).locator("table.diff").count() >= 1
     page.screenshot(path=str(shots / "view-episode.png"))
+    page.evaluate("document.querySelector('.side .col .call.write').scrollIntoView({block: 'center'})")
+    page.screenshot(path=str(shots / "view-episode-calls.png"))  # the calls beside the reference
 
 
 def test_run_page_charts_show_the_run_figures(page, base_url, view_data, shots) -> None:

@@ -232,15 +232,32 @@ def sources_html(sources: dict[str, str], anchor: str) -> str:
     return "<div class='sources'>grounded: " + " ".join(chips) + "</div>"
 
 
+def _narrow(c: Change) -> tuple[str, Any, Any, int]:
+    """A change of a nested object, cut to the keys that differ (path, before, after, keys kept)."""
+    path, a, b, same = c.path, c.before, c.after, 0
+    while isinstance(a, dict) and isinstance(b, dict):
+        diff = [k for k in sorted(set(a) | set(b), key=str) if a.get(k) != b.get(k)]
+        same += len(set(a) | set(b)) - len(diff)
+        if len(diff) != 1:
+            return path, {k: a[k] for k in diff if k in a}, {k: b[k] for k in diff if k in b}, same
+        k = diff[0]
+        path, a, b = f"{path}/{k}", a.get(k), b.get(k)
+    return path, a, b, same
+
+
 def changes_html(changes: list[Change], more: int) -> str:
     if not changes:
         return ""
-    rows = "".join(
-        f"<tr class='chg {escape(c.op)}'><td>{escape(c.op)}</td><td>{escape(c.service)}</td>"
-        f"<td>{escape(c.path)}</td><td>{value(c.before) if c.before is not None else ''}</td>"
-        f"<td>{value(c.after) if c.after is not None else ''}</td></tr>"
-        for c in changes
-    )
+    rows = []
+    for c in changes:
+        path, before, after, same = _narrow(c) if c.op == "change" else (c.path, c.before, c.after, 0)
+        note = f" <span class='muted'>({same} keys unchanged)</span>" if same else ""
+        rows.append(
+            f"<tr class='chg {escape(c.op)}'><td>{escape(c.op)}</td><td>{escape(c.service)}</td>"
+            f"<td>{escape(path)}{note}</td><td>{value(before) if before is not None else ''}</td>"
+            f"<td>{value(after) if after is not None else ''}</td></tr>"
+        )
+    rows = "".join(rows)
     extra = f"<p class='muted'>… and {more} more changes</p>" if more else ""
     return (
         "<table class='diff'><thead><tr><th>op</th><th>service</th><th>path</th><th>before</th>"
