@@ -310,6 +310,8 @@ def gut(value: Any, key: str = "", form: str | None = "Done.", asked: Asked | No
         return form
 
     def cut(m: re.Match[str]) -> str:
+        if asked is not None and any(m.group(0).casefold() in g for g in asked.given):
+            return m.group(0)  # the request said it: a reply need not restate it
         if asked is not None and m.group("date") and not asked.day(m.group("date")[:10]):
             return m.group(0)
         if asked is not None and m.group("num"):
@@ -344,13 +346,21 @@ class Asked:
     def __init__(self, task: Task, env: Environment) -> None:
         from compoworld.tasks.grounding import leaves
 
+        from compoworld.tasks.rubric import MESSAGE_SERVICES
+
         env.reset()
         self.days: set[str] = set()
         self.numbers: set[float] = set()
+        # what the request said (the instruction, a colleague's email): restating it is no fact
+        self.given: list[str] = [task.instruction.casefold()]
         for c in task.reference_solution:
+            spec = env.tool_spec(c.tool)
+            read = c.tool.split("__", 1)[0] in MESSAGE_SERVICES and not (spec and spec.mutates)
             for _, v in leaves(env.call(c.tool, c.arguments).get("data")):
                 if isinstance(v, bool) or v is None:
                     continue
+                if read and isinstance(v, str) and len(v.split()) >= 6:
+                    self.given.append(v.casefold())
                 if isinstance(v, int | float):
                     self.numbers |= {round(float(v), 2), round(float(v) / 100, 2)}
                 elif isinstance(v, str):

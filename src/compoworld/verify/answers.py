@@ -27,7 +27,7 @@ _REFUSAL = re.compile(
 )
 _HEDGE = re.compile(
     r"\b(?:or|maybe|perhaps|possibly|probably|either|might|likely|roughly|approximately|approx|around|"
-    r"somewhere|guess|unclear|presumably|could be|may be|or so)\b|\?",
+    r"somewhere|guess|unclear|presumably|could be|may be|or so|vs|versus)\b|\?|\s/\s",
     re.I,
 )
 # a clause about another record says what it is: that is context, not a candidate
