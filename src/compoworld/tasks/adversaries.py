@@ -345,7 +345,6 @@ class Asked:
 
     def __init__(self, task: Task, env: Environment) -> None:
         from compoworld.tasks.grounding import leaves
-
         from compoworld.tasks.rubric import MESSAGE_SERVICES
 
         env.reset()
