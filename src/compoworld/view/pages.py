@@ -658,12 +658,14 @@ def failed_summary(ep: dict[str, Any]) -> str:
 
 def outcome_table(run: RunIndex, catalog: TaskCatalog | None) -> str:
     """Episodes by family and failure class: where the failures are, and of which kind."""
-    counts: dict[str, dict[str, int]] = {}
-    for r in run.all_rows():
-        tr = catalog.by_id.get(r.task_id) if catalog else None
-        fam = tr.family if tr else "unknown"
-        counts.setdefault(fam, {})
-        counts[fam][r.outcome] = counts[fam].get(r.outcome, 0) + 1
+    counts: dict[str, dict[str, int]] = run._cached.get("by_family_outcome") or {}
+    if not counts:  # once per run version (a growing run clears its caches)
+        for r in run.all_rows():
+            tr = catalog.by_id.get(r.task_id) if catalog else None
+            fam = tr.family if tr else "unknown"
+            counts.setdefault(fam, {})
+            counts[fam][r.outcome] = counts[fam].get(r.outcome, 0) + 1
+        run._cached["by_family_outcome"] = counts
     classes = [c for c in (PASSED, *FAILURE_CLASSES) if any(c in v for v in counts.values())]
     head = "".join(f"<th>{badge(c)}</th>" for c in classes)
     rows = "".join(
