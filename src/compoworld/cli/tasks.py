@@ -168,7 +168,9 @@ def generate(
     ] = None,
     schedule: Annotated[
         int,
-        typer.Option(help="Curriculum: N rounds whose K (and --walk's longest L) grow; --n tasks a round, a file each."),
+        typer.Option(
+            help="Curriculum: N rounds whose K (and --walk's longest L) grow; --n tasks a round, a file each."
+        ),
     ] = 0,
     floor: Annotated[
         float, typer.Option(help="Curriculum: the share of tasks spread evenly over every family (coverage).")
