@@ -39,7 +39,6 @@ def test_hard_tasks_pass_every_gate_and_adversary(hard: list[Task]) -> None:
         assert not bad, (t.id, bad)
 
 
-@pytest.mark.xfail(reason="known: some composed plans still let the keyword/oldest solver pass (issue 22)")
 def test_lazy_solvers_fail_composed_tasks(hard: list[Task]) -> None:
     for t in hard:
         lazy = solve_lazily(t)

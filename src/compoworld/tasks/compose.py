@@ -231,6 +231,8 @@ class Work:
     usage_id: str = ""
     channel: str = ""
     decoy_ticket: int | None = None
+    ask: int = 0  # which of ASKS the instruction uses
+    found: dict[str, Any] = field(default_factory=dict)  # planted records the checks name
     only: Case | None = None  # the request whose writes are being done (each request's in turn)
     seen: set[str] = field(default_factory=set)  # lookups done once (the log's id, the channel)
 
@@ -265,16 +267,24 @@ def _hd_contact(b: Builder, p: Person) -> dict[str, Any]:
     return hd_contact(b, p)
 
 
-def _ticket_text(c: Case, start: date, end: date, first: bool = False) -> str:
-    if first:  # the earlier request asks in the policy's own words: the live one is plainer
-        return (
-            f"Hi, could you apply a downtime credit under your service credit policy? We could not use the "
-            f"service from {_long(start)} to {_long(end)} during the outage but were billed for those days. "
-            f"Regards, {c.person.name}, {c.cust.name}"
-        )
+# how the instruction asks (chosen before planting), and how the earlier request echoed it: the
+# request that best matches the instruction's words is the closed one, not the live one
+ASKS = (
+    "work the downtime credit request{s} from {who} through our service credit policy",
+    "handle the outage credit request{s} from {who} the way our credit policy says",
+    "sort out the downtime credit{s} {who} asked for, by the book",
+)
+ECHOES = (
+    "Could you work our downtime credit requests through your service credit policy?",
+    "Could you handle our outage credit requests the way your credit policy says?",
+    "Could you sort out the downtime credits we asked for, by the book?",
+)
+
+
+def _ticket_text(c: Case, start: date, end: date, echo: str = "") -> str:
     return (
-        f"We could not use the service from {_long(start)} to {_long(end)} and were still billed for those "
-        f"days. Please credit them. Regards, {c.person.name}, {c.cust.name}"
+        f"{echo + ' ' if echo else ''}We could not use the service from {_long(start)} to {_long(end)} and "
+        f"were still billed for those days. Please credit them. Regards, {c.person.name}, {c.cust.name}"
     )
 
 
@@ -300,7 +310,7 @@ def plant_request(w: Work) -> None:
                     b,
                     contact,
                     c.subject,
-                    _ticket_text(c, old_start, old_end, first=True),
+                    _ticket_text(c, old_start, old_end, ECHOES[w.ask]),
                     status=5,
                     days_ago=(w.today - old_end).days - 1,
                 )
@@ -329,7 +339,7 @@ def plant_request(w: Work) -> None:
                     c.person.email,
                     me,
                     c.subject,
-                    _ticket_text(c, old_start, old_end, first=True),
+                    _ticket_text(c, old_start, old_end, ECHOES[w.ask]),
                     b.now - timedelta(days=(w.today - old_end).days - 1),
                     labels=("INBOX",),
                 )
@@ -820,7 +830,19 @@ def plant_ledger(w: Work) -> None:
     head = ["date", "customer", "reference", "amount_usd", "decision"]
     w.ledger_rows = len(hist) + 1
     if w.plan.ledger == "sheets":
-        w.ledger_id = sheet(b, "Service credits log", "Log", [head, *hist], days_ago=3)["id"]
+        last = (w.today - date.fromisoformat(hist[-1][0])).days if hist else 30
+        w.ledger_id = sheet(b, "Service credits log", "Log", [head, *hist], days_ago=max(2, last))["id"]
+        # a sheet the team touched this morning: the log is not the latest one either
+        sheet(b, "Support rota", "Rota", [["week", "on call"], [_day(w.today), b.me.name]], days_ago=0.2)
+        # last year's log, named the way people asked for credits then: untouched since the year end
+        year = w.today.year - 1
+        w.found["old_log"] = sheet(
+            b,
+            f"Downtime and outage credits {year}: service credit request log",
+            "Log",
+            [head[:4], [f"{year}-11-0{b.rng.randrange(1, 9)}", w.cases[0].cust.name, "-", "120.00"]],
+            days_ago=(w.today - date(year, 12, 31)).days + b.rng.randrange(1, 30),
+        )["id"]
     elif w.plan.ledger == "workspace":
         b.svc("workspace").write_file(
             f"{HOME}/Documents/finance/credits_log.csv",
@@ -1030,6 +1052,9 @@ def add_checks(w: Work) -> None:
                 },
                 f"the credits log file has a row {c.cust.name},{_ref(w, c)},{amt},{dec}",
             )
+        if p.ledger == "sheets" and c is w.cases[0]:
+            b.keep("sheets", "spreadsheets", w.found["old_log"], "last year's credit log was left alone")
+            b.trap("stale", "last year's credit log", swap={w.ledger_id: w.found["old_log"]})
         # the approver
         wrong = c.owner if c.owner_left else (w.current.fallback if p.people else None)
         if wrong is not None and any(wrong.id == x.approver.id for x in w.cases):
@@ -1261,7 +1286,7 @@ def compose(
     for c in cases + ([twin] if twin else []):
         old_end = c.start - timedelta(days=rng.randrange(45, 80))
         c.found["old_window"] = (old_end - timedelta(days=rng.randrange(1, 4)), old_end)
-    w = Work(b, plan, tier, cases, twin=twin, force=force)
+    w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
     usage = _usage_rows(w)
     st = stages(plan, usage)
     edges = wire(st)
@@ -1341,11 +1366,7 @@ def describe(w: Work, st: list[Stage], tier_name: str) -> None:
     names = [f"{c.person.name} at {c.cust.name}" for c in w.cases]
     who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     many = len(w.cases) > 1
-    ask = b.say(
-        f"work {'the' if many else 'the'} downtime credit request{'s' if many else ''} from {who} through our service credit policy",
-        f"handle the outage credit request{'s' if many else ''} from {who} the way our credit policy says",
-        f"sort out the downtime credit{'s' if many else ''} {who} asked for, by the book",
-    )
+    ask = ASKS[w.ask].format(s="s" if many else "", who=who)
     where = w.tier["where"]
     ctx = ""
     if where >= 1:

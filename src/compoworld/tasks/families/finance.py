@@ -586,8 +586,8 @@ def void_duplicate_invoice(b: Builder) -> None:
     b.trap("closed", "an old closed ticket about double invoicing", swap={t["id"]: old_t["id"]})
     del pi
     ask = b.say(
-        f"void the second Stripe invoice {cust.name} got for one purchase (the one still open, per {person.name}'s ticket) and let them know on the ticket",
-        f"deal with {person.name}'s duplicate-invoice ticket: cancel (void) the second invoice for the same purchase, never the one they paid, and reply to them",
+        f"void the duplicate Stripe invoice {cust.name} got for one purchase, per {person.name}'s ticket, and let them know on the ticket",
+        f"deal with {person.name}'s duplicate-invoice ticket: cancel (void) the duplicate invoice and reply to them",
         f"void the duplicate Stripe invoice {cust.name} complained about in {person.name}'s ticket and answer the ticket",
     )
     b.write(
@@ -595,8 +595,7 @@ def void_duplicate_invoice(b: Builder) -> None:
             b.rng,
             ask,
             context=b.say(
-                "Only an invoice whose lines match the paid one exactly counts as a duplicate",
-                "The paid invoice is the original; other open invoices may be real purchases",
+                f"{person.first} says it is the same purchase twice",
                 "",
             ),
         ),

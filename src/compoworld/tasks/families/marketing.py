@@ -702,9 +702,9 @@ def launch_day_announce(b: Builder) -> None:
                 "do the launch-day comms for whatever is going live today",
             ),
             context=b.say(
-                "Only a launch dated today with status Go counts. Send its Mailchimp campaign, post a short announcement naming the "
-                "product in the customer Discord channel the calendar gives, then set its status to Announced",
-                "Launch-day routine: for today's Go launch in the Launch calendar sheet, send the campaign it lists, announce the product "
+                "Send its Mailchimp campaign, post a short announcement naming the product in the customer Discord "
+                "channel the calendar gives, then set its status to Announced",
+                "Launch-day routine: send the campaign the Launch calendar sheet lists for it, announce the product "
                 "in its Discord channel, and mark the row Announced",
             ),
         ),

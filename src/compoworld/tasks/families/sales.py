@@ -316,7 +316,11 @@ def stage_total_logged(b: Builder) -> None:
         300,
     )
     _sheet(
-        b, "FY26 forecast", "Log", [["Week of", "Stage", "Open deals"], [ago(b, days=7)[:10], label, 2]], 7
+        b,
+        "FY26 forecast",
+        "Log",
+        [["Week of", "Stage", "Open deals (close date today or later)"], [ago(b, days=7)[:10], label, 2]],
+        7,
     )
     b.begin()
 
@@ -370,11 +374,8 @@ def stage_total_logged(b: Builder) -> None:
                 "work out what the stage tracked in our weekly FY26 forecast log is worth right now and log this week's line",
             ),
             context=b.say(
-                "Forecast rule: a deal only counts while its close date is today or later; anything past its close "
-                "date is stale. The log takes one row per week: today's date, the stage and the number of "
-                "deals counted",
-                "Only count deals whose close date hasn't passed yet. The log gets today's date, the "
-                "stage and how many deals you counted",
+                "The log takes one row per week: today's date, the stage and the number of deals counted",
+                "The log gets today's date, the stage and how many deals you counted, as its header says",
             ),
         ),
         hint="Read the stage from the last row of 'FY26 forecast', search HubSpot deals by that dealstage, drop those whose closedate is before today, sum the amounts, reply "
