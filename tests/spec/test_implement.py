@@ -264,3 +264,29 @@ def test_the_sandbox_has_no_network_namespace_where_unshare_can_make_one(manifes
 
     with Sandbox(c.GOOD, FAST) as sb:
         assert sb.isolated == bool(_netns())
+
+
+def test_a_slow_session_holds_only_its_own_worker(manifest):
+    import threading
+
+    from compoworld.core.environment import Environment
+    from compoworld.spec.implement import implemented_service
+
+    slow = c.GOOD.replace(
+        '        """List notes."""\n',
+        '        """List notes."""\n        n = 0\n        while n < 10 ** 9:\n            n += 1\n',
+    )
+    cls = implemented_service(
+        manifest, slow, ["list_notes", "create_note"], Limits(seconds=4.0, cpu_seconds=30)
+    )
+    hog, quiet = Environment([cls], seed=0, size="small"), Environment([cls], seed=0, size="small")
+    assert quiet.call("notes__create_note", {"title": "warm", "body": "up"})["success"]  # one worker up
+    results: dict = {}
+    t = threading.Thread(target=lambda: results.update(hog=hog.call("notes__list_notes", {})))
+    t.start()
+    made = quiet.call("notes__create_note", {"title": "meanwhile", "body": "x"})  # a second worker
+    assert made["success"], made
+    t.join()
+    assert results["hog"]["error"]["code"] == 500 and "timeout" in results["hog"]["error"]["message"]
+    assert cls.violations[-1].cause == "timeout"
+    assert quiet.call("notes__create_note", {"title": "after", "body": "x"})["success"]  # replaced

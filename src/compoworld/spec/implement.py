@@ -678,6 +678,47 @@ def compiler_tests(env: Any, svc: Any, manifest: dict[str, Any], t: dict[str, An
 
 
 # ---- the implemented service: kept tools in the sandbox, the rest compiled, one state --------
+class _Pool:
+    """Sandboxes of one module, one per concurrent call (at most `size`): a slow call of one session
+    holds only its own worker, and a stopped worker is replaced. Under test a given sandbox is the
+    only one, and is never replaced (its violation is the result)."""
+
+    def __init__(self, code: str, limits: Limits, fixed: Sandbox | None, size: int = 4) -> None:
+        import threading
+
+        self.code, self.limits, self.fixed, self.size = code, limits, fixed, size
+        self.idle: list[Sandbox] = []
+        self.count = 0
+        self.cond = threading.Condition()
+        self.lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def worker(self) -> Any:
+        if self.fixed is not None:
+            with self.lock:
+                if self.fixed.violation is not None:
+                    raise self.fixed.violation
+                yield self.fixed
+            return
+        with self.cond:
+            while not self.idle and self.count >= self.size:
+                self.cond.wait()
+            w = self.idle.pop() if self.idle else None
+            if w is None:
+                self.count += 1
+        try:
+            if w is None:
+                w = Sandbox(self.code, self.limits)
+            yield w
+        finally:
+            with self.cond:
+                if w is not None and w.violation is None:
+                    self.idle.append(w)
+                else:
+                    self.count -= 1
+                self.cond.notify()
+
+
 def implemented_service(
     manifest: dict[str, Any], code: str, kept: Any, limits: Limits = Limits(), sandbox: Sandbox | None = None
 ) -> type:
@@ -686,8 +727,6 @@ def implemented_service(
     only if the call wrote; the new tables must fit the service's typed model (else a 500 and
     nothing changes). Arguments are checked against the spec's schema first, as compiled tools
     check them. Nothing of the module runs in this process."""
-    import threading
-
     from compoworld.core.envelope import failure
     from compoworld.core.service import decode_arguments
     from compoworld.core.state import META
@@ -695,16 +734,8 @@ def implemented_service(
 
     base = service_from_manifest(manifest)
     kept = frozenset(kept)
-    lock = threading.Lock()
-    box: list[Any] = [sandbox]
+    pool = _Pool(code, limits, sandbox)
     stopped: list[Violation] = []  # the violations that ended a sandbox, latest last
-
-    def worker() -> Sandbox:
-        if box[0] is not None and box[0].violation is not None and sandbox is not None:
-            raise box[0].violation  # under test: the given sandbox is never replaced
-        if box[0] is None or box[0].violation is not None:
-            box[0] = Sandbox(code, limits)  # serving: a stopped sandbox is started afresh
-        return box[0]
 
     class Implemented(base):  # type: ignore[misc, valid-type]
         implementation = {"kept": sorted(kept), "runs_in": "sandbox"}
@@ -723,10 +754,8 @@ def implemented_service(
                 return failure(400, "invalid_arguments", bad)
             state = {"clock": self.clock.iso(), "tables": self.store.tables}
             try:
-                with lock:
-                    env, tables = worker().run(
-                        json.loads(json.dumps(state, default=str)), spec.name, arguments
-                    )
+                with pool.worker() as w:
+                    env, tables = w.run(state, spec.name, arguments)
             except Violation as v:
                 stopped.append(v)
                 return failure(
