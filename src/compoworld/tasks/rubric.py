@@ -289,6 +289,7 @@ class Derivation:
                 if isinstance(v, str) and (_leaf(path) in PROSE or len(v.split()) >= 6):
                     self.given.update(t.casefold() for t in id_tokens(v))
                     self.given.update(m.casefold() for m in _EMAIL.findall(v))
+                    self.given.update(d[:10] for d in _dates(v))
                     prose.append(v)
         for key, (name, email) in self.people.items():
             if " " in key and any(word_in(p, name) for p in prose):
@@ -370,6 +371,8 @@ class Derivation:
                 facts.append({"kind": "amount", "value": key, **({"currency": cur} if cur else {})})
                 taken.append((s, e))
         for iso in _dates(text):
+            if iso[:10] in self.given:
+                continue  # the request named this day
             if not _date_in(self.instruction, iso) and self.asked_date(iso):
                 facts.append({"kind": "date", "value": iso})
         for tok in id_tokens(text):
