@@ -7,6 +7,7 @@ from typing import Any
 from compoworld.tasks.families._common import (
     ago,
     chat_channel,
+    chat_user,
     crm_company,
     hd_contact,
     hd_ticket,
@@ -73,6 +74,24 @@ def escalate_by_tier(b: Builder) -> None:
     enterprise = crm_company(b, cust.name)["properties"].get("tier") == "enterprise"
     esc = chat_channel(b, "enterprise-escalations", topic="Enterprise incidents, paged 24/7")
     queue = chat_channel(b, "support-queue", topic="Standard support queue")
+    # the routing rule lives in the channel, posted by a colleague, not in the request
+    chat = b.svc("chat")
+    lead = b.person(external=False)
+    chat.insert(
+        "messages",
+        {
+            "ts": f"{int(b.env.clock.epoch()) - 86400 * 6}.{chat.next_seq('ts'):06d}",
+            "channel": queue,
+            "user": chat_user(lead),
+            "text": "Routing reminder: outages from enterprise-tier accounts (the tier on the HubSpot company) get "
+            "urgent priority and go to #enterprise-escalations; every other account gets high priority and a post "
+            "here in #support-queue. Always put the ticket number in the post.",
+            "thread_ts": None,
+            "reply_count": 0,
+            "reactions": {},
+        },
+        key="ts",
+    )
     old = hd_ticket(
         b,
         contact,
@@ -99,6 +118,9 @@ def escalate_by_tier(b: Builder) -> None:
             "properties": ["name", "tier"],
         },
     )
+    qs = b.call("chat__slack_user_list_channels", {"channel_name": "support-queue"})
+    qid = next(c["id"] for c in rows(qs) if c["name"] == "support-queue")
+    b.call("chat__slack_get_channel_history", {"channel_id": qid, "limit": 50})
     b.decide()
     priority = 4 if enterprise else 3
     b.call("helpdesk__freshdesk_update_ticket", {"ticket_id": tid, "priority": priority})
@@ -128,9 +150,7 @@ def escalate_by_tier(b: Builder) -> None:
             b.rng,
             f'get {person.name}\'s ticket about "{subject.lower()}" to the right place',
             context=(
-                f"{person.first} at {cust.name} just reported it. Our rule: enterprise accounts (tier in HubSpot) go to "
-                "urgent priority and #enterprise-escalations, everyone else to high priority and #support-queue, "
-                "with the ticket number in the post"
+                f"{person.first} at {cust.name} just reported it. The routing reminder is in #support-queue"
             ),
         ),
         hint="Find the requester's open ticket in Freshdesk, read the company's tier in HubSpot, then set the priority and post in the matching Slack channel.",
