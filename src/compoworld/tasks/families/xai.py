@@ -248,7 +248,7 @@ def ticket_sla_from_plan(b: Builder) -> None:
             context=f"{lead}. "
             + b.say(
                 "The plan is in the internal account notes in our web app; the current SLA matrix and the triage log are in Documents/support",
-                "Their plan is only in the web app's account notes; use the SLA matrix in Documents/support (not the archive) and log the row there",
+                "Their plan is only in the web app's account notes; the SLA matrix and the triage log are in Documents/support",
             ),
         ),
         hint="Open the ticket list in the web app, find the requester's open ticket on that subject, open its company page for the plan, grep the plan in Documents/support/sla_matrix.csv, update the ticket in Freshdesk, append a row to the triage log.",
@@ -404,7 +404,7 @@ def renewal_quote_from_notes(b: Builder) -> None:
             context=f"{lead}. "
             + b.say(
                 "The agreed seats and plan are in the web app's account notes; prices are in the current price book under Documents/pricing",
-                "What we agreed is in the internal account notes (web app); use this year's price book in Documents/pricing, not the archive",
+                "What we agreed is in the internal account notes (web app); the price book is under Documents/pricing",
             ),
         ),
         hint="Find the open renewal deal in the web app's CRM pages, read the account notes for seats and plan, grep the plan's price in Documents/pricing/price_book.csv, set the deal amount and add a note in HubSpot, then write a quote file.",
