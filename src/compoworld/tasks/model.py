@@ -179,7 +179,9 @@ def _base_world(ref: WorldRef, near: Path | None = None, services: list[str] | N
         from compoworld.worlds.store import lived_services
 
         lv = ref.lived
-        return lived_services(lv.name, lv.digest, lv.persona, lv.day, ref.seed, ref.size, services or [], near)
+        return lived_services(
+            lv.name, lv.digest, lv.persona, lv.day, ref.seed, ref.size, services or [], near
+        )
     return base_world(ref.seed, ref.size)
 
 
@@ -373,8 +375,12 @@ class _Rebuilder:
     def __call__(self, data: dict[str, Any], where: str) -> dict[str, Any]:
         ref = WorldRef.model_validate(data.get("world"))
         key = (ref.seed, ref.size)
-        base = self.worlds.get(key) if ref.lived is None else None
-        if ref.lived is not None:  # a persona world's day: the task's services, sorted once per process
+        base = None
+        if ref.lived is None:  # the sorted copy holds while the seeded world it came from does
+            raw = _base_world(ref)
+            hit = self.worlds.get(key)
+            base = hit[1] if hit is not None and hit[0] is raw else None
+        else:  # a persona world's day: the task's services, sorted once per process
             try:
                 base = _base_world(ref, self.near, [*data.get("services", []), *data.get("distractors", [])])
             except ValueError as e:  # missing or different: one line, its digest named
@@ -382,11 +388,11 @@ class _Rebuilder:
         if base is None:
             if len(self.worlds) >= 4:
                 self.worlds.clear()
-            if len(self.cache) > 200_000:
+            if len(self.cache) > 20_000:  # it holds the tables it digested
                 self.cache.clear()
-            base = self.worlds[key] = orjson.loads(
-                orjson.dumps(_base_world(ref), option=orjson.OPT_SORT_KEYS)
-            )
+            raw = _base_world(ref)
+            base = orjson.loads(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS))
+            self.worlds[key] = (raw, base)
         patch = data.pop("initial_state_patch")
         services = [*data.get("services", []), *data.get("distractors", [])]
         missing = [
@@ -409,7 +415,7 @@ class _Rebuilder:
 
 
 _GONE: Any = object()
-_SORTED_BASES: dict[tuple[Any, ...], dict[str, Any]] = {}
+_SORTED_BASES: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
 _TABLE_DIGESTS: dict[int, tuple[Any, str]] = {}
 
 
