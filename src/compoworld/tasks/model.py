@@ -374,6 +374,8 @@ class _Rebuilder:
 
     def __call__(self, data: dict[str, Any], where: str) -> dict[str, Any]:
         ref = WorldRef.model_validate(data.get("world"))
+        if len(self.cache) > 20_000:  # it holds the tables it digested
+            self.cache.clear()
         key = (ref.seed, ref.size)
         base = None
         if ref.lived is None:  # the sorted copy holds while the seeded world it came from does
@@ -388,8 +390,6 @@ class _Rebuilder:
         if base is None:
             if len(self.worlds) >= 4:
                 self.worlds.clear()
-            if len(self.cache) > 20_000:  # it holds the tables it digested
-                self.cache.clear()
             raw = _base_world(ref)
             base = orjson.loads(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS))
             self.worlds[key] = (raw, base)
