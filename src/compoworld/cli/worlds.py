@@ -92,7 +92,7 @@ def build(
             config = LLMConfig.from_env(base_url, model)
         except ValueError as e:
             raise _fail(str(e)) from None
-        people, notes = propose(people, days, config)
+        people, notes = propose(people, days, config, size)
         for n in notes:
             err.print(f"[yellow]{n}[/yellow]")
     with Progress(

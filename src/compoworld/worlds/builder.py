@@ -206,14 +206,6 @@ def build_days(p: Persona, seed: int, days: int, size: str = "small") -> list[di
     return list(live(p, seed, days, size))
 
 
-def counts(env: Environment) -> dict[str, int]:
-    """Records per service (files included)."""
-    return {
-        n: sum(len(t) for k, t in s.store.tables.items() if not k.startswith("_"))
-        for n, s in env.services.items()
-    }
-
-
 # ---- building a world: two replays per persona, in separate processes -----------------------
 def _replay(job: tuple[dict[str, Any], int, int, str, str | None]) -> dict[str, Any]:
     """One replay of a persona's history; with `out`, also writes its day files there."""

@@ -23,9 +23,9 @@ PROMPT = (
 )
 
 
-def _validate(raw: str, base: Persona, days: int) -> Persona:
+def _validate(raw: str, base: Persona, days: int, size: str = "small") -> Persona:
     data = json.loads(raw.strip().removeprefix("```json").removeprefix("```").removesuffix("```"))
-    company = make_company(base.world_seed, "small")
+    company = make_company(base.world_seed, size)  # the company the world is built at
     customers = {c.name: c for c in company.customers}
     if data.get("occupation") not in OCCUPATIONS:
         raise ValueError(f"occupation {data.get('occupation')!r} is not one of the known occupations")
@@ -75,7 +75,9 @@ def _validate(raw: str, base: Persona, days: int) -> Persona:
     )
 
 
-def propose(personas: list[Persona], days: int, config: LLMConfig) -> tuple[list[Persona], list[str]]:
+def propose(
+    personas: list[Persona], days: int, config: LLMConfig, size: str = "small"
+) -> tuple[list[Persona], list[str]]:
     """Ask the model for each persona; keep valid proposals, fall back to the offline one otherwise."""
 
     async def run() -> tuple[list[Persona], list[str]]:
@@ -83,7 +85,7 @@ def propose(personas: list[Persona], days: int, config: LLMConfig) -> tuple[list
         out, notes = [], []
         try:
             for base in personas:
-                company = make_company(base.world_seed, "small")
+                company = make_company(base.world_seed, size)
                 ask = (
                     PROMPT.replace("OCCUPATIONS", json.dumps(sorted(OCCUPATIONS)))
                     .replace("STORY_KINDS", json.dumps(list(STORY_KINDS)))
@@ -93,7 +95,7 @@ def propose(personas: list[Persona], days: int, config: LLMConfig) -> tuple[list
                 )
                 try:
                     reply = await client.chat([{"role": "user", "content": ask}], temperature=0)
-                    p = _validate(reply.message.get("content") or "", base, days)
+                    p = _validate(reply.message.get("content") or "", base, days, size)
                     p.proposed_by = config.model
                     out.append(p)
                 except (EndpointError, ValueError, json.JSONDecodeError, AttributeError, TypeError) as e:
