@@ -182,9 +182,9 @@ class ScriptedServer:
                         {"error": {"message": action.get("error", "scripted error"), "type": "scripted"}},
                         action.get("headers"),
                     )
-                self._answer(body, action["message"])
+                self._answer(body, action["message"], action.get("completion_tokens", 5))
 
-            def _answer(self, body: dict[str, Any], msg: dict[str, Any]) -> None:
+            def _answer(self, body: dict[str, Any], msg: dict[str, Any], completion_tokens: int = 5) -> None:
                 payload = {
                     "id": f"chatcmpl-{len(server.requests)}",
                     "object": "chat.completion",
@@ -197,7 +197,11 @@ class ScriptedServer:
                             "finish_reason": "tool_calls" if msg.get("tool_calls") else "stop",
                         }
                     ],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                    "usage": {  # an action's completion_tokens: a server that ignores max_tokens
+                        "prompt_tokens": 10,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": 10 + completion_tokens,
+                    },
                 }
                 self._send(200, payload)
 

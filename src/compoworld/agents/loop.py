@@ -29,7 +29,7 @@ from typing import Any
 from compoworld.agents.policies import Agent
 from compoworld.agents.prompt import FINISH, FINISH_TOOL, system_prompt, task_user
 from compoworld.core.envelope import envelope_text, failure
-from compoworld.llm.client import ContextOverflow, EndpointError, EndpointTimeout
+from compoworld.llm.client import ContextOverflow, EndpointError, EndpointTimeout, ServerOverrun
 from compoworld.rewards.format import MAX_MALFORMED_TURNS  # turns in a row that make agent_format
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
@@ -42,6 +42,7 @@ ERROR_CLASSES = (
     "server_error",
     "endpoint_error",
     "timeout",
+    "server_overrun",  # the server ignored max_tokens (or then ran past the deadline): not retried
 )
 ENDPOINT_FAILURES = frozenset({"endpoint_error", "timeout"})  # not finished: retried on rerun
 GATEWAY_MODES = ("gateway", "gateway-compat")
@@ -204,6 +205,10 @@ async def run_episode(
         except ContextOverflow as e:
             count_abandoned(e.attempts)
             error_class, error = "context_overflow", str(e)
+            break
+        except ServerOverrun as e:
+            count_abandoned(e.attempts)
+            error_class, error = "server_overrun", str(e)
             break
         except EndpointTimeout as e:
             count_abandoned(e.attempts)

@@ -52,6 +52,15 @@ class EndpointTimeout(EndpointError):
     pass
 
 
+class ServerOverrun(EndpointError):
+    """The server ignored the request's `max_tokens` (it answered with more completion tokens), or
+    ran past the deadline after having done so: waiting longer or retrying will not help."""
+
+    def __init__(self, message: str, tokens: int, cap: int, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.tokens, self.cap = tokens, cap
+
+
 class ContextOverflow(EndpointError):
     """The prompt does not fit the model's context window (`limit` tokens, when the server says)."""
 
@@ -139,6 +148,7 @@ class LLMClient:
         self.context_window: int | None = config.context_window
         self.string_content = bool(self.profile and self.profile.string_content)
         self.learned: list[str] = []  # what the server's answers taught us, in order
+        self.overrun: tuple[int, int] | None = None  # (tokens, cap) of a reply past its max_tokens
         self._detect_lock = asyncio.Lock()
         self._tools_est: tuple[int, int] = (0, 0)  # (id of the tool list, its token estimate)
 
@@ -243,9 +253,30 @@ class LLMClient:
             wait, give_up, status = 0.0, False, None
             try:
                 resp = await self._client.chat.completions.create(messages=sent, **base)
-                return self._reply(resp, attempt, attempts, time.perf_counter() - t0)
+                reply = self._reply(resp, attempt, attempts, time.perf_counter() - t0)
+                got = reply.usage["completion_tokens"]
+                if got > cap:  # the server ignored max_tokens: llama.cpp's function-calling path does
+                    if self.overrun is None:
+                        self.learned.append(f"ignores max_tokens: {got} completion tokens against {cap}")
+                    self.overrun = (got, cap)
+                    raise ServerOverrun(
+                        f"the server ignored max_tokens: {got} completion tokens against a cap of {cap}",
+                        tokens=got,
+                        cap=cap,
+                        attempts=attempts,
+                    )
+                return reply
             except openai.APITimeoutError:
                 # The SDK closes the connection: the request is cancelled on our side.
+                if self.overrun is not None:  # it ignores max_tokens: the deadline is its overrun too
+                    got, was = self.overrun
+                    raise ServerOverrun(
+                        f"the endpoint ran past the {cfg.timeout}s deadline, and it ignores max_tokens "
+                        f"({got} completion tokens against a cap of {was} earlier)",
+                        tokens=got,
+                        cap=cap,
+                        attempts=[*attempts, _attempt(attempt, "timeout", t0, prompt_est(), None)],
+                    ) from None
                 timeouts += 1
                 err: EndpointError = EndpointTimeout(
                     f"the endpoint did not answer within {cfg.timeout}s ({prompt_est()} prompt tokens "
