@@ -83,6 +83,16 @@ def test_story_lines_span_days_and_interleave() -> None:
     last = five[-1]["ledger"]
     exports = last["exports"]
     assert len(exports) >= 5 and last["reports"]  # exports written on weekdays, read back by the reports
+    # mail threads span weeks: one thread's messages (ours and the contact's replies) over >= 7 days
+    dates: dict[str, set[str]] = {}
+    for d in five:
+        for m in d["patch"].get("email", {}).get("messages", {}).get("set", {}).values():
+            dates.setdefault(m["threadId"], set()).add(m["date"][:10])
+    assert max(len(v) for v in dates.values()) >= 4  # a thread written in on four or more days
+    from datetime import date
+
+    longest = max((date.fromisoformat(max(v)) - date.fromisoformat(min(v))).days for v in dates.values())
+    assert longest >= 7
 
 
 def test_tampering_and_failing_activities_are_reported(built: Path, tmp_path: Path) -> None:
