@@ -100,11 +100,12 @@ def test_compiled_tasks_pass_every_gate_and_a_correct_alternative_passes(library
         failed = {g: why for g, why in run_gates(t).items() if why}
         assert not failed, (t.meta["family"], failed)
         # the alternative: the same work, its own words in the reply, and one more look at the list
-        wants = [
+        wants = [  # what the checks read in the reply: what it must contain, and the facts it carries
             str(x)
             for r in t.rubric
             if r.check.get("predicate") == "message_sent"
-            for x in r.check.get("contains", [])
+            or (r.check.get("predicate") == "text_carries" and r.check.get("service") == "email")
+            for x in [*r.check.get("contains", []), *r.check.get("facts", [])]
         ]
         env = t.environment()
         lister = next(  # a read of the service (or, where the work reads none, of the mailbox)
@@ -145,9 +146,11 @@ def test_lazy_solvers_fail_on_compiled_tasks(library) -> None:
         for s, p in solve_lazily(t).items():
             rates[s] += p / len(tasks)
     assert all(r < 0.05 for r in rates.values()), rates
-    # every task plants a namesake carrying the colleague's name, and guards it
+    # every task plants a namesake carrying the colleague's name, and guards it (a total's trap is
+    # the customer's closed record, counted by a careless sum)
     for t in tasks:
-        assert any(tr.kind == "namesake" for tr in t.traps), t.meta["family"]
+        want = "closed" if t.meta["family"].endswith(".total_reply") else "namesake"
+        assert any(tr.kind == want for tr in t.traps), t.meta["family"]
 
 
 def test_the_audit_reads_a_record_quoted_in_free_text() -> None:
@@ -295,7 +298,9 @@ def test_a_person_known_by_first_and_last_name_is_found_by_both(library) -> None
     res = resource_of(reg()["bamboohr"], "employee")
     assert not isinstance(res, str), res
     assert (res.label, res.label2, res.person, res.staff) == ("first_name", "last_name", True, True)
-    tasks = _tasks(2, attempts=12, families=("compiled.bamboohr.lookup_reply",))
+    drawn = _tasks(30, attempts=80, families=("compiled.bamboohr.lookup_reply",))
+    people_tasks = ("the employee", "the dependent")  # BambooHR's other records (datasets) aside
+    tasks = [t for t in drawn if any(tr.description.startswith(people_tasks) for tr in t.traps)][:2]
     assert len(tasks) == 2
     for t in tasks:
         failed = {g: why for g, why in run_gates(t).items() if why}

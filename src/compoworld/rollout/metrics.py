@@ -37,12 +37,29 @@ def summarize(episodes: list[dict[str, Any]], k: int) -> dict[str, Any]:
         "mean_score": _mean(e["score"] for e in episodes),
         "mean_V": _mean(e["V"] for e in episodes),
         "error_classes": dict(sorted(errors.items())),
+        # calls to simulated tools with no world model configured (503): the environment's gap,
+        # counted apart from agent and server errors
+        "world_model_unavailable": _unavailable(episodes),
     }
     for kk in sorted({1, k}):
         groups = [g for g in by_task.values() if len(g) >= kk]
         out[f"pass@{kk}"] = _mean(pass_at_k(len(g), sum(e["V"] for e in g), kk) for g in groups)
         out[f"pass^{kk}"] = _mean(pass_hat_k(len(g), sum(e["V"] for e in g), kk) for g in groups)
     return out
+
+
+def _unavailable(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    calls: dict[str, int] = defaultdict(int)
+    hit = 0
+    for e in episodes:
+        mine = 0
+        for st in e.get("steps") or []:
+            err = (st.get("envelope") or {}).get("error") if isinstance(st, dict) else None
+            if isinstance(err, dict) and err.get("type") == "world_model_unavailable":
+                calls[str(st.get("tool"))] += 1
+                mine += 1
+        hit += mine > 0
+    return {"calls": sum(calls.values()), "episodes": hit, "tools": dict(sorted(calls.items()))}
 
 
 def breakdown(episodes: list[dict[str, Any]], key: str) -> dict[str, dict[str, float]]:

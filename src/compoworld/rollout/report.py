@@ -130,6 +130,15 @@ def write_report(
             lines.append(f"| {key} | {summary[key]} |")
     lines += ["", "## Error classes", "", "| class | episodes |", "|---|---|"]
     lines += [f"| {c} | {n} |" for c, n in summary["error_classes"].items()]
+    wm = summary.get("world_model_unavailable") or {}
+    if wm.get("calls"):  # simulated tools called with no world model: neither the agent's nor a bug
+        lines += [
+            "",
+            f"Simulated tools called with no world model configured (503 world_model_unavailable): "
+            f"{wm['calls']} calls in {wm['episodes']} episodes ("
+            + ", ".join(f"{t} {n}" for t, n in wm["tools"].items())
+            + "); configure one with --world-model and --base-url.",
+        ]
     for key, title in (("domains", "domain"), ("services", "service"), ("K", "K"), ("L", "L")):
         lines += [
             "",

@@ -2377,8 +2377,14 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
         reads = [
             t for t in work if ops[t.name].get("resource") == rname and ops[t.name]["kind"] in ("get", "list")
         ]
-        texts = [
-            t.description + " " + " ".join(str(s.get("description", "")) for _, s in _schemas_of(t))
+        texts = [  # the tool's words and its filters' (never a switch's: "Output format: json ...")
+            t.description
+            + " "
+            + " ".join(
+                str(s.get("description", ""))
+                for p, s in _schemas_of(t)
+                if not switch_param(p, s) and not _skip_field(p) and norm(p) not in SWITCH_PARAMS
+            )
             for t in reads
         ]
         inputs = {p for t in reads for p in [*t.input_schema.get("properties", {}), *dict(_schemas_of(t))]}

@@ -93,3 +93,34 @@ def assign(cls: Any) -> Any:
     cls.corpus_domain = manifest.get("domain") or ""
     cls.domain, cls.work_domain = domains_of(manifest)
     return cls
+
+
+def product_of(cls: Any) -> str | None:
+    """The product a service models, by the spec file it comes from (`klavis_jira.json` -> `jira`,
+    `docker_stripe.json` and `stripe-official.json` -> `stripe`): a compiled service and a hand-built
+    one of the same product have the same tools, so they never sit in one environment."""
+    from compoworld.spec.compiler import SOURCE_WORDS, TLD_WORDS, tokens
+
+    spec = getattr(cls, "spec", None)
+    if not isinstance(spec, str) or not spec:
+        return None
+    stem = re.sub(r"\.json$", "", spec.replace("\\", "/").rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+    words = [t for t in tokens(re.sub(r"\(.*?\)", "", stem)) if t not in SOURCE_WORDS and t not in TLD_WORDS]
+    return "_".join(words) or None
+
+
+def apart(chosen: list[str] | tuple[str, ...], pool: list[str], library: dict[str, Any]) -> list[str]:
+    """The services of `pool` (not in `chosen`) that can join `chosen`: none models a product that a
+    chosen service (or an earlier one of `pool` kept) already models."""
+    taken = {p for s in chosen if s in library and (p := product_of(library[s]))}
+    out = []
+    for s in pool:
+        if s in chosen:
+            continue
+        p = product_of(library[s]) if s in library else None
+        if p is not None and p in taken:
+            continue
+        if p is not None:
+            taken.add(p)
+        out.append(s)
+    return out

@@ -19,6 +19,7 @@ from compoworld.core.clock import derive_rng
 from compoworld.core.company import make_company
 from compoworld.core.environment import Environment
 from compoworld.services import registry
+from compoworld.spec.domains import apart
 from compoworld.tasks.moves import (
     NOUNS,
     Fact,
@@ -386,7 +387,8 @@ def workflow_task(
         fam = Family("composed.service_credit", "support", tuple(sorted(plan.services())), build)
     else:
         fam = fams[rng.randrange(len(fams))]
-    rest = [s for s in registry() if s not in fam.services]
+    # never a compiled service beside the hand-built one of its product (their tools are the same)
+    rest = apart(fam.services, list(registry()), registry())
     distractors = sorted(rng.sample(rest, min(settings.distractors, len(rest))))
     env = environment_for(sorted([*fam.services, *distractors]), world)
     company = make_company(world_seed, settings.size)
@@ -768,6 +770,8 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
             if forced
             else rng.sample(candidates, settings.k)
         )
+        if len(apart([], services, registry())) < len(services):
+            continue  # two services of one product (a compiled copy of a hand-built one): draw again
         walk = plan_walk(rng, services, moves, length)
         if walk is not None and (
             not settings.interfaces or crosses([w.service for w in walk], settings.interfaces)
@@ -776,8 +780,8 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
         walk = None
     else:
         raise Rejected("plan", f"no walk of length {length} over 20 samples of {settings.k} services")
-    rest = [s for s in registry() if s not in services]
-    distractors = rng.sample(rest, settings.distractors)
+    rest = apart(services, list(registry()), registry())
+    distractors = rng.sample(rest, min(settings.distractors, len(rest)))
     env = environment_for(sorted(services + distractors), world)
     company = make_company(world_seed, settings.size)
     g = Gen(env=env, rng=rng, company=company)

@@ -40,6 +40,7 @@ import jsonschema
 
 from compoworld.core.clock import format_time
 from compoworld.core.company import Customer, Person
+from compoworld.core.envelope import ToolError
 from compoworld.spec.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
 from compoworld.spec.values import NoValue, valid_args
 from compoworld.tasks.families._common import inbox_mail, rows
@@ -207,7 +208,12 @@ def _two_names(texty: list[str]) -> tuple[str, str] | None:
     return (first, last) if first and last else None
 
 
-def _label(fields: dict[str, str], person: bool = False) -> tuple[str, str, str | None] | None:
+def _label(
+    fields: dict[str, str],
+    person: bool = False,
+    enums: frozenset[str] | set[str] = frozenset(),
+    formats_not_text: frozenset[str] | set[str] = frozenset(),
+) -> tuple[str, str, str | None] | None:
     """(the field a record is known by, how: "label" a name, "key" a slug, "email" an address; the
     second field of a name kept in two). A person is known by a name (never a `title`: a person's
     title is their job title), in one field or two (first + last), else by a username or address."""
@@ -244,7 +250,25 @@ def _label(fields: dict[str, str], person: bool = False) -> tuple[str, str, str 
         for f in texty:
             if norm(f) == want:
                 return f, "key", None
+    free = [f for f in texty if f not in enums and f not in formats_not_text]
+    for f in free:  # an invoice number, an order reference, a product code
+        n = norm(f)
+        if n.endswith("number") and n not in ("phonenumber", "faxnumber") or n in CODE_LABELS:
+            return f, "key", None
+    for f in free:  # a page or a file known by its address
+        if norm(f) in URL_LABELS:
+            return f, "url", None
+    for want in TEXT_LABELS:  # a record no name names: what people call it by (a team, a model)
+        for f in free:
+            if norm(f) == want:
+                return f, "label", None
     return None
+
+
+CODE_LABELS = ("code", "reference", "ref", "sku", "ordernumber", "invoicenumber", "externalid")
+URL_LABELS = ("url", "uri", "link", "website", "homepage", "permalink", "path", "filepath")
+TEXT_LABELS = ("model", "team", "location", "topic", "domain", "hostname", "symbol", "channel", "keyword")
+TEXT_LABELS += ("term", "address", "project", "repository", "repo", "site", "brand", "program", "course")
 
 
 def _person_label(fields: dict[str, str]) -> tuple[str, str, str | None] | None:
@@ -266,16 +290,25 @@ def _is_staff(noun: str) -> bool:
     return head in STAFF or (head.endswith("s") and head[:-1] in STAFF)
 
 
-def _status(r: dict[str, Any], tools: list[dict[str, Any]]) -> tuple[str, tuple[Any, Any]] | None:
+def _status(
+    r: dict[str, Any],
+    tools: list[dict[str, Any]],
+    moved: set[str] = frozenset(),  # type: ignore[assignment]
+) -> tuple[str, tuple[Any, Any]] | None:
+    """The field that says a record is open or closed, with its (open, closed) values, only where the
+    spec has one: a `status` (its enum's own words), a `state` or `stage` that an enum or a transition
+    says is one (never a postal `state` of an address), or a stale flag (`archived`, `active`)."""
     fields = r["fields"]
     for f, t in fields.items():
         n = norm(f)
         if n in ("status", "state", "stage") and t in ("string", "any"):
-            allowed: list[Any] = []
+            allowed: list[Any] = [v for v in (r.get("enums") or {}).get(f) or [] if isinstance(v, str)]
             for tool in tools:
                 s = _props(tool).get(f) or {}
                 allowed += [v for v in s.get("enum") or [] if isinstance(v, str)]
             if not allowed:
+                if n != "status" and f not in moved:
+                    continue  # a free-text `state` (an address's) is no open/closed state
                 return f, ("open", "closed")
             lo = {str(v).lower(): v for v in allowed}
             o = next((lo[v] for v in OPEN if v in lo), None)
@@ -296,10 +329,11 @@ NOT_ASKED += ("gender", "sex")
 
 
 def resources_of(cls: Any) -> list[Res]:
-    """The resources of a compiled service class that can be created and listed (from its manifest)."""
+    """The resources of a compiled service class that can be listed (from its manifest); the families
+    that make records check for a create themselves."""
     return [
         r
-        for r in (resource_of(cls, rname) for rname in sorted(cls.manifest["resources"]))
+        for r in (resource_of(cls, rname, need_create=False) for rname in sorted(cls.manifest["resources"]))
         if isinstance(r, Res)
     ]
 
@@ -315,8 +349,14 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
         return "no_create"
     if not listers:
         return "no_list"
+    if not creates and all(_info_read(t) for t in listers):
+        # `get_company_info()`: one record about the account, not a collection to plant records in
+        return "info_record"
     person = _is_person(words(rname))
-    lab = _label(r["fields"], person=person)
+    # a field with an enum or a date/uuid format holds no label a request could name
+    enums = set(r.get("enums") or {})
+    formats = {f for f, fmt in (r.get("formats") or {}).items() if fmt in ("date", "date-time", "uuid")}
+    lab = _label(r["fields"], person=person, enums=enums, formats_not_text=formats)
     if lab is None and not person:
         lab = _person_label(r["fields"])
         person = lab is not None
@@ -338,7 +378,8 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
     lister = listers[0]
     create = next((t for t in creates if {lab[0], lab[2] or lab[0]} <= set(_props(t))), None)
     writes = [t for t in tools if t["op"]["kind"] in ("create", "update")]
-    status = _status(r, writes)
+    moved = {t["op"].get("field") for t in tools if t["op"]["kind"] == "transition"}
+    status = _status(r, writes, moved)
     updaters = [t for t in tools if t["op"]["kind"] == "update" and t["op"].get("id_param")]
     updater = max(updaters, key=lambda t: len(_props(t)), default=None)
     trans = tuple(
@@ -352,7 +393,8 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
     )
     parents = tuple(sorted((cls.refs.get(rname) or {}).items()))
     skip = {lab[0], *([lab[2]] if lab[2] else []), *(f for f, _ in parents), *([status[0]] if status else [])}
-    value_enums: dict[str, tuple[Any, ...]] = {}
+    # the spec's own vocabulary of each field (every writer's enum, or a read's filter enum)
+    value_enums: dict[str, tuple[Any, ...]] = {f: tuple(e) for f, e in (r.get("enums") or {}).items()}
     for t in writes:
         for f, sch in _props(t).items():
             if f in r["fields"] and isinstance(sch, dict) and sch.get("enum"):
@@ -390,6 +432,17 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
         label2=lab[2],
         person=person,
         staff=staff,
+    )
+
+
+def _info_read(tool: dict[str, Any]) -> bool:
+    """A read compiled as a list that takes nothing that picks among records (no filter, search,
+    page or limit): an info call (`get_company_info`), not a collection."""
+    from compoworld.spec.compiler import switch_param
+
+    props = tool["input_schema"].get("properties", {})
+    return tool["op"].get("verb") not in ("list", "search", "find", "query", "browse") and not any(
+        not switch_param(p, s) for p, s in props.items()
     )
 
 
@@ -569,8 +622,19 @@ def _value(
     people = [p for p in b.company.people if p.id != b.me.id]
     domains = [c.domain for c in b.company.customers]
     first = getattr(avoid, "first", None)
+    # the target's value is its own: no record the list shows beside it holds it (a seeded record of
+    # a three-value enum would let a solver that picks any record answer right), and it is nobody's
+    # address in the conversation (the colleague's own email is no value read from the service)
+    held = (
+        {str(r.get(f)) for r in b.svc(res.service).table(res.table).values() if r.get(f) is not None}
+        if first is None
+        else set()
+    )
+    held |= {str(x) for p in b.company.employees for x in (p.email, p.phone, p.name)}
     for i in range(80):
         v = draw(kind, jtype, b.rng, b.now.date(), people, domains, res.value_enums.get(f))
+        if str(v) in held:
+            continue
         # a small vocabulary (an enum of three) runs out: the decoys may share a value, never the target's
         if str(v) not in avoid or (i >= 50 and first is not None and str(v) != first):
             avoid.add(str(v))
@@ -594,6 +658,10 @@ def _label_value(res: Res, who: Customer | Person, purpose: str) -> str:
         base = f"{who.name} ({purpose})"
     if res.label_kind == "key":
         return re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-")
+    if res.label_kind == "url":
+        domain = who.domain if isinstance(who, Customer) else who.email.rsplit("@", 1)[-1]
+        slug = re.sub(r"[^a-z0-9]+", "-", (purpose if isinstance(who, Customer) else base).lower()).strip("-")
+        return f"https://{domain}/{slug}"
     return base
 
 
@@ -740,13 +808,13 @@ def _setup(b: Builder, res: Res) -> dict[str, Any]:
     else:
         cust = b.customer()
         label, near = _label_value(res, cust, purpose), _label_value(res, cust, other)
-        if res.label_kind == "key":
+        if res.label_kind in ("key", "url"):
             twin = f"{label}-{_slug(who.first)}-copy"
         elif label.endswith(")"):
             twin = f"{label[:-1]}, {who.name}'s copy)"
         else:
             twin = f"{label} ({who.name}'s copy)"
-        query = label.split("-")[0] if res.label_kind == "key" else cust.name
+        query = {"key": label.split("-")[0], "url": cust.domain}.get(res.label_kind, cust.name)
     names = [label.casefold(), near.casefold(), twin.casefold()]
     if len(set(names)) < 3 or any(n in taken for n in names):
         raise PlantError(f"no fresh label for a {res.noun}")
@@ -1238,6 +1306,8 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
     else:
         item = b.pick([i for i in ITEMS if i.casefold() not in taken])
         label = _slug(item) if res.label_kind == "key" else item.capitalize()
+        if res.label_kind == "url":
+            label = f"https://{b.customer().domain}/{_slug(item)}"
     # one value the request gives, where the create takes one (a due date, a priority, an amount)
     # values the request gives: every one the create requires, else one it takes (a priority, an amount)
     req = set(res.create["input_schema"].get("required", []))  # type: ignore[index]
@@ -1454,6 +1524,7 @@ def probe(cls: Any, kind: str, res: Res) -> str | None:
             PlantError,
             Unsolvable,
             NoValue,
+            ToolError,  # a key the spec cannot mint, a value the service refuses
             AssertionError,
             StopIteration,
             KeyError,
@@ -1493,6 +1564,8 @@ def _cause(res: Res, e: Exception) -> str:
         return f"tool_refused:{msg.split(': ', 1)[-1][:60]}"
     if isinstance(e, PlantError):
         return f"plant:{msg[:60]}"
+    if isinstance(e, ToolError):
+        return f"tool_refused:{msg[:60]}"
     return f"probe_failed:{type(e).__name__}:{msg[:50]}"
 
 
@@ -1528,18 +1601,25 @@ def _families_for(classes: tuple[Any, ...]) -> dict[str, Family]:
 @lru_cache(maxsize=8)
 def _survey(classes: tuple[Any, ...]) -> tuple[dict[str, Family], dict[str, dict[str, dict[str, str]]]]:
     """(families by name, per service and resource: kind -> "ok" or why the kind does not fit it)."""
-    from compoworld.spec.domains import domains_of
+    from compoworld.services import registry
+    from compoworld.spec.domains import domains_of, product_of
 
     out: dict[str, Family] = {}
     why: dict[str, dict[str, dict[str, str]]] = {}
+    mail = product_of(registry().get("email"))
     for cls in classes:
         mine = why.setdefault(cls.name, {})
+        if mail is not None and product_of(cls) == mail:  # its tasks would sit beside the email they copy
+            mine["*"] = {"*": "same_product_as:email (its families would put it beside the hand-built email)"}
+            continue
         res = []
         for rname in sorted(cls.manifest["resources"]):
-            r = resource_of(cls, rname)
+            # a record nothing creates (a catalog, a directory) can still be asked about: the
+            # families that make records check for a create themselves
+            r = resource_of(cls, rname, need_create=False)
             if isinstance(r, Res):
                 res.append(r)
-            elif r != "no_create":  # a resource nothing creates is no work of these families
+            else:
                 mine[rname] = {"*": r}
         work = getattr(cls, "work_domain", None) or domains_of(cls.manifest)[1]
         work = work if work in DOMAINS else "project_management"
@@ -1578,6 +1658,13 @@ def coverage() -> dict[str, dict[str, Any]]:
                 continue
             probed = [c for c in kinds.values() if ":" in c or c == "search_misses_planted"]
             causes[rname] = probed[0] if probed else next(iter(kinds.values()))
+        if not names and not causes:  # say why, even where the service keeps no records at all
+            tools = cls.manifest["tools"]
+            code = sum(t["status"] == "compiled" for t in tools)
+            causes["*"] = (
+                f"no_records: its {len(tools)} tools keep no record type"
+                f" ({code} run as code: computations or lookups; the rest are simulated)"
+            )
         out[cls.name] = {"families": names, "causes": causes}
     return out
 
