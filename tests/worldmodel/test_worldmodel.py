@@ -212,3 +212,17 @@ def test_apply_patch_follows_rfc_6902() -> None:
     assert out == {"t": {"a": {"x": 1, "l": [2, 3], "z": 1}}} and doc == {"t": {"a": {"x": 1, "l": [1, 2]}}}
     with pytest.raises(SimulationError):
         apply_patch(doc, [{"op": "test", "path": "/t/a/x", "value": 2}])
+
+
+def test_fidelity_counts_a_call_without_a_valid_proposal_as_a_disagreement() -> None:
+    # the model answers prose, never a proposal: the read-only tool's empty real diff must not "match"
+    env = Environment([TASKER], seed=2, size="small")
+    with ScriptedServer(default=lambda body: say("I think the project exists.")) as server:
+        wm = WorldModel(LLMConfig(base_url=server.url, model="scripted", max_retries=0))
+        report = measure(env, wm, 6, seed=0, tools=["tasker__tasker_get_project"])
+        wm.close()
+    assert report["calls"] == 6 and report["valid_proposals"] == 0
+    assert report["diff_exact"] == 0.0 and report["success_agreement"] == 0.0 and report["field_match"] == 0.0
+    from compoworld.worldmodel.fidelity import render
+
+    assert "0 of 6 had a valid proposal" in render(report)

@@ -104,9 +104,15 @@ def measure(
         env.restore(s_real)  # the run goes on from the real result
         row = per[name]
         row["calls"] += 1
-        agree = real["success"] == sim["success"]
-        exact = real_diff == sim_diff
-        if real["success"] and sim["success"]:
+        # no valid proposal (malformed, invalid against the state model, the endpoint failed): the model
+        # said nothing about this call, so it agrees on nothing, even where the real call changed nothing
+        valid = sim["success"] or sim["error"]["type"] != "simulation_error"
+        row["valid"] = row.get("valid", 0) + valid
+        agree = valid and real["success"] == sim["success"]
+        exact = valid and real_diff == sim_diff
+        if not valid:
+            fm = 0.0
+        elif real["success"] and sim["success"]:
             fm = _field_match(real["data"], sim["data"])
         elif not real["success"] and not sim["success"]:
             fm = 1.0 if real["error"]["code"] == sim["error"]["code"] else 0.0
@@ -125,6 +131,7 @@ def measure(
                 "simulated_success": sim["success"],
                 "diff_exact": exact,
                 "field_match": fm,
+                "valid_proposal": valid,
             }
         )
         made += 1
@@ -149,6 +156,7 @@ def measure(
             "diff_exact": r["diff_exact"] / n,
             "field_match": r["field_match"] / n,
             "simulation_errors": r["sim_errors"],
+            "valid_proposals": r.get("valid", 0),
         }
     total = sum(t["calls"] for t in tools.values())
 
@@ -164,6 +172,7 @@ def measure(
     }
     return {
         "calls": total,
+        "valid_proposals": sum(t["valid_proposals"] for t in tools.values()),
         "model_calls": wm.calls,
         "cache_hits": wm.cache_hits,
         "endpoint_failures": wm.failures,
@@ -182,7 +191,8 @@ def render(report: dict[str, Any]) -> str:
         "# World-model fidelity",
         "",
         f"{report['calls']} calls ({report['model_calls']} model calls, {report.get('cache_hits', 0)} from the "
-        f"cache, {report.get('endpoint_failures', 0)} endpoint failures). "
+        f"cache, {report.get('endpoint_failures', 0)} endpoint failures); {report.get('valid_proposals', 0)} of "
+        f"{report['calls']} had a valid proposal (the rest count as disagreements). "
         f"Success/error agreement {report['success_agreement']:.3f}, state diff exact {report['diff_exact']:.3f}, "
         f"observation fields {report['field_match']:.3f}.",
         "",
