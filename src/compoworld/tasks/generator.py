@@ -272,6 +272,9 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
 
         settings = replace(settings, size=built)  # a persona world's tasks live at the size it was built at
     if uses_composition(settings):
+        if settings.pool and not composable_pool(settings):
+            # compiled services have no composed stage yet: the relay chain remains for them alone
+            return chain_task(seed, index, settings)
         return workflow_task(seed, index, settings, composed=True)
     if uses_workflows(settings):
         return workflow_task(seed, index, settings)
@@ -284,6 +287,16 @@ def uses_composition(settings: Settings) -> bool:
     if settings.families:
         return any(f.startswith("composed") for f in settings.families)
     return not uses_workflows(settings)
+
+
+@lru_cache(maxsize=64)
+def composable_pool(settings: Settings) -> bool:
+    """Some composed plan lies inside the pool at the settings' K (or the tier's range of K)."""
+    try:
+        composed_plans(settings, random.Random(0), None)
+    except Rejected:
+        return False
+    return True
 
 
 def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | None) -> tuple[Any, str]:
