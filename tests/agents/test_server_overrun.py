@@ -53,3 +53,39 @@ def test_a_reply_within_max_tokens_is_fine(task) -> None:
     with ScriptedServer([{**tool_calls(("finish", {"answer": ""})), "completion_tokens": 256}]) as server:
         ep = asyncio.run(run_episode(task, LLMAgent(_client(server, max_tokens=256))))
     assert ep.error_class == "ok"
+
+
+def test_a_tool_list_past_the_window_is_caught_before_the_first_episode(tmp_path) -> None:
+    """llama.cpp's /models names no window: the 400 of a one-token probe with the largest tool list
+    gives it, and eval warns before any episode request (no --context-window needed)."""
+    from typer.testing import CliRunner
+
+    from compoworld.cli.main import app
+    from compoworld.tasks.model import save_tasks
+
+    t = Task.model_validate(generate_task(31, 0, Settings(k=3, distractors=4, walk_min=4, walk_max=5)))
+    save_tasks([t], tmp_path / "t.jsonl")
+    with ScriptedServer(
+        default=tool_calls(("finish", {"answer": ""})), profile="llamacpp", context=8192
+    ) as server:
+        r = CliRunner().invoke(
+            app,
+            [
+                "eval",
+                "--tasks",
+                str(tmp_path / "t.jsonl"),
+                "--mode",
+                "direct",
+                "--base-url",
+                server.url,
+                "--model",
+                "m",
+                "--out",
+                str(tmp_path / "run"),
+            ],
+        )
+    out = r.output
+    assert "over the model's context window of 8192" in out and "use --mode gateway" in out, out
+    probe = server.requests[0]
+    assert probe["max_tokens"] == 1 and len(probe["messages"]) == 1 and len(probe["tools"]) > 100
+    assert out.index("warning") < out.index("ran ") if "ran " in out else True

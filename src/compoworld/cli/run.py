@@ -195,20 +195,27 @@ def eval_command(
             soft_wrap=True,
         )
         window = client.context_window
-        if window:
-            sizes = {tuple(t.all_services): 0 for t in task_list}
-            worst = max(((tool_tokens(list(s), mode), s) for s in sizes), default=(0, ()))
-            if worst[0] + max_completion_tokens > window:
-                n = sum(
-                    1 for t in task_list if tool_tokens(t.all_services, mode) + max_completion_tokens > window
-                )
-                err.print(
-                    f"[yellow]warning:[/yellow] in {mode} mode the tool list alone needs about {worst[0]} tokens "
-                    f"(+{max_completion_tokens} for the reply) for {n} task(s), over the model's context "
-                    f"window of {window}: they will end as context_overflow; use --mode gateway or a "
-                    "model with a longer context",
-                    soft_wrap=True,
-                )
+        sizes = {tuple(t.all_services): 0 for t in task_list}
+        worst = max(((tool_tokens(list(s), mode), s) for s in sizes), default=(0, ()))
+        if not window and worst[0] > 4096:
+            # /models did not say: ask with the largest tool list before any episode (an overflow
+            # answers at once, and its 400 gives the window)
+            from compoworld.agents.loop import tool_list
+            from compoworld.core.environment import Environment
+
+            if await client.tools_fit(tool_list(Environment(list(worst[1]), seed=0), mode)) is False:
+                window = client.context_window or worst[0]
+        if window and worst[0] + max_completion_tokens > window:
+            n = sum(
+                1 for t in task_list if tool_tokens(t.all_services, mode) + max_completion_tokens > window
+            )
+            err.print(
+                f"[yellow]warning:[/yellow] in {mode} mode the tool list alone needs about {worst[0]} tokens "
+                f"(+{max_completion_tokens} for the reply) for {n} task(s), over the model's context "
+                f"window of {window}: they will end as context_overflow; use --mode gateway or a "
+                "model with a longer context",
+                soft_wrap=True,
+            )
 
     executor = None
     if ray is not None:

@@ -176,6 +176,21 @@ class LLMClient:
         assert self.profile is not None
         return self.profile
 
+    async def tools_fit(self, tools: list[dict[str, Any]]) -> bool | None:
+        """Whether a request offering `tools` fits the model's context, asked before any episode: a
+        one-token request with the tools and a one-word prompt. False when the server answers with an
+        overflow (its window is then learned from the 400), True when it answers, None when it fails
+        some other way (the run will say how)."""
+        try:
+            await self.chat([{"role": "user", "content": "ok"}], tools=tools, max_tokens=1)
+        except ContextOverflow:
+            return False
+        except ServerOverrun:
+            return True  # it answered (past the one token): the prompt fit
+        except EndpointError:
+            return None
+        return True
+
     async def probe(self) -> str | None:
         """None when the endpoint answers at all (any HTTP status), else why it cannot be reached.
         Detects the profile on the way."""
