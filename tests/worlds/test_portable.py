@@ -67,9 +67,23 @@ def test_task_file_and_packed_world_moved_elsewhere_load_and_verify(
     shutil.copy(tasks, moved / "tasks.jsonl")
     digest, size = pack(world, moved / "w.cwworld")
     assert size > 0 and unpack(moved / "w.cwworld", tmp_path / "again") == digest == open_world(world).digest
-    # every gate, regeneration from the seed included, in a new process run from another folder
-    r = cli("tasks", "check", str(moved / "tasks.jsonl"), cwd=tmp_path)
+    # every gate, in a new process run from another folder: the world comes from the pack
+    r = cli("tasks", "check", str(moved / "tasks.jsonl"), "--no-regenerate", cwd=tmp_path)
     assert r.returncode == 0 and "3/3 tasks pass every gate" in r.stdout, r.stdout + r.stderr
+    # and regeneration from the seed goes through the pack too (here, once this process forgets the
+    # folder it built: its generator's string hashing is the one the tasks were made with)
+    from compoworld.tasks.gates import run_gates
+    from compoworld.tasks.model import load_tasks
+    from compoworld.worlds import store
+
+    store._OPEN.clear()
+    store._LIVED.clear()
+    store._PARTS.clear()
+    loaded = load_tasks(moved / "tasks.jsonl")
+    assert store.known(digest).where == moved / "w.cwworld"
+    for t in loaded:
+        failed = {g: why for g, why in run_gates(t, regenerate=True).items() if why}
+        assert not failed, failed
     # or found through COMPOWORLD_WORLDS when the task file travels alone
     alone = tmp_path / "alone"
     alone.mkdir()
