@@ -479,3 +479,49 @@ def test_corpus_report_shares() -> None:
     assert useful / len(tools) >= 0.7
     flags = [blind_list(t) for t, _ in tools]
     assert sum(f is True for f in flags) <= 0.1 * sum(f is not None for f in flags)
+
+
+# ---- a compiled copy never sits beside the hand-built service of its product ---------------------
+def test_a_compiled_copy_never_joins_the_hand_built_service_of_its_product() -> None:
+    from compoworld.spec.domains import apart, product_of
+
+    def svc(spec: str | None) -> type:
+        return type("S", (), {"spec": spec})
+
+    lib = {
+        "tracker": svc("klavis_jira.json"),
+        "jira": svc("/specs/corpus/klavis_jira.json"),
+        "stripe": svc("corpus/docker_stripe.json"),
+        "payments": svc("stripe-official.json"),
+        "notes": svc(None),
+    }
+    assert product_of(lib["tracker"]) == product_of(lib["jira"]) == "jira"
+    assert product_of(lib["stripe"]) == product_of(lib["payments"]) == "stripe"
+    assert apart(["tracker"], list(lib), lib) == ["stripe", "notes"]  # one of each product
+    assert apart([], ["payments", "stripe"], lib) == ["payments"]
+
+
+def test_eval_counts_world_model_unavailable_calls_apart() -> None:
+    from compoworld.rollout.metrics import summarize
+
+    env, m = _env({"tools": [_tool("summarize_workload", {"team": S}, ["team"])]})
+    r = env.call("svc__summarize_workload", {"team": "ops"})
+    assert _code(r) == 503
+    ok = {"tool": "svc__summarize_workload", "envelope": {"success": True, "data": {}}}
+    episodes = [
+        {
+            "task_id": "t1",
+            "score": 0.0,
+            "V": 0,
+            "error_class": "ok",
+            "steps": [{"tool": "svc__summarize_workload", "envelope": r}],
+        },
+        {"task_id": "t2", "score": 1.0, "V": 1, "error_class": "ok", "steps": [ok]},
+    ]
+    s = summarize(episodes, 1)
+    assert s["world_model_unavailable"] == {
+        "calls": 1,
+        "episodes": 1,
+        "tools": {"svc__summarize_workload": 1},
+    }
+    assert "server_error" not in s["error_classes"]  # never counted as our bug

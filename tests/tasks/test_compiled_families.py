@@ -319,3 +319,20 @@ def test_a_person_known_by_first_and_last_name_is_found_by_both(library) -> None
         # the namesake is stored in two fields, and the target shares its surname, not its first name
         assert any((p["first_name"], p["last_name"]) == (first, last) for p in people)
         assert any(p["last_name"] == last and p["first_name"] != first for p in people)
+
+
+def test_generate_takes_every_service_that_families_lists(library, monkeypatch) -> None:
+    """`tasks families --compiled` and `tasks generate` agree: a compiled service with families is a
+    valid `--services` pool even where the walk has no moves for it."""
+    from compoworld.tasks import moves as moves_mod
+    from compoworld.tasks.families.compiled import coverage
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.pipeline import generate
+
+    cov = coverage()
+    name = next(s for s, c in sorted(cov.items()) if c["families"])
+    monkeypatch.setattr(moves_mod, "moves_by_service", lambda: {})  # no moves at all
+    tasks, _ = generate(1, 0, Settings(pool=(name,)))
+    assert len(tasks) == 1 and tasks[0].meta["family"].startswith(f"compiled.{name}.")
+    with pytest.raises(RuntimeError, match="no moves for service"):
+        generate(1, 0, Settings(pool=("no_such_service",)))

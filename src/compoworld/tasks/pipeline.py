@@ -69,7 +69,11 @@ def generate(
     if settings.pool:
         from compoworld.tasks.moves import moves_by_service
 
-        known = moves_by_service()
+        known = set(moves_by_service())
+        if any(s not in known for s in settings.pool):  # a compiled service with families needs no moves
+            from compoworld.tasks.families.compiled import compiled_families
+
+            known |= {f.name.split(".")[1] for f in compiled_families().values()}
         unknown = [s for s in settings.pool if s not in known]
         if unknown:
             raise RuntimeError(
