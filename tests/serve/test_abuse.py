@@ -91,3 +91,42 @@ def test_web_form_posts_are_charged_and_logged(server) -> None:
     assert r.status_code in (400, 404)
     log2 = httpx2.get(f"{url}/sessions/{sid}/calls", headers=CONTROL).json()
     assert log2["count"] > log["count"]
+
+
+def test_a_call_thread_left_at_idle_priority_retires() -> None:
+    import threading
+
+    from compoworld.core.limits import DEMOTED
+    from compoworld.serve.mcp_server import CallThreads
+
+    pool = CallThreads()
+
+    def ident(demote: bool) -> threading.Thread:
+        if demote:  # as `yield_cpu` leaves it when the priority cannot be raised again
+            DEMOTED.add(threading.get_ident())
+        return threading.current_thread()
+
+    async def main() -> list[threading.Thread]:
+        return [await pool.run(ident, d) for d in (False, False, True, False)]
+
+    a, b, c, d = asyncio.run(main())
+    assert a is b is c  # a thread is reused while it runs at normal priority
+    assert d is not c  # the demoted one is not handed the next call
+
+
+def test_a_long_sql_query_drops_to_idle_priority_past_a_few_ms() -> None:
+    import os
+
+    from compoworld.core.environment import Environment
+
+    env = Environment(["sql"], seed=1, size="small")
+    env.limits = CallLimits(cpu_s=30)
+    seen: list[int] = []
+    svc = env.services["sql"]
+    svc.db.create_function("policy", 0, lambda: seen.append(os.sched_getscheduler(0)) or 0)
+    svc.db.set_authorizer(None)
+    q = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 1000000) SELECT max(x) + policy() FROM c"
+    r = env.call("sql__read_query", {"query": q})
+    assert r["success"], r
+    assert seen == [os.SCHED_IDLE]  # the query had run past DEMOTE_AFTER_S when it read its policy
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # back to normal after the call (where allowed)

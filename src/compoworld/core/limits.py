@@ -81,7 +81,7 @@ class ResourceLimit(RuleViolation):
 
 
 class _Reg:
-    __slots__ = ("tid", "limits", "budget", "cpu0", "rss0", "depth", "active", "fired", "used0")
+    __slots__ = ("tid", "limits", "budget", "cpu0", "rss0", "depth", "active", "fired", "used0", "demoted")
 
     def __init__(self, tid: int, limits: CallLimits | None, budget: Budget | None) -> None:
         self.tid = tid
@@ -95,6 +95,7 @@ class _Reg:
         self.active = False
         self.fired: type[CallLimitExceeded] | None = None
         self.used0 = budget.used if budget is not None else 0
+        self.demoted = False
 
     def cpu(self) -> float:
         """CPU seconds the call has used (read from the calling thread itself)."""
@@ -201,6 +202,41 @@ def remaining(default: float = DEFAULT_CPU_S) -> float:
     if reg is None or reg.limits is None:
         return default
     return max(0.0, reg.limits.cpu_s - reg.cpu())
+
+
+DEMOTE_AFTER_S = 0.02  # CPU seconds after which a call's GIL-free engine work runs at idle priority
+DEMOTED: set[int] = set()  # threads left at idle priority (an unprivileged thread cannot raise it back)
+
+
+def yield_cpu(now: bool = False) -> None:
+    """Called by engines between steps that run without the GIL (SQLite's progress handler, the
+    regex matcher): once the call has used `DEMOTE_AFTER_S` of CPU, its thread drops to idle CPU
+    priority, so a runaway query takes only CPU no one else wants. Python code is never demoted
+    (a thread holding the GIL at idle priority would stall every other thread). The priority is
+    restored when the call ends where that is allowed; otherwise the thread is in `DEMOTED`, and
+    the server's call threads retire it."""
+    reg = current()
+    if reg is None or reg.demoted or not hasattr(os, "sched_setscheduler"):
+        return
+    if not now and reg.cpu() < DEMOTE_AFTER_S:
+        return
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # 0: this thread
+    except (OSError, AttributeError):
+        return
+    reg.demoted = True
+    DEMOTED.add(reg.tid)
+
+
+def _restore_priority(reg: _Reg) -> None:
+    if not reg.demoted:
+        return
+    reg.demoted = False
+    try:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        DEMOTED.discard(reg.tid)
+    except OSError:
+        pass  # unprivileged: the thread stays in DEMOTED
 
 
 def cpu_limit() -> float:
@@ -361,6 +397,7 @@ def limited_call(env: Any, svc: Any, spec: Any, arguments: Any) -> dict[str, Any
             return svc.invoke(spec, arguments)
         finally:
             WATCHDOG.disarm(reg)
+            _restore_priority(reg)
     except CallLimitExceeded as e:
         WATCHDOG.disarm(reg)
         if snap is not None:  # other services' nested writes were committed: put them back

@@ -27,6 +27,7 @@ MAX_FILE = 1024 * 1024  # bytes in one file
 MAX_FILES = 5000
 MAX_TREE_BYTES = 16 * 1024 * 1024  # default byte budget of a whole tree (paths + file contents)
 MAX_STAGES = 64  # commands in one command line
+QUICK_MATCH_S = 0.02  # a grep line match this quick runs at normal priority
 
 
 class ShellError(Exception):
@@ -444,6 +445,10 @@ def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
         # A backtracking pattern can take exponential time inside C: the matcher releases the GIL
         # (other sessions keep running) and stops at what is left of the call's CPU limit.
         try:
+            try:  # a few ms at the normal priority, then the rest at idle priority (see yield_cpu)
+                return rx.search(line, timeout=QUICK_MATCH_S, concurrent=True) is not None
+            except TimeoutError:
+                limits.yield_cpu(now=True)
             return rx.search(line, timeout=max(0.001, limits.remaining()), concurrent=True) is not None
         except TimeoutError:
             raise ShellError(
@@ -451,6 +456,7 @@ def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
                 "limit; nested repeats like (a+)+ backtrack exponentially)",
                 2,
             ) from None
+
     sources: list[tuple[str, str]] = []
     if opts.get("r"):
         for a in rest or ["."]:
@@ -469,11 +475,7 @@ def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
     out: list[str] = []
     found = False
     for name, text in sources:
-        hits = [
-            (i, line)
-            for i, line in enumerate(_lines(text), 1)
-            if matches(line) != bool(opts.get("v"))
-        ]
+        hits = [(i, line) for i, line in enumerate(_lines(text), 1) if matches(line) != bool(opts.get("v"))]
         found |= bool(hits)
         if opts.get("l"):
             if hits:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import re
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import anyio.to_thread
 import jsonschema
 import mcp_types as types
 import orjson
@@ -24,7 +25,7 @@ from mcp.server.lowlevel import Server
 from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure, ok
 from compoworld.core.environment import Environment
-from compoworld.core.limits import MAX_BULK_ITEMS, Budget, CallLimits, state_bytes
+from compoworld.core.limits import DEMOTED, MAX_BULK_ITEMS, Budget, CallLimits, state_bytes
 from compoworld.core.schema import schema_violations
 
 DEFAULT_STATE_BUDGET = 32 * 1024 * 1024  # bytes of state one session may hold
@@ -229,6 +230,61 @@ def result_of(envelope: dict[str, Any], text: str | None = None) -> types.CallTo
 EXPIRED = "this MCP session has expired or was closed: ask the harness for a new session"
 
 
+class CallThreads:
+    """The worker threads tool calls run in, off the event loop. A thread whose call dropped to
+    idle CPU priority (`core.limits.yield_cpu`) and could not raise it again (no privilege)
+    retires after that call instead of serving the next session at idle priority."""
+
+    IDLE_S = 30.0  # an idle thread exits after this
+
+    def __init__(self) -> None:
+        self._idle: list[queue.SimpleQueue] = []
+        self._lock = threading.Lock()
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        with self._lock:
+            jobs = self._idle.pop() if self._idle else None
+        if jobs is None:
+            jobs = queue.SimpleQueue()
+            threading.Thread(target=self._work, args=(jobs,), name="compoworld-call", daemon=True).start()
+        jobs.put((fn, args, fut, loop))
+        return await fut
+
+    def _work(self, jobs: queue.SimpleQueue) -> None:
+        me = threading.get_ident()
+        while True:
+            try:
+                fn, args, fut, loop = jobs.get(timeout=self.IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if jobs in self._idle:
+                        self._idle.remove(jobs)
+                        return
+                continue  # handed a job just now: take it
+            try:
+                out, err = fn(*args), None
+            except BaseException as e:  # handed to the awaiting coroutine
+                out, err = None, e
+            if me in DEMOTED:  # retire: the next call gets a thread at normal priority
+                DEMOTED.discard(me)
+                loop.call_soon_threadsafe(_settle, fut, out, err)
+                return
+            with self._lock:  # idle again before the caller hears back, so its next call reuses us
+                self._idle.append(jobs)
+            loop.call_soon_threadsafe(_settle, fut, out, err)
+
+
+def _settle(fut: asyncio.Future, out: Any, err: BaseException | None) -> None:
+    if fut.done():  # the caller went away (cancelled); the call itself has finished
+        return
+    if err is not None:
+        fut.set_exception(err)
+    else:
+        fut.set_result(out)
+
+
 def build_server(
     resolve: Callable[[Any], EnvSession | None],
     input_schema: Callable[[str], dict[str, Any] | None],
@@ -240,6 +296,8 @@ def build_server(
     every call (which it otherwise does, serializing the whole tool list each time).
     """
 
+    threads = CallThreads()
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         s = resolve(ctx)
         return types.ListToolsResult(tools=s.tools() if s else [])
@@ -249,7 +307,7 @@ def build_server(
         if s is None:
             return result_of(failure(404, "unknown_session", EXPIRED))
         async with s.lock:  # atomic per session; the call itself runs in a worker thread, bounded
-            envelope, text = await anyio.to_thread.run_sync(s.run, params.name, params.arguments)
+            envelope, text = await threads.run(s.run, params.name, params.arguments)
         return result_of(envelope, text)
 
     return Server(

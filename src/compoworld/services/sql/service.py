@@ -48,6 +48,12 @@ _CLOCK = re.compile(r"'now'|\bcurrent_(timestamp|date|time)\b", re.I)
 _COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 
 
+def _progress() -> bool:
+    """SQLite's progress handler: stop at the call's CPU limit; past a few ms, run at idle priority."""
+    limits.yield_cpu()
+    return limits.expired()
+
+
 def _authorizer(
     action: int, arg1: str | None, arg2: str | None, dbname: str | None, source: str | None
 ) -> int:
@@ -248,7 +254,7 @@ class SqlService(Service):
         runaway query cannot be stopped from outside; its progress handler stops it at the call's
         CPU limit (`core.limits`), and sorts and temporary tables stay in memory (never a host file)."""
         db.execute("PRAGMA temp_store = MEMORY")
-        db.set_progress_handler(limits.expired, PROGRESS_OPS)
+        db.set_progress_handler(_progress, PROGRESS_OPS)
 
     def _cap(self) -> None:
         """Let SQLite refuse any write that would take the database past `quota_bytes`."""
