@@ -429,6 +429,23 @@ class Derivation:
             forms.append(last)  # so does a last name ("Ms Smyth")
         return {"kind": "person", "forms": forms}
 
+    def person_fact(self, x: Any) -> Any:
+        """An address a text must carry, as the person: their name passes too (the docs promise it)."""
+        if isinstance(x, str) and _EMAIL.fullmatch(x.strip()):
+            p = self.people.get(x.strip().casefold())
+            if p:
+                return {"kind": "person", "forms": [p[1], p[0]]}
+        return x
+
+    def person_matcher(self, m: Any) -> Any:
+        if isinstance(m, dict) and len(m) == 1:
+            op, arg = next(iter(m.items()))
+            if op == "contains":
+                return {op: self.person_fact(arg)}
+            if op == "contains_all" and isinstance(arg, list):
+                return {op: [self.person_fact(x) for x in arg]}
+        return m
+
     def substance(self, text: str) -> list[str]:
         """Words that say what a fact-less text is about; "Done." carries none of them."""
         # lower-case content words: names (a greeting, the customer) say nothing of what was done
@@ -801,6 +818,10 @@ def refine(items: list[dict[str, Any]], d: Derivation) -> list[dict[str, Any]]:
                 for x in check["exclude"]
                 if _guardable(str(x), d, words_ok=True) and not any(word_in(f, str(x)) for f in facts if f)
             ]
+        if p == "message_sent" and check.get("contains"):
+            check["contains"] = [d.person_fact(x) for x in check["contains"]]
+        if p in ("record_exists", "record_absent") and check.get("where"):
+            check["where"] = {k: d.person_matcher(m) for k, m in check["where"].items()}
         if p == "answer_matches" and check.get("kind") == "number":
             cur = d.currency()
             if cur and "." in str(check.get("value", "")):

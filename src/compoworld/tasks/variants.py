@@ -10,7 +10,8 @@ A verifier must pass each of these (the equivalence suite in tests/verify and th
 - answer_forms: the answer in a sentence, money with its symbol and separators;
 - labelled_context: the answer with a competing candidate named as labelled context;
 - optional_field: a documented free-form field the task leaves open, filled with neutral text;
-- new_thread: a reply sent as a new email to the same people rather than in the request's thread.
+- new_thread: a reply sent as a new email to the same people rather than in the request's thread;
+- names_for_addresses: people named in a text by their full name instead of their address.
 A variant that does not apply to a task (no text, no answer, one write) is left out.
 """
 
@@ -148,10 +149,53 @@ def honest_variants(task: Task, env: Environment) -> dict[str, tuple[Calls, str 
     ]
     if fresh != ref:
         out["new_thread"] = (fresh, task.answer)
+    people = _people(task)
+    named = [
+        {**c, "arguments": _name_people(c["arguments"], people)} if mutates(c["tool"]) else c for c in ref
+    ]
+    if named != ref:
+        out["names_for_addresses"] = (named, task.answer)
     filled = _with_optional(task, env, ref)
     if filled is not None:
         out["optional_field"] = (filled, task.answer)
     return out
+
+
+_ADDR = re.compile(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+
+
+def _people(task: Task) -> dict[str, str]:
+    """Address -> full name, from the people records of s0 (any record with an address and a name)."""
+    out: dict[str, str] = {}
+
+    def walk(o: Any) -> None:
+        if isinstance(o, dict):
+            email = next(
+                (o[k] for k in ("email", "workEmail", "emailAddress") if isinstance(o.get(k), str)), None
+            )
+            first = o.get("firstName") or o.get("firstname") or o.get("first_name")
+            last = o.get("lastName") or o.get("lastname") or o.get("last_name")
+            name = f"{first} {last}" if first and last else o.get("name") or o.get("displayName")
+            if email and isinstance(name, str) and " " in name and _ADDR.fullmatch(email):
+                out.setdefault(email.casefold(), name)
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(task.initial_state.get("services", {}))
+    return out
+
+
+def _name_people(value: Any, people: dict[str, str], key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _name_people(v, people, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_name_people(v, people, key) for v in value]
+    if not _is_text(key, value):
+        return value
+    return _ADDR.sub(lambda m: people.get(m.group(0).casefold(), m.group(0)), value)
 
 
 def _with_optional(task: Task, env: Environment, ref: Calls) -> Calls | None:

@@ -121,10 +121,9 @@ def match(rec: dict[str, Any], where: dict[str, Any]) -> bool:
 OPS: dict[str, Callable[[list[Any], Any], bool]] = {
     "eq": lambda vals, a: any(_eq(v, a) for v in vals),
     "ne": lambda vals, a: all(not _eq(v, a) for v in vals),
-    "contains": lambda vals, a: any(text_has(str(v), str(a)) for v in vals if v is not None),
-    "contains_all": lambda vals, a: all(
-        any(text_has(str(v), str(x)) for v in vals if v is not None) for x in a
-    ),
+    # a fact is a value or a typed fact ({"kind": "person", "forms": [email, name]}, see verify.meaning)
+    "contains": lambda vals, a: any(text_has(str(v), a) for v in vals if v is not None),
+    "contains_all": lambda vals, a: all(any(text_has(str(v), x) for v in vals if v is not None) for x in a),
     "in": lambda vals, a: any(_eq(v, x) for v in vals for x in a),
     "startswith": lambda vals, a: any(_text(v).startswith(_text(a)) for v in vals),
     "gte": lambda vals, a: any(
@@ -221,7 +220,7 @@ MESSAGE_TABLES: dict[str, tuple[str, str, str]] = {
 class MessageArgs(_Args):
     service: str
     to: str | list[str] | None = None  # the recipient, in any of these forms (email, name, id)
-    contains: list[str] = []
+    contains: list[Any] = []  # values or typed facts (a person by name or address)
     subject_contains: str | None = None
     exclusive: bool = False  # every recipient of the matching message is one of `to` (no extra people)
     exclude: list[str] = []  # rival values (a decoy's): a message that names one does not count
@@ -281,7 +280,10 @@ def _names_rival(text: str, facts: list[str], rivals: list[str]) -> bool:
     """The text names a rival value as a word of its own, once the facts asked for are taken out
     (a rival inside the right value, "Engineer" in "Senior Engineer", names nothing)."""
     rest = _text(text)
-    for f in sorted(facts, key=len, reverse=True):
+    forms = [
+        x for f in facts for x in (f.get("forms") or [f.get("value")] if isinstance(f, dict) else [f]) if x
+    ]
+    for f in sorted(map(str, forms), key=len, reverse=True):
         rest = rest.replace(_text(f), " ")
     return any(_names(rest, v, "text", 0.0) for v in rivals if _text(v))
 
