@@ -211,3 +211,12 @@ def test_every_write_is_charged_once_through_the_session() -> None:
     r = s.call("runaway__quick", {"n": 1000})
     _refused(r, "state_budget_exceeded")
     assert env.budget.used - used == grown
+
+
+def test_every_environment_is_limited_by_default() -> None:
+    # eval, the trainers' environments and serve stdio all call through Environment.call
+    env = Environment([Runaway], seed=0)
+    assert env.limits == CallLimits() and env.limits.cpu_s == 2.0
+    before = env.state_hash()
+    err = _refused(env.call("runaway__spin"))
+    assert "CPU time limit of 2 s" in err["message"] and env.state_hash() == before

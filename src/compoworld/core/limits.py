@@ -268,6 +268,7 @@ def limit_message(name: str, reg: _Reg, exc: type[CallLimitExceeded] | CallLimit
 # ---- the state budget --------------------------------------------------------------------------
 _STR, _BYTES, _DICT, _LIST, _ENTRY, _PTR, _NUM = 49, 33, 64, 56, 40, 8, 32
 RECORD_OVERHEAD = 240  # a record's own slot in the store: its table entry, digest and index entries
+BIG_RECORD = 4096  # records at least this big keep their measured size (see Budget._sizes)
 
 
 def value_bytes(value: Any) -> int:
@@ -310,12 +311,23 @@ class Budget:
             raise ValueError(f"state budget must be a positive number of bytes, got {limit!r}")
         self.limit = limit
         self.used = used
+        # sizes of big records as charged, by identity: a record replaced later (a spreadsheet
+        # that grows by a row) is measured once, not again as the "before" of the next write
+        self._sizes: dict[tuple[str, Any], tuple[Any, int]] = {}
 
     def remaining(self) -> int:
         return max(0, self.limit - self.used)
 
-    @staticmethod
-    def growth(svc: Any) -> int:
+    def _size(self, table: str, key: Any, rec: Any, missing: Any) -> int:
+        hit = self._sizes.get((table, key))
+        if hit is not None and hit[0] is rec:
+            return hit[1]
+        n = _rec(key, rec, missing)
+        if n > BIG_RECORD:
+            self._sizes[(table, key)] = (rec, n)
+        return n
+
+    def growth(self, svc: Any) -> int:
         """What the call in progress on `svc` adds (negative when it frees), from its journal."""
         store = svc.store
         seen: set[tuple[str, Any]] = set()
@@ -327,7 +339,7 @@ class Budget:
             seen.add((table, key))
             new = store.tables.get(table, {}).get(key, missing)
             if new is not old:
-                n += _rec(key, new, missing) - _rec(key, old, missing)
+                n += self._size(table, key, new, missing) - self._size(table, key, old, missing)
         return n
 
     def charge(self, svc: Any, name: str, engine_before: int | None = None) -> None:
