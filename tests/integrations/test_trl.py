@@ -268,3 +268,17 @@ def test_export_sft_command_prints_token_lengths(world, tmp_path) -> None:
     assert f"at most {max(len(row['tools']) for row in rows)}" in text
     r = runner.invoke(app, [*base[:-1], "openai", "--tools", "offered"])
     assert r.exit_code == 2 and "over the 128" in " ".join(r.output.split())
+
+
+def test_direct_rows_can_offer_only_the_tasks_own_tools(world) -> None:
+    for ep, task in zip(world["direct"], world["tasks"], strict=True):
+        ep = {**ep, "services": task.services}
+        row = sft_record(ep, "trl", tools="task")
+        names = [t["function"]["name"] for t in row["tools"]]
+        called = {tc["function"]["name"] for m in row["messages"] for tc in m.get("tool_calls") or []}
+        assert called <= set(names) and names[-1] == "finish"
+        assert {n.split("__")[0] for n in names if "__" in n} == set(task.services)  # no distractor's
+        assert len(names) < len(ep["offered"])
+        assert row["messages"] == sft_record(ep, "trl", tools="offered")["messages"]  # as it ran
+        (full, _), (lean, _) = row_lengths([sft_record(ep, "trl", tools="offered"), row])
+        assert lean < full

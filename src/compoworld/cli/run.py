@@ -368,8 +368,9 @@ def export_sft_command(
         str,
         typer.Option(
             help="gateway (direct episodes rewritten exactly through the 4 meta-tools: 5 tools a row), auto "
-            "(the episode's own tools when at most 128, else its gateway form) or offered (exactly the "
-            "episode's tools; refuses OpenAI rows over 128)."
+            "(the episode's own tools when at most 128, else its gateway form), offered (exactly the "
+            "episode's tools; refuses OpenAI rows over 128) or task (a direct episode as it ran, with the "
+            "tools of the task's own services only, not the distractors')."
         ),
     ] = "gateway",
     tokenizer: Annotated[
@@ -415,6 +416,14 @@ def export_sft_command(
             f"{s['tokens_max']}) keeps every assistant token.",
             soft_wrap=True,
         )
+        if s["over_trl_default"]:
+            err.print(
+                f"[yellow]warning:[/yellow] {s['over_trl_default']} of {n} row(s) are longer than SFTConfig's "
+                f"default max_length (1024) and would lose their assistant tokens: set max_length >= "
+                f"{s['tokens_max']}"
+                + ("" if tools in ("gateway", "task") else ", or export with --tools task or gateway"),
+                soft_wrap=True,
+            )
 
 
 @export_app.command("rl")

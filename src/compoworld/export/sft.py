@@ -20,6 +20,12 @@ five where the conversation is rewritten in gateway form:
   10.4k tokens, the first assistant token at about 800 (direct rows: 100 to 171 tools, 19k to 31k tokens, the first assistant token at 21k to 30k).
 - `tools="auto"`: the offered list when it has at most 128 tools, else the gateway form (every row
   fits a Chat Completions request; the direct ones still open with 100 to 128 schemas).
+- `tools="task"`: a direct episode as it ran, offering only the tools of the task's own services
+  (and of any other service it called), not the distractors': a bounded set, about K/(K+D) of the
+  offered list.
+
+Whatever the choice, `length_summary` says how long the rows are: TRL's `SFTConfig` cuts rows at
+`max_length` (1024 by default), and a cut row loses its assistant tokens.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ from compoworld.core.envelope import envelope_text
 from compoworld.core.gateway import Gateway
 from compoworld.export.tools import MAX_OPENAI_TOOLS, Catalog, episode_tools, tools_named
 
-TOOL_CHOICES = ("auto", "offered", "gateway")
+TOOL_CHOICES = ("auto", "offered", "gateway", "task")
+TRL_DEFAULT_MAX_LENGTH = 1024  # SFTConfig's default: a longer row loses the assistant tokens past it
 
 
 class TooManyTools(ValueError):
@@ -185,6 +192,19 @@ def without_malformed_calls(messages: list[dict[str, Any]]) -> list[dict[str, An
     return out
 
 
+def task_services(episode: dict[str, Any], messages: list[dict[str, Any]]) -> list[str]:
+    """The services a direct row offers with `tools="task"`: the task's own (not its distractors'),
+    plus any other service the episode called, so that every call of the row is to an offered tool."""
+    called = {
+        (tc.get("function") or {}).get("name", "").split("__", 1)[0]
+        for m in messages
+        if m.get("role") == "assistant"
+        for tc in m.get("tool_calls") or []
+    }
+    own = set(episode.get("services") or [])
+    return [s for s in episode_services(episode) if s in own or s in called]
+
+
 def sft_record(episode: dict[str, Any], fmt: str, tools: str = "gateway") -> dict[str, Any]:
     if fmt not in ("openai", "trl"):
         raise ValueError(f"unknown SFT format {fmt!r}: expected openai or trl")
@@ -193,6 +213,8 @@ def sft_record(episode: dict[str, Any], fmt: str, tools: str = "gateway") -> dic
     offered = offered_tools(episode)
     episode = {**episode, "messages": without_malformed_calls(episode["messages"])}
     source = episode["messages"]
+    if episode.get("mode", "direct") == "direct" and tools == "task":
+        offered = episode_tools(task_services(episode, source), "direct")
     if episode.get("mode", "direct") == "direct" and (
         tools == "gateway" or (tools == "auto" and len(offered) > MAX_OPENAI_TOOLS)
     ):
@@ -343,4 +365,5 @@ def length_summary(rows: list[dict[str, Any]], tokenizer: Any = None) -> dict[st
         "first_assistant_median": int(statistics.median(head)),
         "first_assistant_max": head[-1],
         "counted": "tokenizer" if tokenizer is not None else "estimate (chars/3)",
+        "over_trl_default": sum(1 for t in total if t > TRL_DEFAULT_MAX_LENGTH),  # cut under SFTConfig()
     }
