@@ -100,16 +100,20 @@ def test_rollouts_and_the_world_model_against_llama_cpp(server_url: str) -> None
     async def run(mode: str):
         return [await run_episode(t, agent, mode=mode, limits=Limits(max_turns=4)) for t in tasks]
 
-    gateway = asyncio.run(run("gateway"))
+    async def both():  # one event loop: the client's connections belong to the loop that opened them
+        try:
+            return await run("gateway"), await run("direct")
+        finally:
+            await client.close()
+
+    gateway, direct = asyncio.run(both())
     info = client.info()
     assert info["profile"] == "llamacpp" and info["string_content"] is True
     assert all(
         e.error_class in ERROR_CLASSES and e.error_class not in ("endpoint_error", "timeout") for e in gateway
     )
     assert all(r["finish_reason"] for e in gateway for r in e.requests)
-    direct = asyncio.run(run("direct"))
     assert any(e.error_class == "context_overflow" for e in direct) or all(e.turns for e in direct)
-    asyncio.run(client.close())
 
     wm = WorldModel(
         LLMConfig(base_url=server_url, model="smollm2", timeout=120, max_retries=1), max_tokens=128

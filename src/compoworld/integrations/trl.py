@@ -36,9 +36,10 @@ service sets (`--distractors 0`).
   passed, 0 when a guard fails;
 - `compoworld_env("V")`: 1 when every check passes, else 0;
 - `compoworld_env("wildawm")`: WildAWM's format-aware reward, -1 on a format failure, else
-  `min(1, V + 0.1/N * goal checks passed)`. A format failure here is a rollout that never called
-  `finish`: TRL ends a rollout at the first turn without a parsable tool call, so a malformed call,
-  prose in place of a call and a generation cut off at `max_completion_length` all end that way;
+  `min(1, V + 0.1/N * goal checks passed)`. A format failure is `rewards.format`'s, as in the runner
+  and under verl: a rollout that never called `finish` (TRL ends a rollout at the first turn without
+  a parsable tool call, so a malformed call, prose in place of a call and a generation cut off at
+  `max_completion_length` all end that way; the prompt asks for `finish`, never for prose);
 - `compoworld_env("compoworld")` with `reward_funcs=[compoworld_reward]`: CompoWorld's rubric reward,
   which weighs each check by how rarely the group passed it, so it is computed over the group, by a
   reward function. It groups the batch's rollouts by task. TRL hands each process its own slice of
@@ -66,7 +67,7 @@ from compoworld.agents.prompt import FINISH_TOOL
 from compoworld.core.envelope import envelope_text, failure
 from compoworld.core.gateway import _MetaTools
 from compoworld.integrations.verl import load_task
-from compoworld.rewards import compoworld_group_rewards, episode_wildawm_reward
+from compoworld.rewards import compoworld_group_rewards, episode_wildawm_reward, format_failed
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import VerifyResult, verify
 
@@ -173,9 +174,9 @@ class _Episode:
             return float(self.verification.score)
         if kind == "V":
             return float(self.verification.V)
-        if kind == "wildawm":
+        if kind == "wildawm":  # TRL ends a rollout at its first turn without a parsable call
             r = self.verification
-            return episode_wildawm_reward(self.finished, r.passed, self.checks)
+            return episode_wildawm_reward(not format_failed(self.finished), r.passed, self.checks)
         raise ValueError(f"unknown reward {kind!r}: expected score, V or wildawm (compoworld is per group)")
 
 
