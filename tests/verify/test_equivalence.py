@@ -236,7 +236,7 @@ CASES = [
         {"predicate": "answer_matches", "value": "4200.5", "kind": "number"},
         S0_MAIL,
         S0_MAIL,
-        "about 4200.505",
+        "It comes to 4200.505.",
         True,
     ),
     (

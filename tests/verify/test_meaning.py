@@ -286,3 +286,33 @@ def test_system_values_keep_their_case() -> None:
     assert not passes(check, s0, st("kv", "keys", {"f": {"value": "WAITLIST"}}))
     words = {**check, "to": "Contract sent"}
     assert passes(words, s0, st("kv", "keys", {"f": {"value": "contract  sent"}}))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "About 14723.00",
+        "~14723.00",
+        "around $14,723.00",
+        "I can't be certain, but 14723.00",
+        "14723.00 (unverified)",
+        "I'm not 100% sure: 14723.00",
+        "Estimated 14723.00",
+        "14723.00 vs 14724.00",
+    ],
+)
+def test_more_hedges_and_doubts_fail(answer) -> None:
+    assert not passes(NUM, S, S, answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The total is $14,723.00.",
+        "Here is what I found about the stage: 14723.00",
+        "It's 14723.00, about 3 deals",
+        "14,723.00 USD (the stale deal of 1,068.00 is excluded)",
+    ],
+)
+def test_committed_answers_with_context_pass(answer) -> None:
+    assert passes(NUM, S, S, answer)

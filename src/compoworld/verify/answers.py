@@ -20,17 +20,21 @@ from compoworld.verify.meaning import amounts
 _REFUSAL = re.compile(
     r"\b(?:could ?n[o']t|can ?n[o']t|can't|cannot|unable to|not able to|was ?n[o']t able to|did ?n[o']t manage to)"
     r"\s+(?:\w+\s+){0,2}?(?:verify|confirm|determine|find|tell|work out|be sure|say|check|access|locate|"
-    r"figure out|identify|compute|calculate)\b"
-    r"|\bi (?:do ?n[o']t|don't) know\b|\bnot (?:sure|certain)\b|\bunsure\b|\bno way to (?:tell|know)\b"
+    r"figure out|identify|compute|calculate|be certain)\b"
+    r"|\bi (?:do ?n[o']t|don't) know\b|\bnot (?:\d+% |entirely |completely |quite )?(?:sure|certain)\b|\bunsure\b"
+    r"|\bno way to (?:tell|know)\b|\bunverified\b|\bcould ?n[o']t be (?:verified|confirmed)\b"
     r"|\bi (?:would|'d) guess\b|\bmy (?:best )?guess\b|\bcannot be (?:determined|verified)\b",
     re.I,
 )
 _HEDGE = re.compile(
     r"\b(?:or|maybe|perhaps|possibly|probably|either|might|likely|roughly|approximately|approx|around|"
-    r"somewhere|guess|unclear|presumably|could be|may be|or so|vs|versus)\b|\?|\s/\s",
+    r"somewhere|guess|unclear|presumably|could be|may be|or so|vs|versus|tentative|tentatively|estimated?|"
+    r"ballpark|circa)\b|\?|\s/\s",
     re.I,
 )
 # a clause about another record says what it is: that is context, not a candidate
+# a hedge that sits right before a number ("about 14723.00", "~14723"): read with the value in place
+_NEAR = re.compile(r"\b(?:about|around|roughly|nearly|almost|approx\.?)\s+[$€£]?\s?\d|~\s*[$€£]?\d", re.I)
 _LABEL = re.compile(
     r"\b(?:already|booked|closed|cancell?ed|excluded|exclude|not|no longer|stale|expired|paid|was|were|"
     r"previous|previously|last|old|older|earlier|past|before|skipped|ignored|isn't|aren't|wasn't|weren't|"
@@ -109,7 +113,8 @@ def commitment_problem(
     for s, _e, c in spans:
         if not (sentence[0] <= s < sentence[1]):
             continue
-        if (c in own or not _LABEL.search(c)) and _HEDGE.search(_without_value(c, value)):
+        hedged = _HEDGE.search(_without_value(c, value)) or (c in own and _NEAR.search(c))
+        if (c in own or not _LABEL.search(c)) and hedged:
             return "the answer hedges the value (an alternative, a maybe or a question)"
     if kind == "number":
         want = _num(value)
