@@ -24,10 +24,12 @@ What verl 0.9 does, and what this module does about it (paths under `verl/`):
   `create_kwargs` (every rollout is offered `finish`); a tool whose own `create_kwargs` lack it finds it
   in `agent_data.tools_kwargs` (the row's `extra_info.tools_kwargs`, `utils/dataset/rl_dataset.py` l. 403).
 - Step rewards go to `agent_data.tool_rewards` (l. 375); `finish` reports the rollout's reward, other
-  calls 0. `finish` also leaves the verifier's verdict in `agent_data.extra_fields["extras"]` (`extras`
+  calls 0. Every call leaves the rollout's record (the log of the calls the tool ran, and the
+  verifier's verdict once `finish` ran) in `agent_data.extra_fields["extras"]["compoworld"]` (`extras`
   is one of the keys verl keeps for every rollout, `agent_loop.py` l. 1122-1128, so batches of workers
   concatenate), and the reward loop merges those fields into the reward function's `extra_info`
-  (`experimental/reward_loop/reward_manager/naive.py` l. 45-47).
+  (`experimental/reward_loop/reward_manager/naive.py` l. 45-47; the legacy `workers/reward_manager`
+  does not, so there the text is read).
 - The reward function is called as `compute_score(data_source=, solution_str=, ground_truth=,
   extra_info=, **reward_kwargs)` (`naive.py` l. 66-84, `trainer/ppo/reward.py` l. 50-86), with
   `solution_str` the decoded response: tool calls in the chat template's form and tool results.
