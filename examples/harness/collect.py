@@ -99,22 +99,38 @@ def start_server(tasks: Path, mode: str) -> tuple[subprocess.Popen, str, str]:
     raise SystemExit("serve http did not start within 30 s")
 
 
-def harness_configs(folder: Path, mcp_url: str, token: str) -> None:
-    """The session as OpenCode, Codex CLI and Claude Code read an MCP server from their config."""
+def harness_configs(folder: Path, mcp_url: str, token: str, base_url: str = "", model: str = "") -> None:
+    """The session as OpenCode, Codex CLI and Claude Code read an MCP server from their config, with
+    the OpenAI-compatible endpoint as their model provider where one is given (OpenCode speaks chat
+    completions; Codex CLI only the Responses API, which vLLM and OpenAI serve and llama.cpp does not)."""
     auth = {"Authorization": f"Bearer {token}"}
-    (folder / "opencode.json").write_text(
-        json.dumps(
-            {"mcp": {"compoworld": {"type": "remote", "url": mcp_url, "headers": auth, "enabled": True}}}
-        )
-    )
+    opencode: dict[str, Any] = {
+        "$schema": "https://opencode.ai/config.json",
+        "mcp": {"compoworld": {"type": "remote", "url": mcp_url, "headers": auth, "enabled": True}},
+    }
+    if base_url and model:
+        opencode["provider"] = {
+            "compoworld-llm": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "OpenAI-compatible endpoint",
+                "options": {"baseURL": base_url},
+                "models": {model: {"name": model, "tool_call": True}},
+            }
+        }
+        opencode["model"] = f"compoworld-llm/{model}"
+    (folder / "opencode.json").write_text(json.dumps(opencode, indent=1))
     (folder / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"compoworld": {"type": "http", "url": mcp_url, "headers": auth}}})
     )
     codex = folder / ".codex"
     codex.mkdir(exist_ok=True)
-    (codex / "config.toml").write_text(
-        f'[mcp_servers.compoworld]\nurl = "{mcp_url}"\nhttp_headers = {{ Authorization = "Bearer {token}" }}\n'
-    )
+    toml = f'[mcp_servers.compoworld]\nurl = "{mcp_url}"\nhttp_headers = {{ Authorization = "Bearer {token}" }}\n'
+    if base_url and model:
+        toml = (
+            f'model = "{model}"\nmodel_provider = "compoworld"\n\n[model_providers.compoworld]\n'
+            f'name = "OpenAI-compatible endpoint"\nbase_url = "{base_url}"\nwire_api = "responses"\n\n' + toml
+        )
+    (codex / "config.toml").write_text(toml)
 
 
 def main() -> None:
@@ -171,7 +187,7 @@ def main() -> None:
                 s = _api(url, token, "POST", "/sessions", {"task_id": t.id})
                 with tempfile.TemporaryDirectory(prefix="compoworld-harness-") as tmp:
                     folder = Path(tmp)
-                    harness_configs(folder, s["mcp_url"], s["agent_token"])
+                    harness_configs(folder, s["mcp_url"], s["agent_token"], a.base_url, a.model)
                     (folder / "task.txt").write_text(t.instruction)
                     fields = {
                         "mcp_url": shlex.quote(s["mcp_url"]),
