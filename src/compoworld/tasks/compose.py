@@ -1332,7 +1332,7 @@ def compose(
             c.approver = w.current.fallback
         else:
             c.approver = w.current.fallback if c.owner_left else c.owner
-    b.fact(*{dollars(c.amount) for c in cases}, *{str(v.limit) for v in versions})
+    b.fact(*sorted({dollars(c.amount) for c in cases}), *sorted({str(v.limit) for v in versions}))
     b.begin()
     writes = [s for s in st if s.kind == "write"]
     for s in st:
