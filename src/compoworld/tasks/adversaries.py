@@ -352,10 +352,13 @@ class Asked:
         self.numbers: set[float] = set()
         # what the request said (the instruction, a colleague's email): restating it is no fact
         self.given: list[str] = [task.instruction.casefold()]
+        self.observed: list[Any] = []  # what each reference call returned
         for c in task.reference_solution:
             spec = env.tool_spec(c.tool)
             read = c.tool.split("__", 1)[0] in MESSAGE_SERVICES and not (spec and spec.mutates)
-            for _, v in leaves(env.call(c.tool, c.arguments).get("data")):
+            data = env.call(c.tool, c.arguments).get("data")
+            self.observed.append(data)
+            for _, v in leaves(data):
                 if isinstance(v, bool) or v is None:
                     continue
                 if read and isinstance(v, str) and len(v.split()) >= 6:
@@ -496,17 +499,15 @@ def _near(value: str, kind: str) -> str:
     return f"{value} (2)"
 
 
-def _dump(task: Task, env: Environment) -> str | None:
+def _dump(task: Task, asked: Asked) -> str | None:
     """The asked value among every value of its kind the reference was shown."""
     from compoworld.tasks.grounding import leaves
 
     ans = str(task.answer)
     spec = next((i.check for i in task.rubric if i.check.get("predicate") == "answer_matches"), {})
-    env.reset()
     seen: list[str] = []
-    for c in task.reference_solution:
-        r = env.call(c.tool, c.arguments)
-        for _, v in leaves(r.get("data")):
+    for data in asked.observed:
+        for _, v in leaves(data):
             if spec.get("kind") == "number":
                 if isinstance(v, int | float) and not isinstance(v, bool):
                     seen.append(f"{v:.2f}" if "." in ans else str(v))
@@ -568,7 +569,7 @@ def attack_suite(
                 if verify(task, final, text).passed:
                     out[name] = f"the answer {text!r} passes"
                     break
-        dump = _dump(task, env)
+        dump = _dump(task, asked)
         if dump and verify(task, final, dump).passed:
             out["value_dump"] = "an answer listing every value seen passes"
     for item in task.rubric:
