@@ -170,3 +170,68 @@ def test_label_scanner_finds_planted_labels_and_spares_evidence() -> None:
 def test_generate_at_k5_never_writes_a_chain_task() -> None:
     for t in _tasks(Settings(k=5), 2, seed=3):
         assert t.meta["generator"] == "composed" and len(t.services) == 5
+
+
+def test_cli_generate_by_tier_and_stats(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from compoworld.cli.main import app
+
+    out = tmp_path / "t.jsonl"
+    r = CliRunner().invoke(
+        app,
+        [
+            "tasks",
+            "generate",
+            "--k",
+            "4",
+            "--difficulty",
+            "medium",
+            "--n",
+            "2",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["tasks", "stats", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["tasks"] == 2 and d["generators"] == {"composed": 2} and d["tiers"] == {"medium": 2}
+    assert d["K"]["min"] == d["K"]["max"] == 4 and d["labelled_records"] == 0
+    r = CliRunner().invoke(app, ["tasks", "generate", "--difficulty", "brutal", "--out", str(out)])
+    assert r.exit_code == 2 and "--difficulty takes easy, medium, hard" in " ".join(r.output.split())
+
+
+def test_play_driver_shows_no_ground_truth_until_finish(tmp_path, hard: list[Task]) -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from compoworld.tasks.model import save_tasks
+
+    t = hard[0]
+    f = tmp_path / "t.jsonl"
+    save_tasks([t], f)
+    play = [sys.executable, str(Path(__file__).resolve().parents[2] / "tools" / "play.py")]
+    s = tmp_path / "s"
+    out = subprocess.run(
+        [*play, "start", str(f), "--id", t.id, "--session", str(s)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert t.instruction in out.stdout and "=== tools" in out.stdout
+    shown = out.stdout + "".join(p.read_text() for p in s.iterdir())
+    assert t.hint not in shown and all(r.description not in shown for r in t.rubric)
+    for c in t.reference_solution:
+        r = subprocess.run(
+            [*play, "call", str(s), c.tool, json.dumps(c.arguments)], capture_output=True, text=True
+        )
+        assert r.returncode == 0 and r.stdout.startswith('{"success":true'), r.stdout + r.stderr
+    r = subprocess.run([*play, "finish", str(s), ""], capture_output=True, text=True)
+    assert r.stdout.startswith("PASS"), r.stdout
+    assert json.loads((s / "verdict.json").read_text())["passed"] is True
