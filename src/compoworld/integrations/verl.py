@@ -269,6 +269,7 @@ _BETWEEN = re.compile(r"\s*(?:(?:assistant|user|tool)\s*\n\s*)*", re.IGNORECASE)
 MALFORMED = object()  # a tool call that does not parse
 _RESULT_KEYS = ("success", "finished")  # what a bare tool result (an envelope, finish's reply) carries
 MAX_READINGS = 64  # readings of an ambiguous text tried before it is scored as if nothing ran
+MAX_GROUPS = 512  # response groups a text may hold (verl's turn budgets are far below): past it, hostile
 _TRUNC_RIGHT, _TRUNC_LEFT, _TRUNC_MID = "...(truncated)", "(truncated)...", "...(truncated)..."
 
 
@@ -488,6 +489,8 @@ def replay_text(
         if left is None or len(doc.groups) - i - 1 >= left:
             walk(r, gen_start, i + 1, left)  # the model wrote this group: it is part of the generation
 
+    if len(doc.groups) > MAX_GROUPS:  # no rollout verl ran looks like this: scored as if nothing ran
+        return {**Rollout(task).result(), "readings": 0}
     walk(start, 0, 0, rounds)
     if not finals and rounds is not None:  # the text does not fit verl's count: read it without
         budget[0] = MAX_READINGS
