@@ -77,13 +77,13 @@ def start_server(tasks: Path, mode: str) -> tuple[subprocess.Popen, str, str]:
             str(tasks),
             "--port",
             str(port),
-            "--control-token",
-            token,
             "--mode",
             mode,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        # the token by environment, not argv: a harness with a shell could read it from `ps`
+        env={**os.environ, "COMPOWORLD_CONTROL_TOKEN": token},
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -124,7 +124,10 @@ def harness_configs(folder: Path, mcp_url: str, token: str, base_url: str = "", 
     )
     codex = folder / ".codex"
     codex.mkdir(exist_ok=True)
-    toml = f'[mcp_servers.compoworld]\nurl = "{mcp_url}"\nhttp_headers = {{ Authorization = "Bearer {token}" }}\n'
+    toml = (
+        f'[mcp_servers.compoworld]\nurl = "{mcp_url}"\nhttp_headers = {{ Authorization = "Bearer {token}" }}\n'
+        'default_tools_approval_mode = "approve"\n'  # the task's tools run without asking (not the shell)
+    )
     if base_url and model:
         toml = (
             f'model = "{model}"\nmodel_provider = "compoworld"\n\n[model_providers.compoworld]\n'
@@ -205,6 +208,7 @@ def main() -> None:
                     try:
                         r = subprocess.run(
                             a.harness.format(**fields),
+                            env={k: v for k, v in os.environ.items() if k != "COMPOWORLD_CONTROL_TOKEN"},
                             shell=True,
                             cwd=folder,
                             capture_output=True,

@@ -1,9 +1,12 @@
-"""A real third-party harness: OpenCode (npm `opencode-ai`) works a task over `serve http`, through
-`examples/harness/collect.py`, driven by a streaming scripted endpoint that replays the reference by
-the tool names OpenCode offers (it prefixes MCP tools with the server's name).
+"""Real third-party harnesses: OpenCode (npm `opencode-ai`) and Codex CLI (npm `@openai/codex`) work a
+task over `serve http`, through `examples/harness/collect.py`, driven by a streaming scripted endpoint
+(chat completions for OpenCode, the Responses API for Codex) that replays the reference by the tool
+names each harness offers (OpenCode prefixes MCP tools with the server's name, Codex puts them in a
+namespace).
 
-Slow, and skipped unless OpenCode is installed (`npm i -g opencode-ai`, or COMPOWORLD_OPENCODE=PATH);
-OpenCode fetches its `@ai-sdk/openai-compatible` provider from npm on first use."""
+Slow, and skipped unless the harness is installed (`npm i -g opencode-ai @openai/codex`, or
+COMPOWORLD_OPENCODE / COMPOWORLD_CODEX = PATH); OpenCode fetches its `@ai-sdk/openai-compatible`
+provider from npm on first use."""
 
 from __future__ import annotations
 
@@ -26,10 +29,21 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_opencode_trajectories_come_back_in_the_run_format(tmp_path):
-    exe = os.environ.get("COMPOWORLD_OPENCODE") or shutil.which("opencode")
+HARNESSES = {
+    "opencode": ("COMPOWORLD_OPENCODE", "cd {{config_dir}} && HOME={{config_dir}} {exe} run {{instruction}}"),
+    "codex": (
+        "COMPOWORLD_CODEX",
+        "cd {{config_dir}} && CODEX_HOME={{config_dir}}/.codex {exe} exec --skip-git-repo-check {{instruction}}",
+    ),
+}
+
+
+@pytest.mark.parametrize("harness", sorted(HARNESSES))
+def test_harness_trajectories_come_back_in_the_run_format(tmp_path, harness):
+    var, template = HARNESSES[harness]
+    exe = os.environ.get(var) or shutil.which(harness)
     if not exe:
-        pytest.skip("OpenCode is not installed (npm i -g opencode-ai)")
+        pytest.skip(f"{harness} is not installed (npm i -g opencode-ai @openai/codex, or {var}=PATH)")
     s = AuthorSettings(k=2, distractors=1, pool=("chat", "email"))
     data, _ = check_design(GOOD, skeleton(0, 0, s), 0, 0, s)
     task = Task.model_validate(data)
@@ -49,7 +63,7 @@ def test_opencode_trajectories_come_back_in_the_run_format(tmp_path):
             return {"tool": next(t for t in offered if t.endswith("finish")), "args": {"answer": ""}}
         return {"content": "All done."}
 
-    out = tmp_path / "opencode"
+    out = tmp_path / harness
     with StreamingServer(policy) as srv:
         r = subprocess.run(
             [
@@ -66,11 +80,11 @@ def test_opencode_trajectories_come_back_in_the_run_format(tmp_path):
                 "--model",
                 "m",
                 "--name",
-                "opencode",
+                harness,
                 "--timeout",
                 "300",
                 "--harness",
-                f"cd {{config_dir}} && HOME={{config_dir}} {exe} run {{instruction}}",
+                template.format(exe=exe),
             ],
             capture_output=True,
             text=True,
@@ -79,5 +93,5 @@ def test_opencode_trajectories_come_back_in_the_run_format(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout.splitlines()[-1])["V=1"] == 1
     [ep] = collect([out])[task.id]
-    assert ep["agent"] == "harness:opencode" and ep["V"] == 1
+    assert ep["agent"] == f"harness:{harness}" and ep["V"] == 1
     assert [st["tool"] for st in ep["steps"]] == [t for t, _ in ref]
