@@ -356,8 +356,9 @@ def probe(design: dict[str, Any], sk: Skeleton, seed: int, index: int, s: Author
                 raise Reject("plan", f"plant[{i}]: {ins['service']!r} is not one of the task's services")
             if not isinstance(rec, dict) or not isinstance(rec.get(key), str):
                 raise Reject("plan", f"plant[{i}]: the record needs a string {key!r}")
+            rec = resolve(rec, planted, [])
             try:
-                svc.insert(str(ins["table"]), resolve(rec, planted, []), key)
+                svc.insert(str(ins["table"]), rec, key)
             except Exception as e:  # noqa: BLE001 (a conflict: the key exists)
                 raise Reject("plan", f"plant[{i}]: {e}") from None
             planted.append(rec)
