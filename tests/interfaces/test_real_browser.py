@@ -45,14 +45,14 @@ def test_a_real_browser_reads_a_page_only_fact_submits_a_form_and_mcp_sees_it(se
         page = browser.new_page()
         # a fact only the page shows
         page.goto(f"{base}/accounts")
-        page.locator("a").first.click()
+        page.locator("main a").first.click()  # the first account (the sidebar's apps come before)
         page.wait_for_selector("h2")
-        note = page.locator("p").nth(0).inner_text()
+        note = page.locator("main p").nth(0).inner_text()
         assert page.locator("h2").inner_text() == "Internal account notes" and len(note) > 10
         assert all(note not in repr(s.snapshot()) for n, s in env.services.items() if n != "browser")
         # submit a form: post in a channel that accepts the user's posts
         page.goto(f"{base}/channels")
-        links = [a.get_attribute("href") for a in page.locator("a").all()]
+        links = [a.get_attribute("href") for a in page.locator("main a").all()]
         posted = False
         for href in links:
             page.goto(base + href)

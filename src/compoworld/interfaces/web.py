@@ -8,20 +8,23 @@ the same elements as HTML with `data-eid` attributes for a real browser.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import Any
 
 
 @dataclass
 class Element:
-    role: str  # heading | text | link | textbox | button
+    role: str  # heading | text | link | textbox | button | image
     label: str
     href: str | None = None
     action: dict[str, Any] | None = (
         None  # button: {"tool": ..., "args": {...}, "inputs": {arg: textbox label}, "then": url}
     )
     id: str = ""
+    meta: dict[str, Any] | None = None  # how the screen draws it (an image's drawing, an event's time)
+
+
+IMAGE = "image:"  # a page fact under "image:<name>" is drawn as a picture on that account's page only
 
 
 @dataclass
@@ -51,35 +54,17 @@ class Page:
                 lines.append(f"[{e.id}] link {e.label!r} -> {e.href}")
             elif e.role == "textbox":
                 lines.append(f"[{e.id}] textbox {e.label!r} value={inputs.get(e.id, '')!r}")
+            elif e.role == "image":  # the text browser gives only the alt text: the drawing is for eyes
+                lines.append(f"[{e.id}] image {e.label!r}")
             else:
                 lines.append(f"[{e.id}] button {e.label!r}")
         return "\n".join(lines) + "\n"
 
-    def html(self, inputs: dict[str, str] | None = None) -> str:
-        inputs = inputs or {}
-        out = [
-            f"<!doctype html><html><head><title>{html.escape(self.title)}</title></head><body>",
-            f"<h1>{html.escape(self.title)}</h1><form method='post'>",
-        ]
-        for e in self.elements:
-            lab = html.escape(e.label)
-            if e.role == "heading":
-                out.append(f"<h2 data-eid='{e.id}'>{lab}</h2>")
-            elif e.role == "text":
-                out.append(f"<p data-eid='{e.id}'>{lab}</p>")
-            elif e.role == "link":
-                out.append(f"<p><a data-eid='{e.id}' href='{html.escape(e.href or '')}'>{lab}</a></p>")
-            elif e.role == "textbox":
-                out.append(
-                    f"<label>{lab} <input data-eid='{e.id}' name='{e.id}' aria-label='{lab}' "
-                    f"value='{html.escape(inputs.get(e.id, ''))}'></label>"
-                )
-            else:
-                out.append(
-                    f"<button data-eid='{e.id}' name='click' value='{e.id}' type='submit'>{lab}</button>"
-                )
-        out.append("</form></body></html>")
-        return "".join(out)
+    def html(self, inputs: dict[str, str] | None = None, page_no: int = 1) -> str:
+        """The page as a person sees it (see `interfaces/screen.py`): the same elements and form."""
+        from compoworld.interfaces.screen import page_html
+
+        return page_html(self, inputs or {}, page_no)
 
 
 def render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
@@ -105,15 +90,17 @@ def render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
     if head == "accounts":  # the account-notes app: its notes are shown by no MCP tool
         if not rest:
             page = Page(url, "Accounts")
-            for name in sorted(facts):
+            for name in sorted(n for n in facts if not n.startswith(IMAGE)):
                 page.add("link", name, href=f"/accounts/{slug(name)}")
             return page
-        name = next((n for n in facts if slug(n) == rest[0]), None)
+        name = next((n for n in facts if slug(n) == rest[0] and not n.startswith(IMAGE)), None)
         if name is None:
             return None
         page = Page(url, name)
         page.add("heading", "Internal account notes")
         page.add("text", facts[name])
+        if IMAGE + name in facts:
+            page.add("image", "Account contact card", meta={"card": facts[IMAGE + name]})
         return page
     if head == "inbox" and "email" in svcs:
         msgs = svcs["email"].table("messages")
@@ -226,9 +213,11 @@ def render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
         return page
     if head == "calendar" and "calendar" in svcs and not rest:
         page = Page(url, "Calendar")
+        page.today = env.clock.now().date()  # type: ignore[attr-defined]  # the week grid marks today
         for e in sorted(svcs["calendar"].table("events").values(), key=lambda e: str(e.get("start")))[:60]:
             start = e["start"].get("dateTime") if isinstance(e.get("start"), dict) else e.get("start")
-            page.add("text", f"{start}  {e.get('summary')}")
+            end = e["end"].get("dateTime") if isinstance(e.get("end"), dict) else e.get("end")
+            page.add("text", f"{start}  {e.get('summary')}", meta={"start": start, "end": end})
         return page
     if head == "tickets" and "helpdesk" in svcs:
         hd = svcs["helpdesk"]

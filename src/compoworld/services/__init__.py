@@ -73,6 +73,10 @@ def use_manifests(paths: str) -> None:
 
 def get_service(name: str) -> type[Service]:
     reg = registry()
+    if name == "computer" and name not in reg:  # an interface, not a library service (never a distractor)
+        from compoworld.interfaces.computer import ComputerService
+
+        return ComputerService
     if name not in reg:
         raise KeyError(f"unknown service {name!r}; known services: {', '.join(reg)}")
     return reg[name]
