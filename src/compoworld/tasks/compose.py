@@ -46,7 +46,15 @@ TIERS: dict[str, dict[str, Any]] = {
     # where: how much the instruction says about where things are (evidence distance)
     "easy": {"k": (2, 3), "walk": (3, 7), "cases": 1, "versions": 1, "rows": (20, 40), "where": 2},
     "medium": {"k": (4, 5), "walk": (5, 9), "cases": 1, "versions": 2, "rows": (40, 100), "where": 1},
-    "hard": {"k": (5, 7), "walk": (7, 12), "cases": 2, "versions": 3, "rows": (80, 200), "where": 0},
+    "hard": {
+        "k": (5, 7),
+        "walk": (7, 12),
+        "cases": 2,
+        "versions": 3,
+        "rows": (80, 200),
+        "where": 0,
+        "writes": 3,  # services written that must agree (reply, log, approver, CRM note)
+    },
 }
 TIER_NAMES = tuple(TIERS)
 
@@ -94,6 +102,9 @@ class Plan:
         if self.note:
             out.add("crm")
         return out
+
+    def write_services(self) -> set[str]:
+        return {self.reply_service(), self.ledger, self.notify} | ({"crm"} if self.note else set())
 
     def reply_service(self) -> str:
         return "email" if self.request == "email" else "helpdesk"
@@ -153,11 +164,14 @@ def plans_for(
     need: set[str] = frozenset(),  # type: ignore[assignment]
     accept: Callable[[list[str]], bool] | None = None,
     cases: int = 1,
+    writes: int = 0,
 ) -> list[Plan]:
     out = []
     for p in PLANS:
         svcs = p.services()
         if len(svcs) != k or (allowed is not None and not svcs <= allowed) or not need <= svcs:
+            continue
+        if len(p.write_services()) < writes:
             continue
         w = p.walk(cases)
         if not walk[0] <= len(w) <= walk[1] or len(w) == len(set(w)):

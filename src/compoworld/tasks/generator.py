@@ -320,7 +320,7 @@ def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | N
 
     for _ in range(len(ks)):
         k = ks.pop(rng.randrange(len(ks)))
-        plans = plans_for(k, walk, allowed, need, accept, knobs["cases"])
+        plans = plans_for(k, walk, allowed, need, accept, knobs["cases"], knobs.get("writes", 0))
         if plans:
             return plans[rng.randrange(len(plans))], tier
     raise Rejected("plan", f"no composed plan has K={settings.k or knobs['k']} with a walk in {walk}")
