@@ -2187,6 +2187,9 @@ NUMBER_WORDS |= {"margin", "rank"}
 CONTENT_WORDS |= {"credits", "funds", "margin", "trend", "mode", "slug", "expiry", "headline", "caption"}
 CONTENT_WORDS |= {"rank", "occupation", "industry", "website", "bio", "origin", "checksum", "hash"}
 ARRAY_WORDS = {"tags", "results", "members", "permissions", "metrics", "statistics"}
+# words of API boilerplate ("Returns the response in JSON format", "Output format: ..."): no content
+CONTENT_WORDS -= {"response", "output", "format"}
+SELF_VALUED = NUMBER_WORDS | {"status", "version", "health", "usage", "forecast", "quota", "summary"}
 IDENT_RE = re.compile(r"`?\b([a-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|[a-z][a-z0-9]+(?:_[a-z0-9]+)+)\b`?")
 FORMATS = ("date-time", "date", "email", "uri", "url", "uuid", "ipv4")
 OPEN_STATES = ("open", "active", "new", "draft", "pending", "todo", "created", "enabled", "live", "opened")
@@ -2383,7 +2386,11 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
             + " ".join(
                 str(s.get("description", ""))
                 for p, s in _schemas_of(t)
-                if not switch_param(p, s) and not _skip_field(p) and norm(p) not in SWITCH_PARAMS
+                # a search's own words name what it searches ("name or email"); a page's do not
+                if not switch_param(p, s)
+                and norm(p) not in LIMIT_PARAMS
+                and norm(p) not in OFFSET_PARAMS
+                and norm(p) not in SWITCH_PARAMS
             )
             for t in reads
         ]
@@ -2393,7 +2400,10 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
                 lw = w.lower()
                 if lw not in CONTENT_WORDS and singular(lw) in CONTENT_WORDS and lw not in ARRAY_WORDS:
                     lw = singular(lw)  # "the counts and prices": a count and a price
-                if lw in CONTENT_WORDS and lw not in r["fields"] and lw != rname.rsplit("_", 1)[-1]:
+                # a record named for a value holds that value (a `balance`'s balance, a `version`'s
+                # version); a record named for a thing is not its own field (a `team` has no `team`)
+                own = lw == rname.rsplit("_", 1)[-1] and lw not in SELF_VALUED
+                if lw in CONTENT_WORDS and lw not in r["fields"] and not own:
                     r["fields"][lw] = (
                         "number" if lw in NUMBER_WORDS else "array" if lw in ARRAY_WORDS else "string"
                     )
