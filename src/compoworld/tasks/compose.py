@@ -690,6 +690,15 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
         for c in {id(r[1]): r[1] for r in usage}.values():
             if _name(c) not in stripe:
                 raise PlantError(f"no Stripe customer {_name(c)}")
+        # the seeded payments of a request's customer must not fall inside its windows (they are
+        # not usage, and would make the total ambiguous)
+        for c in w.cases:
+            lo = datetime(*(min(c.found["old_window"][0], c.start)).timetuple()[:3], tzinfo=b.now.tzinfo)
+            if any(
+                r["customer"] == stripe.get(c.cust.name) and r["created"] >= lo.timestamp()
+                for r in svc.store.tables.get("payment_intents", {}).values()
+            ):
+                raise PlantError(f"{c.cust.name} has other Stripe payments inside the usage period")
         mine = [r for r in usage if isinstance(r[1], Case)]
         if any(sum(1 for r in mine if r[1] is c) > 95 for c in w.cases):
             raise PlantError("more charges than one Stripe page shows")
