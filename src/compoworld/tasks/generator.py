@@ -151,8 +151,15 @@ def persona_world(folder: str, persona: str, day: int, size: str) -> dict[str, A
 
 def environment_for(services: list[str], world: dict[str, Any]) -> Environment:
     return Environment.from_snapshot(
-        services, {"clock": world["clock"], "services": {s: world["services"][s] for s in services}}
+        services,
+        {"clock": world["clock"], "services": {s: world["services"].get(s) or _interface(s) for s in services}},
     )
+
+
+@lru_cache(maxsize=4)
+def _interface(name: str) -> dict[str, Any]:
+    """The seeded state of an interface that is no library service (the `computer` screen, issue 28)."""
+    return Environment(services=["browser", name], seed=0, size="small").snapshot()["services"][name]
 
 
 # ---- facts ----------------------------------------------------------------------------------
@@ -403,6 +410,8 @@ def workflow_task(
     # never a compiled service beside the hand-built one of its product (their tools are the same)
     rest = apart(fam.services, list(registry()), registry())
     distractors = sorted(rng.sample(rest, min(settings.distractors, len(rest))))
+    if "computer" in fam.services and "browser" not in {*fam.services, *distractors}:
+        distractors = sorted([*distractors, "browser"])  # the screen shows the web app the browser serves
     env = environment_for(sorted([*fam.services, *distractors]), world)
     company = make_company(world_seed, settings.size)
     b = Builder(env=env, rng=rng, company=company, family=fam, persona=persona)
@@ -509,7 +518,9 @@ def workflow_task(
     for item in checks:
         rubric.append({"id": f"c{len(rubric) + 1}", **item})
     rubric.append({"id": f"c{len(rubric) + 1}", **collateral})
-    domain_of = registry()
+    from compoworld.services import get_service
+
+    domain_of = {**registry(), **{s: get_service(s) for s in fam.services if s not in registry()}}  # interfaces
     return {
         "id": f"cw-{seed}-{index:06d}",
         "instruction": b.instruction,
