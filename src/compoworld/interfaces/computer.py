@@ -574,9 +574,11 @@ class ComputerService(Service):
                 f"{action} failed on the screen: {str(e).splitlines()[0][:200]}", type="screen_error"
             ) from None
         path = r["url"].split("?", 1)[0]
-        if (self.table("screen").get("main") or {}).get("url") != r["url"]:
+        if action == "screenshot":  # looks only: what it shows was recorded when it was loaded
+            pass
+        elif (self.table("screen").get("main") or {}).get("url") != r["url"]:
             self.screen_state.update("main", {"url": r["url"]})
-        if self.visits.get(path) is None:
+        if action != "screenshot" and self.visits.get(path) is None:
             self.visits.create({"via": "screen"}, id=path)
         out = {
             "type": "screenshot",
@@ -596,7 +598,7 @@ class ComputerService(Service):
             raise InvalidArguments(f"point ({x}, {y}) is off the {WIDTH}x{HEIGHT} screen")
         return {"x": x, "y": y}
 
-    @tool(mutates=True)
+    @tool
     def screenshot(self, marks: bool = False) -> dict:
         """Take a screenshot of the screen (PNG, base64, 1280x800).
 
