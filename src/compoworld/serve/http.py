@@ -44,6 +44,8 @@ from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
 MAX_BODY = 1 << 20
+AGENT_BYTES_PER_S = 1 << 20  # request bytes per second one session's agent is paced to ...
+AGENT_BURST_S = 2.0  # ... beyond a burst worth this many seconds (2 MiB)
 MAX_SEED = 2**63
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Uvicorn's default keep-alive (5 s) closes idle connections that a client under load is about to
@@ -64,6 +66,19 @@ class Session:
     created: float
     last_used: float = field(default=0.0)
     web: Any = None  # the session's web app, made on first use
+    bytes_due: float = 0.0  # monotonic time by which the session's request bytes are paid for
+
+    async def pace(self, n: int) -> None:
+        """Fair share of the event loop: parsing a request (the MCP SDK does it on the loop) costs
+        ~20 ms per MiB, so one session's requests are paced to `AGENT_BYTES_PER_S` beyond a burst
+        of `AGENT_BURST_S`; an agent that floods big bodies waits, others do not."""
+        if n <= 0:
+            return
+        now = time.monotonic()
+        self.bytes_due = max(self.bytes_due, now) + n / AGENT_BYTES_PER_S
+        wait = self.bytes_due - now - AGENT_BURST_S
+        if wait > 0:
+            await anyio.sleep(wait)
 
 
 class Store:
@@ -489,6 +504,7 @@ class Gate:
             return await _send_json(send, 400, "Content-Length is not a number", mcp)
         if path.startswith(("/mcp", "/web/", "/sessions")) and length > MAX_BODY:
             return await _send_json(send, 413, f"request body over {MAX_BODY} bytes", mcp)
+        body_size = 0
         if "content-length" not in headers and scope["method"] in ("POST", "PUT", "PATCH"):
             # a chunked body (no declared length) is counted as it streams, refused past the limit
             # before more of it is read, and handed on whole
@@ -503,6 +519,7 @@ class Gate:
                 chunks.append(message.get("body", b""))
                 more = message.get("more_body", False)
             receive = _replay(b"".join(chunks), receive)
+            body_size = size
         if mcp:
             sid = path[5:].strip("/") if path.startswith("/mcp/") else ""
             missing = (
@@ -513,6 +530,7 @@ class Gate:
             if session is None:
                 return None
             session.last_used = time.monotonic()
+            await session.pace(length or body_size)
             scope = {
                 **scope,
                 "path": "/mcp",
@@ -530,6 +548,7 @@ class Gate:
                     send, 404, "this session has no web pages (add the 'browser' service)"
                 )
             session.last_used = time.monotonic()
+            await session.pace(length or body_size)
             if session.web is None:
                 from compoworld.interfaces.webapp import web_app
 
