@@ -169,14 +169,22 @@ class CompiledService(Service):
             return str(uuid.UUID(int=self.rng("key", resource).getrandbits(128), version=4))
         if isinstance(ks.get("pattern"), str):
             rng = self.rng("key", resource)
+            short = None
             for _ in range(20):
                 key = from_pattern(ks["pattern"], rng)
                 if key is None:
                     break
-                if key in taken:  # a fixed prefix (`^ecfg_`): make it unique where the pattern allows
-                    key = key + self.next_id("K", 8)
+                if key in taken or len(key) < 6:  # a fixed prefix (`^ecfg_`), or a key too short to
+                    # tell apart (`hpf`): make it unique and distinctive where the pattern allows
+                    longer = key + self.next_id("K", 8)
+                    if longer not in taken and re.search(ks["pattern"], longer):
+                        return longer
                 if key not in taken and re.search(ks["pattern"], key):
-                    return key
+                    if len(key) >= 6:
+                        return key
+                    short = short or key
+            if short is not None:
+                return short
         key = self.next_id(resource[:3].upper() or "REC", 8)
         if isinstance(ks.get("maxLength"), int) and len(key) > ks["maxLength"] >= 4:
             key = key[:3] + key[-(ks["maxLength"] - 3) :]
