@@ -47,6 +47,39 @@ ERROR_CLASSES = (
 ENDPOINT_FAILURES = frozenset({"endpoint_error", "timeout"})  # not finished: retried on rerun
 GATEWAY_MODES = ("gateway", "gateway-compat")
 COMPACTED = "[compacted] "
+KEEP_SCREENSHOTS = 3  # screenshots kept as images in the conversation; older ones become a line of text
+
+
+def _without_screenshot(result: dict[str, Any], shots: list[str]) -> dict[str, Any]:
+    """A computer action's envelope for a tool message (text only in Chat Completions): the PNG
+    moves to a user message with an image part, the rest (url, marks) stays."""
+    data = result.get("data") if result.get("success") else None
+    if not (
+        isinstance(data, dict) and data.get("type") == "screenshot" and isinstance(data.get("data"), str)
+    ):
+        return result
+    shots.append(data["data"])
+    return {**result, "data": {**{k: v for k, v in data.items() if k != "data"}, "image": "shown below"}}
+
+
+def _screenshot_message(messages: list[dict[str, Any]], shots: list[str]) -> dict[str, Any]:
+    kept = 0
+    for m in reversed(messages):  # older screenshots: a line of text, so the context stays bounded
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            kept += sum(1 for p in m["content"] if p.get("type") == "image_url")
+            if kept >= KEEP_SCREENSHOTS:
+                m["content"] = [
+                    p
+                    if p.get("type") != "image_url"
+                    else {"type": "text", "text": "[earlier screenshot omitted]"}
+                    for p in m["content"]
+                ]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": "The screen after your last action:"}]
+    parts += [
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b}"}}
+        for b in shots[-KEEP_SCREENSHOTS:]
+    ]
+    return {"role": "user", "content": parts}
 
 
 @dataclass(frozen=True)
@@ -237,6 +270,7 @@ async def run_episode(
             answer = msg.get("content") or ""
             break
         usable = 0
+        shots: list[str] = []  # this turn's screenshots (computer interface): shown after the tool messages
         for tc in calls:
             fn = tc.get("function") or {}
             name, raw = fn.get("name") or "", fn.get("arguments")
@@ -283,11 +317,13 @@ async def run_episode(
                 {
                     "role": "tool",
                     "tool_call_id": tc.get("id") or "",
-                    "content": envelope_text(result),
+                    "content": envelope_text(_without_screenshot(result, shots)),
                 }
             )
             if done:
                 break
+        if shots:
+            messages.append(_screenshot_message(messages, shots))
         malformed_run = 0 if usable else malformed_run + 1
         if malformed_run >= MAX_MALFORMED_TURNS:
             error_class, error = (

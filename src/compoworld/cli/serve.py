@@ -21,9 +21,9 @@ def _fail(msg: str) -> None:
 
 def _check_services(tasks: list, source: Path) -> None:
     """One clear line, not a traceback or a 500, when tasks need services the library lacks."""
-    from compoworld.services import registry
+    from compoworld.services import INTERFACES, registry
 
-    missing = sorted({s for t in tasks for s in t.all_services} - set(registry()))
+    missing = sorted({s for t in tasks for s in t.all_services} - set(registry()) - INTERFACES)
     if missing:
         _fail(
             f"tasks in {source} use services that are not loaded: {', '.join(missing)} "

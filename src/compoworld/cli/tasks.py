@@ -280,9 +280,9 @@ def check(
     from compoworld.tasks.gates import GATES, run_gates
 
     tasks = _load(file)
-    from compoworld.services import registry
+    from compoworld.services import INTERFACES, registry
 
-    missing = sorted({s for t in tasks for s in t.services + t.distractors} - set(registry()))
+    missing = sorted({s for t in tasks for s in t.services + t.distractors} - set(registry()) - INTERFACES)
     if missing:
         err.print(
             f"[red]error:[/red] the tasks use services that are not loaded: {', '.join(missing)} "

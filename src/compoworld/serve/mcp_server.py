@@ -220,6 +220,17 @@ class EnvSession:
 
 
 def result_of(envelope: dict[str, Any], text: str | None = None) -> types.CallToolResult:
+    data = envelope.get("data") if envelope.get("success") else None
+    if isinstance(data, dict) and data.get("type") == "screenshot":  # the computer interface: an image block
+        meta = {k: v for k, v in data.items() if k not in ("data", "type", "media_type")}
+        return types.CallToolResult(
+            content=[
+                types.ImageContent(type="image", data=data["data"], mime_type=data["media_type"]),
+                types.TextContent(type="text", text=json.dumps(meta, ensure_ascii=False)),
+            ],
+            structured_content={"success": True, "data": meta},
+            is_error=False,
+        )
     return types.CallToolResult(
         content=[types.TextContent(text=text or json.dumps(envelope, ensure_ascii=False))],
         structured_content=envelope,

@@ -71,9 +71,12 @@ def use_manifests(paths: str) -> None:
     generator.base_world.cache_clear()
 
 
+INTERFACES = frozenset({"computer"})  # services that are interfaces, not library services (never distractors)
+
+
 def get_service(name: str) -> type[Service]:
     reg = registry()
-    if name == "computer" and name not in reg:  # an interface, not a library service (never a distractor)
+    if name in INTERFACES and name not in reg:
         from compoworld.interfaces.computer import ComputerService
 
         return ComputerService
