@@ -316,3 +316,18 @@ def test_more_hedges_and_doubts_fail(answer) -> None:
 )
 def test_committed_answers_with_context_pass(answer) -> None:
     assert passes(NUM, S, S, answer)
+
+
+def test_a_decoy_guard_does_not_fire_on_the_targets_longer_name() -> None:
+    s0 = st("crm", "objects", {})
+    own = st("crm", "objects", {"n": {"body": "Renewal for Acme Retail Group is due."}})
+    decoy = st("crm", "objects", {"n": {"body": "Renewal for Acme Retail Group and Acme Retail."}})
+    check = {
+        "predicate": "value_not_written",
+        "service": "crm",
+        "value": "Acme Retail",
+        "unless_in": ["Acme Retail Group"],
+    }
+    assert passes(check, s0, own)
+    assert not passes(check, s0, decoy)
+    assert not passes({**check, "unless_in": []}, s0, own)

@@ -429,6 +429,23 @@ class Derivation:
             forms.append(last)  # so does a last name ("Ms Smyth")
         return {"kind": "person", "forms": forms}
 
+    def containing(self, v: str) -> list[str]:
+        """Longer names of the work's own (in the instruction or what the reference wrote) that
+        contain a decoy value as words: "Acme Retail Group" where the decoy is "Acme Retail"."""
+        if not re.search(r"[A-Za-z]", v) or len(v) < 3:
+            return []
+        # only capitalised words extend a name ("Acme Retail Group"), never "to" or "the"
+        rx = re.compile(r"(?:[A-Z][\w&'.-]*\s+){0,3}(?i:" + re.escape(v) + r")(?:\s+[A-Z0-9][\w&'.-]*){0,3}")
+        out = []
+        for text in [self.instruction, *self.arg_strings]:
+            if not isinstance(text, str) or v.casefold() not in text.casefold():
+                continue
+            for m in rx.finditer(text):
+                phrase = m.group(0).strip()
+                if phrase.casefold() != v.casefold() and len(phrase) <= 80:
+                    out.append(phrase)
+        return sorted(set(out))[:8]
+
     def person_fact(self, x: Any) -> Any:
         """An address a text must carry, as the person: their name passes too (the docs promise it)."""
         if isinstance(x, str) and _EMAIL.fullmatch(x.strip()):
@@ -811,6 +828,10 @@ def refine(items: list[dict[str, Any]], d: Derivation) -> list[dict[str, Any]]:
         p = check.get("predicate")
         if p == "value_not_written" and not _guardable(str(check.get("value", "")), d):
             continue
+        if p == "value_not_written":
+            shared = d.containing(str(check["value"]))
+            if shared:
+                check["unless_in"] = shared
         if p in ("message_sent", "answer_matches") and check.get("exclude"):
             facts = [str(x) for x in check.get("contains", [])] + [str(check.get("value", ""))]
             check["exclude"] = [

@@ -642,6 +642,9 @@ class NotWrittenArgs(_Args):
     service: str
     value: str
     tables: list[str] = []  # empty: every table of the service
+    # longer names of the target that contain the value ("Acme Retail Group" for a decoy "Acme
+    # Retail"): the value inside one of them names the target, not the decoy
+    unless_in: list[str] = []
 
 
 @predicate("value_not_written", NotWrittenArgs)
@@ -661,6 +664,8 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
             text = _text(orjson_text(r))
             if plain not in text:  # the cheap test first; the regex decides only where it is there
                 continue
+            for phrase in a.unless_in:
+                text = text.replace(_text(phrase), " ")
             old = before.get(k)
             if want.search(text) and not (old is not None and want.search(_text(orjson_text(old)))):
                 return False, f"a write in {a.service}.{table} carries {a.value!r}"
