@@ -550,7 +550,11 @@ def policy_text(w: Work, v: Version) -> list[str]:
         f"Approver: {_who_approves(w, v)}.",
         f"Log every request in {_ledger_where(w)}: date, customer, reference, amount_usd and decision "
         "(approved or review).",
-    ]
+    ] + (  # the CRM note is a step of the policy, never an unstated expectation
+        ["Record the outcome and the amount as a note on the customer's company in HubSpot."]
+        if w.plan.note
+        else []
+    )
 
 
 def plant_policy(w: Work) -> None:
