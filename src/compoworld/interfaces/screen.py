@@ -27,6 +27,10 @@ ICONS = {
     "companies": "<path d='M4 21V5l8-3v19M12 9h8v12M7 8h2M7 12h2M7 16h2M15 13h2M15 17h2'/>",
     "crm": "<circle cx='9' cy='8' r='4'/><path d='M2 21c0-4 3-6 7-6s7 2 7 6M16 4a4 4 0 0 1 0 8M22 21c0-3-2-5-4-6'/>",
     "orders": "<circle cx='9' cy='20' r='1.5'/><circle cx='18' cy='20' r='1.5'/><path d='M2 3h3l3 12h11l3-8H6'/>",
+    "shop": "<path d='M4 9l1-5h14l1 5M4 9v11h16V9M4 9h16M9 20v-6h6v6'/>",
+    "sheets": "<rect x='3' y='3' width='18' height='18' rx='2'/><path d='M3 9h18M3 15h18M9 3v18M15 3v18'/>",
+    "wiki": "<path d='M4 4h7a3 3 0 0 1 3 3v13a2 2 0 0 0-2-2H4zM20 4h-5a3 3 0 0 0-3 3'/>",
+    "files": "<path d='M3 6a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z'/>",
     "search": "<circle cx='11' cy='11' r='7'/><path d='M21 21l-5-5'/>",
     "back": "<path d='M15 18l-6-6 6-6'/>",
     "next": "<path d='M9 18l6-6-6-6'/>",
@@ -41,6 +45,10 @@ APPS = (
     ("companies", "/companies", "Companies", "helpdesk"),
     ("crm", "/crm", "CRM", "crm"),
     ("orders", "/orders", "Shop admin", "shop"),
+    ("shop", "/shop", "Storefront", "shop"),
+    ("sheets", "/sheets", "Sheets", "sheets"),
+    ("wiki", "/wiki", "Docs & wiki", "wiki"),
+    ("files", "/files", "Files", "files"),
 )
 PALETTE = ("#2563eb", "#7c3aed", "#db2777", "#ea580c", "#16a34a", "#0891b2", "#4f46e5", "#b45309")
 
@@ -89,6 +97,15 @@ details.dlg>summary::-webkit-details-marker{display:none}
 .day.today .dh{color:#1e3a8a}
 .ev{background:#dbeafe;border-left:3px solid #2563eb;border-radius:4px;padding:3px 5px;margin-bottom:4px;font-size:12px}
 .later{margin-top:12px}
+.shelf{display:grid;grid-template-columns:repeat(4,1fr);gap:12px}
+.prod{background:#fff;border:1px solid #e5e7eb;border-radius:10px;padding:10px;display:flex;flex-direction:column;gap:6px}
+.prod .ph{height:96px;border-radius:8px;display:flex;align-items:center;justify-content:center;color:#fff}
+.prod .ph svg{width:40px;height:40px}
+.prod .price{color:#16a34a;font-weight:bold}
+.sheet{overflow:auto;max-height:560px;background:#fff;border:1px solid #d1d5db}
+.sheet table{border-collapse:collapse;font-size:12px}
+.sheet th{background:#f3f4f6;color:#6b7280;font-weight:normal;border:1px solid #e5e7eb;padding:2px 6px;position:sticky;top:0}
+.sheet td{border:1px solid #e5e7eb;padding:2px 6px;max-width:160px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 """
 
 
@@ -100,6 +117,21 @@ def _avatar(label: str) -> str:
     colour = PALETTE[int(hashlib.sha1(label.encode()).hexdigest(), 16) % len(PALETTE)]
     letters = "".join(w[0] for w in label.replace("#", "").split()[:2] if w[:1].isalnum()).upper() or "·"
     return f"<span class='av' style='background:{colour}'>{html.escape(letters)}</span>"
+
+
+def _colour(label: str) -> str:
+    return PALETTE[int(hashlib.sha1(label.encode()).hexdigest(), 16) % len(PALETTE)]
+
+
+def _grid(eid: str, grid: list[list[str]]) -> str:
+    """A spreadsheet: lettered columns, numbered rows, cells clipped to their width."""
+    cols = max((len(r) for r in grid), default=0)
+    head = "".join(f"<th>{chr(65 + c) if c < 26 else c + 1}</th>" for c in range(cols))
+    body = "".join(
+        f"<tr><th>{i + 1}</th>" + "".join(f"<td>{html.escape(v)}</td>" for v in row) + "</tr>"
+        for i, row in enumerate(grid)
+    )
+    return f"<div class='sheet' data-eid='{eid}'><table><tr><th></th>{head}</tr>{body}</table></div>"
 
 
 def _card_svg(text: str, alt: str) -> str:
@@ -152,9 +184,11 @@ def _week(page: Any, today: date) -> str:
 
 def page_html(page: Any, inputs: dict[str, str], page_no: int = 1) -> str:
     head = page.url.split("?")[0].strip("/").split("/")[0]
+    have = getattr(page, "services", None)
     nav = "".join(
         f"<a href='{href}' class='{'on' if key == (head or 'home') else ''}'>{icon(key)}{label}</a>"
-        for key, href, label, _svc in APPS
+        for key, href, label, svc in APPS
+        if svc is None or have is None or svc in have
     )
     body: list[str] = []
     links = [e for e in page.elements if e.role == "link"]
@@ -165,7 +199,8 @@ def page_html(page: Any, inputs: dict[str, str], page_no: int = 1) -> str:
 
     def flush() -> None:
         if rows:
-            body.append("<div class='rows'>" + "".join(rows) + "</div>")
+            cls = "shelf" if rows[0].startswith("<a class='prod'") else "rows"
+            body.append(f"<div class='{cls}'>" + "".join(rows) + "</div>")
             rows.clear()
 
     if head == "calendar":
@@ -173,6 +208,14 @@ def page_html(page: Any, inputs: dict[str, str], page_no: int = 1) -> str:
     else:
         for e in page.elements:
             lab = html.escape(e.label)
+            if e.role == "link" and (e.meta or {}).get("product") and e.id in shown:
+                name, _, price = e.label.rpartition(" — ")
+                rows.append(
+                    f"<a class='prod' data-eid='{e.id}' href='{html.escape(e.href or '')}' aria-label='{lab}'>"
+                    f"<span class='ph' style='background:{_colour(name)}'>{icon('shop')}</span>"
+                    f"<b>{html.escape(name)}</b><span class='price'>{html.escape(price)}</span></a>"
+                )
+                continue
             if e.role == "link":
                 if e.id in shown:
                     rows.append(
@@ -183,6 +226,8 @@ def page_html(page: Any, inputs: dict[str, str], page_no: int = 1) -> str:
             flush()
             if e.role == "heading":
                 body.append(f"<h2 data-eid='{e.id}'>{lab}</h2>")
+            elif e.role == "text" and (e.meta or {}).get("grid") is not None:
+                body.append(_grid(e.id, e.meta["grid"]))
             elif e.role == "text":
                 body.append(f"<p class='t' data-eid='{e.id}'>{lab}</p>")
             elif e.role == "image":

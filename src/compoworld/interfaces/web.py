@@ -69,8 +69,19 @@ class Page:
 
 def render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
     """The page at `url` for this environment's state, or None when there is no such page."""
+    page = _render(env, url, facts)
+    if page is not None:
+        page.services = set(env.services)  # type: ignore[attr-defined]  # the screen's sidebar shows these apps
+    return page
+
+
+def _render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
     parts = [p for p in url.split("?")[0].split("/") if p]
     svcs = env.services
+    if parts and parts[0] in ("shop", "sheets", "wiki", "files"):
+        from compoworld.interfaces.apps import app_page
+
+        return app_page(env, parts[0], parts[1:], url)
     if not parts:
         page = Page("/", "Home")
         page.add("link", "Accounts", href="/accounts")
