@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx2
 
-SESSIONS, CALLS = 200, 20
+SESSIONS, CALLS = int(os.environ.get("SERVE_SESSIONS", 200)), 20
 ROUNDTRIPS = 500
 DEADLINE_S = 300  # the whole drive of one server; a stuck run fails instead of hanging
 KEEP_ALIVE_S = 75
@@ -154,12 +154,14 @@ async def drive(urls: list[tuple[str, dict[str, str]]], tool_for: callable) -> t
     errors += sum(isinstance(r, BaseException) for r in results)
     for r in results:
         if isinstance(r, BaseException):
+            while isinstance(r, BaseExceptionGroup) and r.exceptions:  # the cause, not the TaskGroup
+                r = r.exceptions[0]
             print(f"  session failed: {type(r).__name__}: {r}"[:200])
     return lat, errors, time.perf_counter() - t0[0]
 
 
-def wait_up(port: int) -> None:
-    for _ in range(300):
+def wait_up(port: int, tries: int = 300) -> None:
+    for _ in range(tries):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
             return
@@ -206,7 +208,7 @@ def main() -> None:
         # ours: 200 sessions of generated tasks, each calling a read-only tool of its task
         port = _port()
         ours = run_ours(port, str(tfile), str(Path(d) / "results.jsonl"))
-        wait_up(port)
+        wait_up(port, 2400)  # the CLI imports and loads its tasks first: up to 2 minutes on a busy box
         while httpx2.get(f"http://127.0.0.1:{port}/healthz").status_code != 200:
             time.sleep(0.05)
         base_mem = rss_mb(ours.pid)
