@@ -126,6 +126,32 @@ def test_typing_into_a_form_and_submitting_writes_the_record(pool) -> None:
     pytest.fail("no channel took the post")
 
 
+def test_composing_a_mail_on_the_screen_sends_it_as_the_tool_would(pool) -> None:
+    env = make(pool)
+    inbox = click(env, shot(env), "Mail")
+    while mark_or_none(inbox, "Compose") is None:  # the list runs on: its last page has the button
+        nxt = max((m for m in inbox["marks"] if m["label"].isdigit()), key=lambda m: int(m["label"]))
+        inbox = shot(env, "computer__click", x=nxt["x"], y=nxt["y"])
+    form = click(env, inbox, "Compose")
+    assert form["url"] == "/inbox/compose"
+    for label, text in (
+        ("To", "dana@example.com, lee@example.com"),
+        ("Subject", "Screen 8812"),
+        ("Body", "Hi"),
+    ):
+        box = mark(form, label, "textbox")
+        shot(env, "computer__click", x=box["x"], y=box["y"])
+        form = shot(env, "computer__type", text=text)
+    sent = click(env, form, "Send")
+    assert sent["url"] == "/inbox"
+    found = [m for m in env.services["email"].table("messages").values() if m.get("subject") == "Screen 8812"]
+    assert len(found) == 1 and found[0]["to"] == ["dana@example.com", "lee@example.com"]
+
+
+def mark_or_none(obs: dict, label: str) -> dict | None:
+    return next((m for m in obs["marks"] if m["label"] == label), None)
+
+
 def test_the_same_state_gives_byte_identical_screenshots(pool) -> None:
     cold = BrowserPool(cache_entries=0)  # every screenshot rendered (no cache)
     try:

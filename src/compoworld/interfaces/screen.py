@@ -234,6 +234,11 @@ def page_html(page: Any, inputs: dict[str, str], page_no: int = 1) -> str:
                 body.append(
                     f"<div data-eid='{e.id}'>{_card_svg((e.meta or {}).get('card', ''), e.label)}</div>"
                 )
+            elif e.role == "textbox" and (e.meta or {}).get("line"):
+                body.append(
+                    f"<label class='f' for='{e.id}'>{lab}</label><input id='{e.id}' data-eid='{e.id}' "
+                    f"name='{e.id}' aria-label='{lab}' value='{html.escape(inputs.get(e.id, ''))}'>"
+                )
             elif e.role == "textbox":
                 body.append(
                     f"<label class='f' for='{e.id}'>{lab}</label><textarea id='{e.id}' data-eid='{e.id}' "

@@ -123,6 +123,26 @@ def _render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
                     f"{m.get('subject') or '(no subject)'} — {m.get('from')}",
                     href=f"/inbox/{m['id']}",
                 )
+            page.add("link", "Compose", href="/inbox/compose")  # last: the rows keep their ids
+            return page
+        if rest[0] == "compose" and "compose" not in msgs:
+            page = Page(url, "New message")
+            to, subject, body = (
+                page.add("textbox", "To", meta={"line": True}),
+                page.add("textbox", "Subject", meta={"line": True}),
+                page.add("textbox", "Body"),
+            )
+            page.add(
+                "button",
+                "Send",
+                action={
+                    "tool": "email__gmail_send_email",
+                    "inputs": {"to": to.id, "subject": subject.id, "body": body.id},
+                    "lists": ["to"],
+                    "args": {},
+                    "then": "/inbox",
+                },
+            )
             return page
         m = msgs.get(rest[0])
         if m is None:

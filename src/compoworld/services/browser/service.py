@@ -124,7 +124,8 @@ class BrowserService(Service):
             value = tab["inputs"].get(box, "")
             if not value.strip():
                 raise InvalidArguments(f"fill in the textbox {box} before clicking {e.label!r}")
-            args[arg] = value
+            # a list field (recipients) is typed as one comma-separated line
+            args[arg] = [v.strip() for v in value.split(",") if v.strip()] if arg in act.get("lists", ()) else value
         r = self.env.call(act["tool"], {k: v for k, v in args.items() if v is not None})
         if not r["success"]:
             raise RuleViolation(f"{e.label} failed: {r['error']['message']}", type="form_rejected")
