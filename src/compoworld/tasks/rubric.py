@@ -406,18 +406,23 @@ class Derivation:
         out = []
         for email in re.findall(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", text):
             p = self.people.get(email.casefold())
+            if p and word_in(text, p[0]):
+                # named and addressed: the address is the point ("Hannah Costa's email is ..."), exact
+                out.append({"kind": "person", "forms": [email], "named": p[1]})
+                continue
             out.append(self._person(p) if p else {"kind": "person", "forms": [email]})
         for key, p in self.people.items():
             if "@" in key or " " not in key:
                 continue
-            if word_in(text, p[0]) and not any(p[1] in f.get("forms", []) for f in out):
+            if word_in(text, p[0]) and not any(p[1] in f.get("forms", []) + [f.get("named")] for f in out):
                 out.append(self._person(p))
-        return [
+        keep = [
             f
             for f in out
             if not any(word_in(self.instruction, x) or x.casefold() in self.given for x in f["forms"])
             and any(self.learnt(x) for x in f["forms"])
         ]
+        return [{k: v for k, v in f.items() if k != "named"} for f in keep]
 
     def _person(self, p: tuple[str, str]) -> dict[str, Any]:
         name, email = p
@@ -450,7 +455,12 @@ class Derivation:
         """An address a text must carry, as the person: their name passes too (the docs promise it)."""
         if isinstance(x, str) and _EMAIL.fullmatch(x.strip()):
             p = self.people.get(x.strip().casefold())
-            if p:
+            # where the reference writes the name beside the address, the address is what was asked
+            # for ("the email on Hannah Costa is hannah.costa@..."): it stays exact
+            both = p and any(
+                p[0].casefold() in a.casefold() and p[1].casefold() in a.casefold() for a in self.arg_strings
+            )
+            if p and not both:
                 return {"kind": "person", "forms": [p[1], p[0]]}
         return x
 
