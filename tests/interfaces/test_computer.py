@@ -148,6 +148,30 @@ def test_composing_a_mail_on_the_screen_sends_it_as_the_tool_would(pool) -> None
     assert len(found) == 1 and found[0]["to"] == ["dana@example.com", "lee@example.com"]
 
 
+def test_the_date_and_time_pickers_book_the_event(pool) -> None:
+    env = Environment(["browser", "calendar", "computer"], seed=6, size="small")
+    env.services["computer"].pool = pool
+    cal = click(env, shot(env), "Calendar")
+    form = click(env, cal, "New event")
+    assert form["url"] == "/calendar/new"
+    # Chromium's own pickers: the date's segments take digits (en-US: month, day, year), the time's too
+    for label, keys in (
+        ("Title", "Pickers 3391"),
+        ("Date (YYYY-MM-DD)", "03052026"),
+        ("Starts (HH:MM)", "1000AM"),
+        ("Ends (HH:MM)", "1030AM"),
+    ):
+        box = mark(form, label, "textbox")
+        shot(env, "computer__click", x=box["box"][0] + 8, y=box["y"])  # the first segment
+        form = shot(env, "computer__type", text=keys)
+    done = click(env, form, "Save event")
+    assert done["url"] == "/calendar"
+    ev = [e for e in env.services["calendar"].table("events").values() if e.get("summary") == "Pickers 3391"]
+    assert len(ev) == 1, ev
+    start = ev[0]["start"].get("dateTime") if isinstance(ev[0]["start"], dict) else ev[0]["start"]
+    assert start.startswith("2026-03-05T10:00")
+
+
 def mark_or_none(obs: dict, label: str) -> dict | None:
     return next((m for m in obs["marks"] if m["label"] == label), None)
 

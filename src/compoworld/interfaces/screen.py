@@ -203,7 +203,12 @@ def page_html(page: Any, inputs: dict[str, str], page_no: int = 1) -> str:
             body.append(f"<div class='{cls}'>" + "".join(rows) + "</div>")
             rows.clear()
 
-    if head == "calendar":
+    if head == "calendar" and any(e.role == "text" and e.meta for e in page.elements):
+        for e in page.elements:  # the calendar's own actions sit above its grid
+            if e.role == "link":
+                body.append(
+                    f"<a class='btn' data-eid='{e.id}' href='{html.escape(e.href or '')}'>{html.escape(e.label)}</a>"
+                )
         body.append(_week(page, _today(page)))
     else:
         for e in page.elements:
@@ -233,6 +238,13 @@ def page_html(page: Any, inputs: dict[str, str], page_no: int = 1) -> str:
             elif e.role == "image":
                 body.append(
                     f"<div data-eid='{e.id}'>{_card_svg((e.meta or {}).get('card', ''), e.label)}</div>"
+                )
+            elif e.role == "textbox" and (e.meta or {}).get("kind") in ("date", "time"):
+                kind = e.meta["kind"]  # Chromium draws its own picker (segments and a calendar popup)
+                body.append(
+                    f"<label class='f' for='{e.id}'>{lab}</label><input type='{kind}' id='{e.id}' "
+                    f"data-eid='{e.id}' name='{e.id}' aria-label='{lab}' style='width:220px' "
+                    f"value='{html.escape(inputs.get(e.id, ''))}'>"
                 )
             elif e.role == "textbox" and (e.meta or {}).get("line"):
                 body.append(

@@ -249,6 +249,26 @@ def _render(env: Any, url: str, facts: dict[str, str]) -> Page | None:
             start = e["start"].get("dateTime") if isinstance(e.get("start"), dict) else e.get("start")
             end = e["end"].get("dateTime") if isinstance(e.get("end"), dict) else e.get("end")
             page.add("text", f"{start}  {e.get('summary')}", meta={"start": start, "end": end})
+        page.add("link", "New event", href="/calendar/new")  # last: the events keep their ids
+        return page
+    if head == "calendar" and "calendar" in svcs and rest == ["new"]:
+        page = Page(url, "New event")
+        title = page.add("textbox", "Title", meta={"line": True})
+        day = page.add("textbox", "Date (YYYY-MM-DD)", meta={"kind": "date"})  # a date picker on the screen
+        start = page.add("textbox", "Starts (HH:MM)", meta={"kind": "time"})
+        end = page.add("textbox", "Ends (HH:MM)", meta={"kind": "time"})
+        page.add(
+            "button",
+            "Save event",
+            action={
+                "tool": "calendar__google_calendar_create_event",
+                "inputs": {"summary": title.id, "day": day.id, "start": start.id, "end": end.id},
+                # the pickers give 2026-03-04 and 10:00: the tool takes ISO date-times
+                "templates": {"start_datetime": "{day}T{start}:00Z", "end_datetime": "{day}T{end}:00Z"},
+                "args": {},
+                "then": "/calendar",
+            },
+        )
         return page
     if head == "tickets" and "helpdesk" in svcs:
         hd = svcs["helpdesk"]

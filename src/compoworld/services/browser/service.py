@@ -126,6 +126,12 @@ class BrowserService(Service):
                 raise InvalidArguments(f"fill in the textbox {box} before clicking {e.label!r}")
             # a list field (recipients) is typed as one comma-separated line
             args[arg] = [v.strip() for v in value.split(",") if v.strip()] if arg in act.get("lists", ()) else value
+        if act.get("templates"):  # fields put together from several boxes (a date and a time)
+            parts = {k: args.pop(k) for k in list(args) if k not in act.get("args", {}) and k in act["inputs"]}
+            keep = {k: v for k, v in parts.items() if not any("{" + k + "}" in t for t in act["templates"].values())}
+            args.update(keep)
+            for field, tpl in act["templates"].items():
+                args[field] = tpl.format(**{k: str(v).strip() for k, v in parts.items()})
         r = self.env.call(act["tool"], {k: v for k, v in args.items() if v is not None})
         if not r["success"]:
             raise RuleViolation(f"{e.label} failed: {r['error']['message']}", type="form_rejected")
