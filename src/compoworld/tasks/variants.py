@@ -195,7 +195,13 @@ def _name_people(value: Any, people: dict[str, str], key: str = "") -> Any:
         return [_name_people(v, people, key) for v in value]
     if not _is_text(key, value):
         return value
-    return _ADDR.sub(lambda m: people.get(m.group(0).casefold(), m.group(0)), value)
+
+    def name(m: re.Match[str]) -> str:
+        who = people.get(m.group(0).casefold())
+        # an address written beside the name is the value itself ("Hannah Costa's email is ..."): kept
+        return who if who and who.casefold() not in value.casefold() else m.group(0)
+
+    return _ADDR.sub(name, value)
 
 
 def _with_optional(task: Task, env: Environment, ref: Calls) -> Calls | None:
