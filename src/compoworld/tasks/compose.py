@@ -537,7 +537,7 @@ def policy_text(w: Work, v: Version) -> list[str]:
         if w.plan.request != "email"
         else "reply to the customer's email with the credited amount"
     )
-    review = "reply to the customer that the request is under review"
+    review = "reply to the customer that the request is under review (name no amount before it is approved)"
     if w.plan.request != "email":
         review += " and leave the ticket open"
     return [
