@@ -518,6 +518,9 @@ class CompiledService(Service):
             and all(_one_of(rec.get(f), vs) for f, vs in any_of.items())
             and all(_condition(rec, f, o, v) for f, o, v in structured)
         ]
+        # newest first, as most APIs list (stable: records made at the same time keep their order), so
+        # the first record shown is no hint of which one a request means
+        items.sort(key=lambda rec: str(rec.get("created_at") or ""), reverse=True)
         if page is not None:  # a page number counts from 1 (0 reads as the first page too)
             offset = max(0, page - 1) * limit
         shown = items[offset : offset + limit]
