@@ -525,3 +525,17 @@ def test_eval_counts_world_model_unavailable_calls_apart() -> None:
         "tools": {"svc__summarize_workload": 1},
     }
     assert "server_error" not in s["error_classes"]  # never counted as our bug
+
+
+def test_a_list_shows_the_newest_records_first() -> None:
+    env, m = _env({"tools": [_tool("create_deal", {"name": S}, ["name"]), _tool("list_deals", {"q": S})]})
+    svc = env.services["svc"]
+    for key, when in (
+        ("D-old", "2026-01-05T09:00:00Z"),
+        ("D-new", "2026-02-27T09:00:00Z"),
+        ("D-mid", "2026-02-01T09:00:00Z"),
+    ):
+        svc.insert("deals", {"id": key, "created_at": when, "name": f"Acme {key}"})
+    svc.store.commit()
+    listed = _ok(env.call("svc__list_deals", {"q": "Acme"}))["items"]
+    assert [d["id"] for d in listed] == ["D-new", "D-mid", "D-old"]
