@@ -85,3 +85,14 @@ def test_the_agent_loop_shows_screenshots_as_image_parts_and_the_reference_passe
     assert 1 <= len(shown) <= KEEP_SCREENSHOTS
     assert shown[-1]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
     assert any(p.get("text") == "[earlier screenshot omitted]" for p in images)
+    # SFT export writes the image messages (OpenAI's vision fine-tuning form), for both tool choices
+    from compoworld.export.sft import sft_record
+
+    for tools in ("gateway", "task"):
+        rec = sft_record(_as_dict(ep), "openai", tools=tools)
+        parts = [p for m in rec["messages"] if isinstance(m.get("content"), list) for p in m["content"]]
+        assert any(p["type"] == "image_url" and p["image_url"]["url"].startswith("data:image/png") for p in parts)
+
+
+def _as_dict(ep) -> dict:
+    return ep.model_dump() if hasattr(ep, "model_dump") else dict(vars(ep))

@@ -12,7 +12,7 @@ from typing import Any
 from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.environment import Environment, full_name, tool_entry
 from compoworld.core.gateway import COMPAT_SPECS, SPECS
-from compoworld.services import registry
+from compoworld.services import with_interfaces
 
 # Chat Completions takes at most 128 tools a request: a row listing more cannot be served as trained.
 MAX_OPENAI_TOOLS = 128
@@ -29,7 +29,7 @@ def episode_tools(services: list[str], mode: str) -> list[dict[str, Any]]:
         tools = [
             tool_entry(full_name(s, t), spec, "openai")
             for s in services
-            for t, spec in registry()[s].tool_specs.items()
+            for t, spec in with_interfaces()[s].tool_specs.items()
         ]
     return [*tools, FINISH_TOOL]
 
@@ -37,7 +37,7 @@ def episode_tools(services: list[str], mode: str) -> list[dict[str, Any]]:
 def tools_named(names: list[str], mode: str) -> list[dict[str, Any]]:
     """The schemas of the tools an episode recorded as offered, in its order."""
     meta = _meta_specs(mode) if mode in ("gateway", "gateway-compat") else {}
-    reg = registry()
+    reg = with_interfaces()
     out = []
     for name in names:
         if name == FINISH:
@@ -63,7 +63,7 @@ class Catalog:
     _unknown_tool_message = Environment._unknown_tool_message
 
     def __init__(self, services: list[str]) -> None:
-        reg = registry()
+        reg = with_interfaces()
         self.services = {s: reg[s] for s in services}
         self._specs = {
             full_name(s, t): spec for s, cls in self.services.items() for t, spec in cls.tool_specs.items()

@@ -74,6 +74,11 @@ def use_manifests(paths: str) -> None:
 INTERFACES = frozenset({"computer"})  # services that are interfaces, not library services (never distractors)
 
 
+def with_interfaces() -> dict[str, type[Service]]:
+    """The library plus the interfaces (what an episode's tools can come from)."""
+    return {**registry(), **{n: get_service(n) for n in INTERFACES}}
+
+
 def get_service(name: str) -> type[Service]:
     reg = registry()
     if name in INTERFACES and name not in reg:

@@ -91,7 +91,7 @@ class Settings:
     difficulty: str = ""  # easy | medium | hard: composed work with the tier's knobs (tasks.compose)
 
 
-INTERFACE_OF = {"browser": "gui", "workspace": "cli"}  # every other service is reached over MCP
+INTERFACE_OF = {"browser": "gui", "computer": "gui", "workspace": "cli"}  # every other one: over MCP
 INTERFACES = ("gui", "mcp", "cli")
 
 
@@ -359,6 +359,8 @@ def eligible_families(settings: Settings, services: list[str] | None = None) -> 
         if settings.k and len(f.services) != settings.k:
             continue
         if settings.families and not any(f.name == x or f.name.startswith(x) for x in settings.families):
+            continue
+        if "computer" in f.services and not settings.families:  # the screen needs Chromium: only by name
             continue
         out.append(f)
     return out
