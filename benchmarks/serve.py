@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx2
@@ -107,6 +108,7 @@ async def drive(urls: list[tuple[str, dict[str, str]]], tool_for: callable) -> t
     lat: list[float] = []
     errors = 0
     ready = 0
+    causes: Counter[str] = Counter()
     go = asyncio.Event()
 
     def count_ready() -> None:
@@ -132,7 +134,9 @@ async def drive(urls: list[tuple[str, dict[str, str]]], tool_for: callable) -> t
                     t = time.perf_counter()
                     r = await c.call_tool(name, args)
                     lat.append(time.perf_counter() - t)
-                    errors += bool(r.is_error)
+                    if r.is_error:
+                        errors += 1
+                        causes[_cause(r)] += 1
         finally:
             if not counted:  # a session that fails early must not keep the others waiting forever
                 count_ready()
@@ -156,8 +160,20 @@ async def drive(urls: list[tuple[str, dict[str, str]]], tool_for: callable) -> t
         if isinstance(r, BaseException):
             while isinstance(r, BaseExceptionGroup) and r.exceptions:  # the cause, not the TaskGroup
                 r = r.exceptions[0]
-            print(f"  session failed: {type(r).__name__}: {r}"[:200])
+            causes[f"session failed: {type(r).__name__}: {r}"[:200]] += 1
+    for cause, n in causes.most_common():  # every error's class and message, so none goes unexplained
+        print(f"  {n} x {cause}")
     return lat, errors, time.perf_counter() - t0[0]
+
+
+def _cause(r) -> str:
+    """A failed call's error class and message, from its envelope (or its text)."""
+    env = r.structured_content or {}
+    err = env.get("error") if isinstance(env, dict) else None
+    if isinstance(err, dict):
+        return f"call failed: {err.get('type')}: {str(err.get('message'))[:150]}"
+    text = r.content[0].text if r.content and hasattr(r.content[0], "text") else ""
+    return f"call failed: {text[:150]}"
 
 
 def wait_up(port: int, tries: int = 300) -> None:

@@ -87,6 +87,31 @@ def test_slow_headers_are_answered_408_and_closed(guarded) -> None:
     assert data.startswith(b"HTTP/1.1 408") and b"headers not received" in data
 
 
+def test_a_client_late_with_its_headers_is_served_while_connections_are_plentiful(guarded) -> None:
+    """A client process starved of CPU (many sessions on a loaded box) can be late with its headers:
+    while file descriptors are plentiful the deadline is patient, so it is served, not refused."""
+    port, _ = guarded
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        time.sleep(1.2)  # past header_timeout (0.5 s), well within its patience (6 x 0.5 s)
+        s.sendall(b"Connection: close\r\n\r\n")
+        data = _read_all(s)
+    assert data.startswith(b"HTTP/1.1 200"), data[:80]
+
+
+def test_slow_headers_get_the_strict_deadline_once_connections_are_scarce(guarded) -> None:
+    port, _ = guarded
+    held = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(2)]
+    try:  # 3 of 4 connections open: more than half, so a slow client now costs others their slot
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            data = _read_all(s)
+        assert data.startswith(b"HTTP/1.1 408") and b"within 0.5 s" in data
+    finally:
+        for h in held:
+            h.close()
+
+
 def test_connections_past_the_limit_get_an_immediate_503(guarded) -> None:
     port, _ = guarded
     held = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(4)]

@@ -128,7 +128,11 @@ def http(
         int, typer.Option(help="Bytes of memory one tool call may grow the server by (422 past it).")
     ] = 512 * 1024 * 1024,
     header_timeout: Annotated[
-        float, typer.Option(help="Seconds a client has to send a request's headers (408 past it).")
+        float,
+        typer.Option(
+            help="Seconds a client has to send a request's headers (408 past it while over half of "
+            "--max-connections are open; six times that until then)."
+        ),
     ] = 10.0,
     max_connections: Annotated[
         int | None,

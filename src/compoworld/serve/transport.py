@@ -3,8 +3,11 @@
 - TCP_NODELAY on every socket (`listen_socket` makes the listening socket with IPPROTO_TCP, so
   asyncio sets it on each accepted one, and the protocol sets it again): without it every small
   reply waits for the client's delayed ACK (~40 ms per call);
-- a header deadline: a client has `header_timeout` seconds from its first byte (or from the end of
-  the previous response) to finish a request's headers, or it gets a 408 and is closed (slowloris);
+- a header deadline: a client has `header_timeout` seconds from connecting (or from its next
+  request's first byte) to finish a request's headers, or it gets a 408 and is closed (slowloris).
+  A slow client costs only a file descriptor, so the deadline is strict only while descriptors are
+  scarce (more than half of `max_connections` open); otherwise it is `PATIENCE` times longer, so a
+  client process starved of CPU (200 sessions on a loaded box) is not refused for its own lag;
 - a body deadline: a body that stalls for `body_timeout` seconds between chunks is cut off;
 - a connection limit: past `max_connections` open connections a new one gets an immediate 503 and
   is closed, so file descriptors are freed at once and the server never stops accepting.
@@ -24,6 +27,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 30.0
+PATIENCE = 6  # the header deadline, as a multiple of header_timeout, while connections are plentiful
 
 
 def max_connections_default() -> int:
@@ -70,6 +74,7 @@ class GuardedH11Protocol(H11Protocol):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._deadline: asyncio.TimerHandle | None = None
+        self._waited = 0.0  # seconds of header deadline this request has had
         if len(self.connections) > self.max_connections:
             transport.write(
                 _raw_response(
@@ -85,6 +90,8 @@ class GuardedH11Protocol(H11Protocol):
     def _arm(self, seconds: float, handler: Any) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
+        if handler == self._headers_late:
+            self._waited = seconds
         self._deadline = self.loop.call_later(seconds, handler)
 
     def _disarm(self) -> None:
@@ -117,10 +124,14 @@ class GuardedH11Protocol(H11Protocol):
             return
         if self.cycle is not None and not self.cycle.response_complete:
             return  # a request is being answered; its own timers apply
+        scarce = 2 * len(self.connections) > self.max_connections
+        if not scarce and self._waited < PATIENCE * self.header_timeout:
+            waited = self._waited
+            self._arm(self.header_timeout, self._headers_late)
+            self._waited = waited + self.header_timeout
+            return
         self.transport.write(
-            _raw_response(
-                408, "Request Timeout", f"request headers not received within {self.header_timeout:g} s"
-            )
+            _raw_response(408, "Request Timeout", f"request headers not received within {self._waited:g} s")
         )
         self.transport.close()
 
