@@ -195,6 +195,33 @@ def test_the_same_state_gives_byte_identical_screenshots(pool) -> None:
     assert shot(c)["data"] == first["data"] == sa["data"] and pool.renders == n
 
 
+def test_sessions_share_one_chromium_but_never_each_others_pages_or_state(pool) -> None:
+    import threading
+
+    envs = [make(pool), make(pool)]
+    out: dict[int, dict] = {}
+
+    def work(i: int) -> None:  # both at once, from their own threads, on the same browser process
+        env = envs[i]
+        chans = click(env, shot(env), "Chat")
+        row = next(m for m in chans["marks"] if m["role"] == "link" and m["label"].startswith("#"))
+        page = shot(env, "computer__click", x=row["x"], y=row["y"])
+        box = mark(page, "Message", "textbox")
+        shot(env, "computer__click", x=box["x"], y=box["y"])
+        typed = shot(env, "computer__type", text=f"Session {i} wrote this 7310")
+        out[i] = click(env, typed, "Post")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert set(out) == {0, 1}
+    for i, env in enumerate(envs):
+        texts = [m["text"] for m in env.services["chat"].table("messages").values() if "7310" in m["text"]]
+        assert texts == [f"Session {i} wrote this 7310"], texts  # each session's post, in its own state only
+
+
 def test_navigation_to_other_origins_files_and_popups_is_refused(pool) -> None:
     env = make(pool)
     shot(env)

@@ -219,8 +219,9 @@ class BrowserPool:
                 self.cache.move_to_end(key)
             return png
 
-    def remember(self, key: str, png: bytes) -> None:
+    def remember(self, key: str, png: bytes, rendered: bool = False) -> None:
         with self._lock:
+            self.renders += rendered
             self.cache[key] = png
             while len(self.cache) > self.cache_entries:
                 self.cache.popitem(last=False)
@@ -461,8 +462,7 @@ class Screen:
         png = self.pool.cached(key)
         if png is None:
             png = await p.screenshot(type="png", animations="disabled", caret="hide", scale="css")
-            self.pool.renders += 1
-            self.pool.remember(key, png)
+            self.pool.remember(key, png, rendered=True)
         out: dict[str, Any] = {"url": self.url, "png": png, "key": key}
         if marks:
             out["marks"] = [{"mark": i + 1, **mk} for i, mk in enumerate(await p.evaluate(MARKS_JS))]
@@ -476,7 +476,7 @@ class Screen:
         return self.run(self._act(reopen, action, args, marks))
 
     def close(self) -> None:
-        if self._closed or self.ctx is None:
+        if self._closed or self.ctx is None or self.pool._loop is None:  # never start Chromium to close
             self._closed = True
             return
         self._closed = True
