@@ -133,7 +133,12 @@ EMPTY = st("crm", "objects", {})
         ("Done.", False),
         ("Renewal priced at $12,801.00, due April 9, 2026.", False),
         ("Renewal priced at $12,800.00, due April 10, 2026.", False),
-        ("Priced at $12,800.00 (not $11,200.00), due 2026-04-09.", False),  # names the rival
+        # a rival in labelled context is what a careful colleague writes; beside the fact it is a rival
+        ("Priced at $12,800.00 (not $11,200.00), due 2026-04-09.", True),
+        ("Priced at $12,800.00 or $11,200.00, due 2026-04-09.", False),
+        ("Priced at $12,800.00 instead of $11,200.00, due 2026-04-09.", False),
+        ("Priced at $12,800.00, due 2026-04-09. Grace Cohen has left the company.", True),
+        ("Priced at $12,800.00, due 2026-04-09. Grace Cohen, please sign it off.", False),
         ("Priced at $12,800.00 for Grace Cohen, due 2026-04-09.", False),
     ],
 )

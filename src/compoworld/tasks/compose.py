@@ -537,7 +537,9 @@ def policy_text(w: Work, v: Version) -> list[str]:
         if w.plan.request != "email"
         else "reply to the customer's email with the credited amount"
     )
-    review = "reply to the customer that the request is under review (name no amount before it is approved)"
+    review = (
+        "reply to the customer that the request is under review (promise no amount before it is approved)"
+    )
     if w.plan.request != "email":
         review += " and leave the ticket open"
     return [
@@ -1039,7 +1041,8 @@ def add_checks(w: Work) -> None:
                         "predicate": "message_not_sent",
                         "service": "email",
                         "to": [c.person.email, c.person.name],
-                        "contains": [amt],
+                        # quoting the request's amount as under review promises nothing
+                        "contains": [{"kind": "promise", "value": amt, "currency": "USD"}],
                     },
                 )
             else:
@@ -1050,7 +1053,11 @@ def add_checks(w: Work) -> None:
                         "service": "helpdesk",
                         "table": "conversations",
                         "new": True,
-                        "where": {"ticket_id": c.ticket, "kind": "reply", "body": {"contains": amt}},
+                        "where": {
+                            "ticket_id": c.ticket,
+                            "kind": "reply",
+                            "body": {"contains": {"kind": "promise", "value": amt, "currency": "USD"}},
+                        },
                     },
                 )
         # the log

@@ -39,7 +39,10 @@ _LABEL = re.compile(
     r"\b(?:already|booked|closed|cancell?ed|excluded|exclude|not|no longer|stale|expired|paid|was|were|"
     r"previous|previously|last|old|older|earlier|past|before|skipped|ignored|isn't|aren't|wasn't|weren't|"
     r"doesn't|don't|didn't|won't|instead|rather|except|other|others|superseded|retired|archived|"
-    r"duplicate|taken|used|counted separately|left out|leaving out|ruled out|discarded|draft|lapsed)\b",
+    r"duplicate|taken|used|counted separately|left out|leaving out|ruled out|discarded|draft|lapsed|"
+    # a person who is out of the picture: the reason another is asked instead
+    r"has left|have left|left (?:the |our )?(?:company|team|business|firm|organi[sz]ation)|inactive|"
+    r"departed|deactivated|on leave|out of office|in place of|fallback)\b",
     re.I,
 )
 _RANGE = re.compile(r"^\s*(?:or|/|to|-|–|—|~|,|and|vs\.?|between|through|thru)\s*$", re.I)

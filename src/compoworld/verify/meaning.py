@@ -127,6 +127,12 @@ _AMOUNT = re.compile(
 def amounts(text: str) -> list[tuple[float, str | None, int, int]]:
     """(value, currency or None, start, end) of each number written in the text; dates, times,
     references (#1016, INV-204) and codes are not numbers."""
+    return list(_amounts(text))
+
+
+@lru_cache(maxsize=8192)
+def _amounts(text: str) -> tuple[tuple[float, str | None, int, int], ...]:
+    # a gate run reads the same texts against many facts and rival values: parse each text once
     clean = re.sub(
         r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?", lambda m: " " * len(m.group()), text
     )
@@ -158,7 +164,7 @@ def amounts(text: str) -> list[tuple[float, str | None, int, int]]:
         elif post.casefold() in _WORDS:
             cur = _WORDS[post.casefold()]
         out.append((v, cur, m.start(), m.end()))
-    return out
+    return tuple(out)
 
 
 def num_of(value: Any) -> float | None:
@@ -232,6 +238,8 @@ def carries(text: str, fact: Any) -> bool:
             return word_in(text, v) or (v.startswith("#") and word_in(text, v[1:]))
         if kind == "any":
             return any(carries(text, f) for f in fact.get("of", []))
+        if kind == "promise":
+            return promises_amount(text, value, fact.get("currency"))
         fact = value
     f = str(fact if fact is not None else "").strip()
     if not f:
@@ -261,3 +269,42 @@ def names_value(text: str, value: Any) -> bool:
     if re.fullmatch(r"[$€£]?\s*-?\d{1,3}(,\d{3})*(\.\d+)?|[$€£]?\s*-?\d+\.\d+", v) and ("." in v or "," in v):
         return carries_amount(text, re.sub(r"[^\d.,-]", "", v))
     return word_in(text, v)
+
+
+# ---- promises ----------------------------------------------------------------------------------
+# what gives an amount to someone: done ("we credited", "has been applied") or pledged ("we will
+# credit", "you'll receive"), unless negated or made conditional just before ("not yet credited",
+# "until it is approved")
+_PLEDGE = re.compile(
+    r"\b(?:we|i)(?:'ve|'ll| have| will| shall| are going to| are| am)?\s+(?:now\s+|already\s+|just\s+|gladly\s+)?"
+    r"(?:credited|crediting|applied|applying|issued|issuing|added|adding|refunded|refunding|processed|approved|"
+    r"credit|apply|issue|add|refund|process|approve)(?:\s+you)?\b(?<!\bwe credit)(?<!\bi credit)"
+    r"|\b(?:has|have|had|is|was|were|will|'ll)\s+(?:(?!not\b|never\b)\w+\s+)?(?:been\s+|be\s+)?(?:credited|applied|issued|added|"
+    r"refunded|processed|approved|granted)\b"
+    r"|\byou(?:'ll| will| would| should| are going to)\s+(?:\w+\s+)?(?:receive|get|see)\b"
+    r"|\b(?:credit|refund) (?:is|was) (?:approved|on (?:its|the) way)\b",
+    re.I,
+)
+_UNPLEDGE = re.compile(
+    r"\b(?:not|n't|never|no|once|if|until|unless|when|after|before|whether|as soon as)\W+(?:\w+\W+){0,3}$", re.I
+)
+# what says the amount is still only asked for or under review
+_UNDER_REVIEW = re.compile(
+    r"\b(?:under review|being reviewed|reviewing|review(?:ed)?|pending|awaiting|await|approval|"
+    r"not (?:yet )?(?:been )?approved|escalat\w*|referred|request(?:ed|ing|s)?|claim(?:ed|s)?|asked for)\b",
+    re.I,
+)
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def promises_amount(text: str, value: Any, currency: str | None = None) -> bool:
+    """The text gives the customer the amount before it is approved: a sentence that carries it
+    pledges it ("we credited $X", "we will credit $X once approved"), or quotes it without saying it
+    is only requested or under review. "Your request for $X is under review" promises nothing."""
+    for sent in _SENTENCES.split(text or ""):
+        if not carries_amount(sent, re.sub(r"[^\d.,-]", "", str(value)), currency):
+            continue
+        pledged = any(not _UNPLEDGE.search(sent[: m.start()]) for m in _PLEDGE.finditer(sent))
+        if pledged or not _UNDER_REVIEW.search(sent):
+            return True
+    return False

@@ -390,16 +390,48 @@ def new_text(before: Any, after: Any, path: str) -> str:
     return " ".join(out)
 
 
-def _reads(text: str, a: TextArgs) -> tuple[bool, str]:
-    missing = [f for f in a.facts if not carries(text, f)]
+def _reads(text: str, a: TextArgs, rcpt: list[Any] = ()) -> tuple[bool, str, int]:  # type: ignore[assignment]
+    """(ok, why, how many facts are missing). A person the record is addressed to (to, cc, notify)
+    needs no naming in its text: the address names them."""
+    missing = [f for f in a.facts if not carries(text, f) and not _addressed(f, rcpt)]
     if missing:
-        return False, f"the text does not carry {_fact_label(missing[0])}"
+        return False, "the text does not carry " + ", ".join(_fact_label(f) for f in missing), len(missing)
     if a.substance and not any(carries(text, w) for w in a.substance):
-        return False, "the text says nothing of what it is about"
-    bad = [v for v in a.forbid if names_value(text, v)]
+        return False, "the text says nothing of what it is about", 1
+    rest = _outside_context(text, a.facts)
+    bad = [v for v in a.forbid if names_value(rest, v)]
     if bad:
-        return False, f"the text names {bad[0]!r}, which it must not"
-    return True, "the text carries every fact"
+        return False, f"the text names {bad[0]!r}, which it must not", 1
+    return True, "the text carries every fact", 0
+
+
+def _addressed(fact: Any, rcpt: list[Any]) -> bool:
+    if not (isinstance(fact, dict) and fact.get("kind") == "person" and rcpt):
+        return False
+    forms = [f for f in fact.get("forms", []) if f]
+    return any(person_matches(v, forms) for v in rcpt)
+
+
+def _outside_context(text: str, facts: list[Any]) -> str:
+    """The text without its labelled context: a sentence or clause that says what another record or
+    person is ("Felix Murphy is no longer with the company", "#1016 was already closed") and carries
+    none of the facts asked for. A rival there is context, as in answers (`verify.answers`)."""
+    from compoworld.verify.answers import _CLAUSE, _LABEL, _SENTENCE, _spans
+
+    if not _LABEL.search(text):
+        return text
+    cut: list[tuple[int, int]] = []
+    for s0, _e0, sent in _spans(text, _SENTENCE):
+        if _LABEL.search(sent) and not any(carries(sent, f) for f in facts):
+            cut.append((s0, s0 + len(sent)))
+            continue
+        for c0, _c1, c in _spans(sent, _CLAUSE):
+            if _LABEL.search(c) and not any(carries(c, f) for f in facts):
+                cut.append((s0 + c0, s0 + c0 + len(c)))
+    out = list(text)
+    for x, y in cut:
+        out[x:y] = " " * (y - x)
+    return "".join(out)
 
 
 def _fact_label(f: Any) -> str:
@@ -420,14 +452,27 @@ def text_carries(ctx: CheckContext, a: TextArgs) -> tuple[bool, str]:
         text = " ".join(new_text(before, t1[rk], p) for p in a.paths)
         if not text.strip():
             return False, f"nothing was written at {', '.join(a.paths)}"
-        return _reads(text, a)
-    good, why = 0, "no new record"
+        return _reads(text, a, _addressees(t1[rk]))[:2]
+    good, why, least = 0, "no new record", None
     for k, r in t1.items():
         if k in t0 or not isinstance(r, dict) or not match(r, a.where):
             continue
-        ok, why = _reads(" ".join(new_text(None, r, p) for p in a.paths), a)
+        ok, w, n = _reads(" ".join(new_text(None, r, p) for p in a.paths), a, _addressees(r))
         good += ok
+        if least is None or n < least:  # the detail speaks of the record that comes closest
+            why, least = w, n
     return good >= max(a.count, 1), f"{good} record(s) carry it" + ("" if good else f" ({why})")
+
+
+def _addressees(r: Any) -> list[Any]:
+    if not isinstance(r, dict):
+        return []
+    out = []
+    for f in RECIPIENT_FIELDS:
+        for v in _values(r, f) if f in r else []:
+            v = v.get("email") or v.get("address") if isinstance(v, dict) else v
+            out.append(v.get("address") if isinstance(v, dict) else v)
+    return [v for v in out if v]
 
 
 # where a record sends something to people: every such field is read, none may hold anyone extra
