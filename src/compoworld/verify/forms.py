@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 _MONTHS = {
@@ -165,7 +166,18 @@ def person_matches(value: object, forms: list[str]) -> bool:
 
 
 def norm_text(v: object) -> str:
+    if type(v) is str:  # a str subclass may print otherwise
+        return _norm_str(v)
     return re.sub(r"\s+", " ", str(v)).strip().casefold()
+
+
+@lru_cache(maxsize=16384)
+def _norm_str(v: str) -> str:
+    # the same record texts and facts are normalised once per check and adversary: once is enough
+    return _SPACE.sub(" ", v).strip().casefold()
+
+
+_SPACE = re.compile(r"\s+")
 
 
 def contains_phone(text: str, expected: str) -> bool:

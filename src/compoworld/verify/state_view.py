@@ -9,6 +9,40 @@ from compoworld.core.state import META
 from compoworld.services.sql.service import decode_image
 
 _DB = "_sqlite"
+# decoded databases by image: a gate run verifies many snapshots that share one unchanged SQL image
+# (an image is an immutable string; the decoded tables are only read)
+_DECODED: dict[str, dict[str, dict[str, Any]]] = {}
+_DECODED_MAX = 64
+
+
+def _decoded(image: str) -> dict[str, dict[str, Any]]:
+    """The tables of one serialised database, rows by id (or rowid), decoded once per image."""
+    hit = _DECODED.get(image)
+    if hit is not None:
+        return hit
+    out: dict[str, dict[str, Any]] = {}
+    db = sqlite3.connect(":memory:")
+    db.deserialize(decode_image(image))
+    names = [
+        r[0]
+        for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")
+    ]
+    for name in names:
+        cur = db.execute(f'SELECT rowid AS "__rowid__", * FROM "{name}"')
+        cols = [d[0] for d in cur.description]
+        rows = {}
+        for r in cur:
+            rec = dict(zip(cols, r, strict=True))
+            key = rec.pop("__rowid__")
+            rows[str(rec.get("id", key))] = {
+                k: (v.hex() if isinstance(v, bytes) else v) for k, v in rec.items()
+            }
+        out[name] = rows
+    db.close()
+    if len(_DECODED) >= _DECODED_MAX:
+        _DECODED.pop(next(iter(_DECODED)))  # the oldest image first
+    _DECODED[image] = out
+    return out
 
 
 class StateView:
@@ -32,27 +66,7 @@ class StateView:
     def _sql_table(self, service: str, image: str, table: str) -> dict[str, Any]:
         cache = self._sql.get(service)
         if cache is None:
-            cache = self._sql[service] = {}
-            db = sqlite3.connect(":memory:")
-            db.deserialize(decode_image(image))
-            names = [
-                r[0]
-                for r in db.execute(
-                    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
-                )
-            ]
-            for name in names:
-                cur = db.execute(f'SELECT rowid AS "__rowid__", * FROM "{name}"')
-                cols = [d[0] for d in cur.description]
-                rows = {}
-                for r in cur:
-                    rec = dict(zip(cols, r, strict=True))
-                    key = rec.pop("__rowid__")
-                    rows[str(rec.get("id", key))] = {
-                        k: (v.hex() if isinstance(v, bytes) else v) for k, v in rec.items()
-                    }
-                cache[name] = rows
-            db.close()
+            cache = self._sql[service] = _decoded(image)
         return cache.get(table, {})
 
     def tables(self, service: str) -> list[str]:

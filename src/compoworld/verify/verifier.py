@@ -8,6 +8,7 @@ nothing scores 0 and one that sprays writes over every candidate scores 0.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -43,8 +44,8 @@ def verify_checks(
     ctx = CheckContext(StateView(s0), StateView(final), answer)
     results = []
     for item in rubric:
-        item = item if isinstance(item, dict) else item.model_dump()
-        name, args = validate_check(item["check"])
+        item = item if isinstance(item, dict) else _fields(item)
+        name, args = _validated(item["check"])
         try:
             passed, detail = PREDICATES[name][1](ctx, args)
         except Exception as e:  # a broken check fails loudly instead of passing
@@ -67,6 +68,26 @@ def verify_checks(
     return VerifyResult(
         checks=results, passed=all(r.passed for r in results) and bool(results), score=round(score, 6)
     )
+
+
+def _fields(item: Any) -> dict[str, Any]:
+    """A rubric item's fields as `model_dump` gives them, its check not copied (it is only read)."""
+    return {"id": item.id, "weight": item.weight, "kind": item.kind, "check": item.check}
+
+
+# validated arguments by check: a gate run verifies one rubric against dozens of states
+_VALIDATED: dict[int, tuple[dict[str, Any], dict[str, Any], str, Any]] = {}
+
+
+def _validated(check: dict[str, Any]) -> tuple[str, Any]:
+    hit = _VALIDATED.get(id(check))
+    if hit is not None and hit[0] is check and hit[1] == check:  # the same dict, not changed since
+        return hit[2], hit[3]
+    name, args = validate_check(check)
+    if len(_VALIDATED) >= 4096:
+        _VALIDATED.clear()
+    _VALIDATED[id(check)] = (check, copy.deepcopy(check), name, args)
+    return name, args
 
 
 def verify(
