@@ -11,7 +11,11 @@ A verifier must pass each of these (the equivalence suite in tests/verify and th
 - labelled_context: the answer with a competing candidate named as labelled context;
 - optional_field: a documented free-form field the task leaves open, filled with neutral text;
 - new_thread: a reply sent as a new email to the same people rather than in the request's thread;
-- names_for_addresses: people named in a text by their full name instead of their address.
+- names_for_addresses: people named in a text by their full name instead of their address;
+- ruled_out_context: a ruled-out person named in each message as labelled context ("X is no longer
+  the right person for this");
+- first_name_greeting: a message to one colleague greets them by first name, surname never written;
+- quote_under_review: the reply to a request under review quotes its amount as under review.
 A variant that does not apply to a task (no text, no answer, one write) is left out.
 """
 
@@ -155,6 +159,14 @@ def honest_variants(task: Task, env: Environment) -> dict[str, tuple[Calls, str 
     ]
     if named != ref:
         out["names_for_addresses"] = (named, task.answer)
+    for vname, make in (
+        ("ruled_out_context", ruled_out_context),
+        ("first_name_greeting", first_name_greeting),
+        ("quote_under_review", quote_under_review),
+    ):
+        calls = make(task, ref)
+        if calls is not None:
+            out[vname] = (calls, task.answer)
     filled = _with_optional(task, env, ref)
     if filled is not None:
         out["optional_field"] = (filled, task.answer)
@@ -242,3 +254,112 @@ def run_variant(task: Task, calls: Calls, answer: str | None) -> tuple[bool, str
             return False, f"{c['tool']} failed: {r['error']['message']}"
     v = verify(task, env.snapshot(), answer)
     return v.passed, "; ".join(f"{c.id}: {c.detail}" for c in v.checks if not c.passed)
+
+
+# ---- shapes careful colleagues write (issue 23's hard-task play) ----------------------------------
+_MESSAGE_KEYS = ("body", "text", "note_body", "htmlBody", "comment", "message", "description")
+_FULL_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z'-]+)+")
+
+
+def _message_call(c: dict[str, Any]) -> bool:
+    return any(w in c["tool"] for w in ("reply", "send", "post", "note", "comment", "message"))
+
+
+def _ruled_out(task: Task) -> list[str]:
+    """People the derived text checks forbid by name (the account manager who left, another
+    customer), unless a guard bans the name from every write."""
+    banned = {
+        str(i.check.get("value")) for i in task.rubric if i.check.get("predicate") == "value_not_written"
+    }
+    out: list[str] = []
+    for i in task.rubric:
+        if i.check.get("predicate") != "text_carries":
+            continue
+        for v in i.check.get("forbid", []):
+            if isinstance(v, str) and _FULL_NAME.fullmatch(v) and v not in banned and v not in out:
+                out.append(v)
+    return out
+
+
+def ruled_out_context(task: Task, ref: Calls) -> Calls | None:
+    """Every message names a ruled-out person as labelled context ("X is no longer the right person
+    for this"): what a colleague writes when the approver is the fallback."""
+    names = _ruled_out(task)
+    if not names:
+        return None
+    note = f" For context, {names[0]} is no longer the right person for this, so it is not sent to them."
+    out, changed = [], False
+    for c in ref:
+        args = c["arguments"]
+        keys = [k for k in _MESSAGE_KEYS if _is_text(k, args.get(k))] if _message_call(c) else []
+        if keys:
+            args = {**args, keys[0]: args[keys[0]].rstrip() + note}
+            changed = True
+        out.append({**c, "arguments": args})
+    return out if changed else None
+
+
+def first_name_greeting(task: Task, ref: Calls) -> Calls | None:
+    """A message to a colleague greets them by first name ("Hi Sofia,") and never writes the
+    surname: the address in its to field names them."""
+    people = _people(task)
+    out, changed = [], False
+    for c in ref:
+        args = c["arguments"]
+        to = args.get("to") or args.get("notify_emails") or []
+        to = [to] if isinstance(to, str) else list(to)
+        names = [people[a.casefold()] for a in to if isinstance(a, str) and a.casefold() in people]
+        key = next((k for k in _MESSAGE_KEYS if _is_text(k, args.get(k))), None)
+        if len(names) == 1 and key and _message_call(c) and names[0] in args[key]:
+            full, first = names[0], names[0].split()[0]
+            body = re.sub(rf"\b(?:Hi |Hello |Dear |FYI )?{re.escape(full)}\b[,:]?\s*", "", args[key]).strip()
+            new = f"Hi {first}, {body}"
+            if new != args[key]:
+                args, changed = {**args, key: new}, True
+        out.append({**c, "arguments": args})
+    return out if changed else None
+
+
+def _promise_guards(task: Task) -> list[tuple[dict[str, Any], str]]:
+    """(where the reply goes, the amount) of each guard that no amount is promised before approval."""
+    out = []
+    for i in task.rubric:
+        ch = i.check
+        facts = [
+            *ch.get("contains", []),
+            *[v.get("contains") for v in ch.get("where", {}).values() if isinstance(v, dict)],
+        ]
+        for f in facts:
+            if isinstance(f, dict) and f.get("kind") == "promise":
+                where = {k: v for k, v in ch.get("where", {}).items() if not isinstance(v, dict)}
+                if ch.get("to"):
+                    where["to"] = ch["to"]
+                out.append((where, str(f["value"])))
+    return out
+
+
+def _reply_for(c: dict[str, Any], where: dict[str, Any]) -> bool:
+    args = c["arguments"]
+    if "ticket_id" in where:
+        return "reply" in c["tool"] and str(args.get("ticket_id")) == str(where["ticket_id"])
+    to = args.get("to") or []
+    to = [to] if isinstance(to, str) else to
+    forms = {str(x).casefold() for x in where.get("to", [])}
+    return "send" in c["tool"] and any(str(a).casefold() in forms for a in to)
+
+
+def quote_under_review(
+    task: Task, ref: Calls, sentence: str = "Your request for ${amt} is under review."
+) -> Calls | None:
+    """The reply to a request under review quotes its amount as under review: no promise."""
+    guards = _promise_guards(task)
+    out, changed = [], False
+    for c in ref:
+        args = c["arguments"]
+        for where, amt in guards:
+            key = next((k for k in _MESSAGE_KEYS if isinstance(args.get(k), str)), None)
+            if key and _reply_for(c, where):
+                args = {**args, key: args[key].rstrip() + " " + sentence.replace("{amt}", amt)}
+                changed = True
+        out.append({**c, "arguments": args})
+    return out if changed else None
