@@ -298,11 +298,15 @@ def test_results_are_valid_json_lines(server, tasks) -> None:
 
 
 def test_big_sessions_are_verified_in_a_worker_process_with_the_same_result(
-    server, tasks, monkeypatch
+    server, tasks, monkeypatch, tmp_path
 ) -> None:
     url, store, _ = server
     task = tasks[0]
     monkeypatch.setattr(serve_http, "OFFLOAD_BYTES", -1)  # every session counts as big
+    monkeypatch.setattr(serve_http, "STREAM_CHUNK", 97)  # the state comes back in many small reads
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(serve_http.tempfile, "tempdir", str(spool))
     http = httpx2.Client(base_url=url, timeout=60)
     a = _session(http, task_id=task.id)
     session = store.sessions[a["session_id"]].env
@@ -312,8 +316,12 @@ def test_big_sessions_are_verified_in_a_worker_process_with_the_same_result(
     here = serve_http.verify(task, session.env.snapshot(), task.answer)
     assert v["V"] == 1 == int(here.passed) and v["checks"] == [c.model_dump() for c in here.checks]
     assert v["state_hash"] == session.env.state_hash()
-    state = http.get(f"/sessions/{a['session_id']}/state", headers=CONTROL).json()
+    r = http.get(f"/sessions/{a['session_id']}/state", headers=CONTROL)
+    state = r.json()
+    assert int(r.headers["content-length"]) == len(r.content)
     assert state["state_hash"] == session.env.state_hash() and state["calls"] == session.calls
+    assert state["state"] == json.loads(json.dumps(session.env.snapshot()))
+    assert list(spool.iterdir()) == []  # the rendered state is not left on disk
 
 
 def test_a_snapshot_hashes_in_the_worker_as_the_environment_does() -> None:

@@ -23,6 +23,7 @@ import hmac
 import json
 import os
 import secrets
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,19 +34,19 @@ import anyio.to_thread
 import orjson
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from compoworld.core.environment import Environment
 from compoworld.core.limits import CallLimits
 from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, EnvSession, build_server
-from compoworld.serve.work import render_state, verify_snapshot
+from compoworld.serve.work import render_state_to, verify_snapshot
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
 MAX_BODY = 1 << 20
-AGENT_BYTES_PER_S = 1 << 20  # request bytes per second one session's agent is paced to ...
-AGENT_BURST_S = 2.0  # ... beyond a burst worth this many seconds (2 MiB)
+AGENT_BYTES_PER_S = 256 << 10  # request bytes per second one session's agent is paced to ...
+AGENT_BURST_S = 4.0  # ... beyond a burst worth this many seconds (1 MiB: one body at the limit)
 MAX_SEED = 2**63
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Uvicorn's default keep-alive (5 s) closes idle connections that a client under load is about to
@@ -69,9 +70,10 @@ class Session:
     bytes_due: float = 0.0  # monotonic time by which the session's request bytes are paid for
 
     async def pace(self, n: int) -> None:
-        """Fair share of the event loop: parsing a request (the MCP SDK does it on the loop) costs
-        ~20 ms per MiB, so one session's requests are paced to `AGENT_BYTES_PER_S` beyond a burst
-        of `AGENT_BURST_S`; an agent that floods big bodies waits, others do not."""
+        """Fair share of the event loop: parsing a request (the MCP SDK does it on the loop, twice:
+        JSON, then the typed request) costs ~20-40 ms per MiB, so one session's requests are paced
+        to `AGENT_BYTES_PER_S` (about 1% of the loop) beyond a burst of `AGENT_BURST_S`; an agent
+        that floods big bodies waits, others do not. An agent writes a few KB a minute."""
         if n <= 0:
             return
         now = time.monotonic()
@@ -328,8 +330,18 @@ def build_app(
         if s.env.written > OFFLOAD_BYTES:  # big: hash and serialise in the worker process
             async with s.env.lock:
                 snap = env.snapshot()  # copy-on-write: costs what changed, not what it holds
-            data = await store.in_process(render_state, s.id, list(env.services), snap, s.env.calls)
-            return Response(data, media_type="application/json")
+            fd, path = tempfile.mkstemp(prefix="compoworld-state-", suffix=".json")
+            os.close(fd)
+            try:
+                size = await store.in_process(
+                    render_state_to, path, s.id, list(env.services), snap, s.env.calls
+                )
+                f = open(path, "rb")  # noqa: SIM115 (closed by the stream below)
+            finally:
+                os.unlink(path)  # the open file stays readable; nothing is left behind on disk
+            return StreamingResponse(
+                _chunks(f), media_type="application/json", headers={"content-length": str(size)}
+            )
 
         def render() -> bytes:
             return orjson.dumps(
@@ -559,6 +571,19 @@ class Gate:
                     {**scope, "path": sub, "raw_path": sub.encode(), "root_path": ""}, receive, send
                 )
         await self.app(scope, receive, send)
+
+
+STREAM_CHUNK = 256 * 1024
+
+
+async def _chunks(f: Any) -> Any:
+    """A big file's bytes in small reads, each in a worker thread: a 40 MB state read never
+    makes one large copy on the event loop, and the socket's flow control paces the rest."""
+    try:
+        while chunk := await anyio.to_thread.run_sync(f.read, STREAM_CHUNK):
+            yield chunk
+    finally:
+        f.close()
 
 
 def _replay(body: bytes, receive: Any) -> Any:

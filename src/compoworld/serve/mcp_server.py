@@ -207,7 +207,9 @@ class EnvSession:
     def record(self, name: str, arguments: Any, envelope: dict[str, Any], text: str) -> None:
         """Append one call to the log (`text` is the envelope as already serialised for the reply)."""
         entry: dict[str, Any] = {"seq": len(self.log) + 1, "tool": name, "arguments": arguments or {}}
-        size = len(text) + _args_bytes(entry["arguments"])
+        size = len(text)
+        if self._log_bytes + size <= LOG_BUDGET:  # past it the arguments are dropped: never measured
+            size += _args_bytes(entry["arguments"])
         if self._log_bytes + size <= LOG_BUDGET:
             entry["result"] = envelope
             self._log_bytes += size
