@@ -147,8 +147,10 @@ OPS: dict[str, Callable[[list[Any], Any], bool]] = {
 
 def _fresh(ctx: CheckContext, service: str, table: str) -> list[dict[str, Any]]:
     """Records that are new or changed since s0 (what the episode did)."""
-    before = ctx.s0.table(service, table)
-    return [r for k, r in ctx.final.table(service, table).items() if before.get(k) != r]
+    before, after = ctx.s0.table(service, table), ctx.final.table(service, table)
+    if before is after:  # copy-on-write snapshots share an untouched table: nothing is fresh
+        return []
+    return [r for k, r in after.items() if before.get(k) != r]
 
 
 # ---- record predicates --------------------------------------------------------------------
@@ -278,8 +280,9 @@ def _messages(ctx: CheckContext, a: MessageArgs) -> list[dict[str, Any]]:
 
 def _names_rival(text: str, facts: list[str], rivals: list[str]) -> bool:
     """The text names a rival value as a word of its own, once the facts asked for are taken out
-    (a rival inside the right value, "Engineer" in "Senior Engineer", names nothing)."""
-    rest = _text(text)
+    (a rival inside the right value, "Engineer" in "Senior Engineer", names nothing); a rival in
+    labelled context ("X is no longer with the company") names no rival either."""
+    rest = _text(_outside_context(text, facts))
     forms = [
         x for f in facts for x in (f.get("forms") or [f.get("value")] if isinstance(f, dict) else [f]) if x
     ]
@@ -490,6 +493,8 @@ class RecipientArgs(_Args):
 def recipients_only(ctx: CheckContext, a: RecipientArgs) -> tuple[bool, str]:
     """Every message the episode wrote goes only to the people the work needs: to, cc and bcc alike."""
     for service in a.services or sorted(ctx.final.services()):
+        if ctx.final.services().get(service) is ctx.s0.services().get(service):
+            continue  # a service the episode never touched is shared by both snapshots
         for table in ctx.final.tables(service):
             if table == META:
                 continue
@@ -702,8 +707,10 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
     for table in a.tables or ctx.final.tables(a.service):
         if table == META:
             continue
-        before = ctx.s0.table(a.service, table)
-        for k, r in ctx.final.table(a.service, table).items():
+        before, after = ctx.s0.table(a.service, table), ctx.final.table(a.service, table)
+        if before is after:  # an untouched (shared) table holds no write
+            continue
+        for k, r in after.items():
             if before.get(k) == r:
                 continue
             text = _text(orjson_text(r))
@@ -727,8 +734,10 @@ def _amount_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str
     for table in a.tables or ctx.final.tables(a.service):
         if table == META:
             continue
-        before = ctx.s0.table(a.service, table)
-        for k, r in ctx.final.table(a.service, table).items():
+        before, after = ctx.s0.table(a.service, table), ctx.final.table(a.service, table)
+        if before is after:  # an untouched (shared) table holds no write
+            continue
+        for k, r in after.items():
             old = before.get(k)
             if old == r:
                 continue
