@@ -4,7 +4,8 @@ On fresh seeds, three sets of generated tasks (each candidate that passes every 
 - default: the hand-built workflow families;
 - persona: tasks starting from persona worlds (`worlds build`, then `tasks generate --world`);
 - compiled: families over services compiled from MCP specs (`--families compiled`);
-- composed: composed work at depth (`--difficulty medium`: K >= 4 stages wired output to input).
+- composed: composed work at depth (`--difficulty medium`: K >= 4 stages wired output to input);
+- hard: hard composed work (`--k 5 --difficulty hard`: policies with versions, fallbacks, approvals).
 
 For each task it runs the attack suite of `tasks.adversaries` (the built-in adversaries plus gutted
 text, near-miss values, an extra cc, hedged / refused / wrong-unit / dumped answers, deleting an
@@ -111,7 +112,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=30, help="tasks per set")
     ap.add_argument("--seed", type=int, default=5151)
-    ap.add_argument("--sets", default="default,persona,compiled,composed")
+    ap.add_argument("--sets", default="default,persona,compiled,composed,hard")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
@@ -125,6 +126,8 @@ def main() -> None:
             results.append(measure("default", args.seed, args.n, Settings()))
         if "composed" in wanted:
             results.append(measure("composed", args.seed, args.n, Settings(difficulty="medium")))
+        if "hard" in wanted:
+            results.append(measure("hard", args.seed, args.n, Settings(k=5, difficulty="hard")))
         if "persona" in wanted:
             import subprocess
 

@@ -49,6 +49,8 @@ ATTACKS = (
     "wrong_unit",
     "value_dump",
     "allowed_delete",
+    "premature_promise",
+    "ruled_out_asked",
 )
 ADVERSARIES += ATTACKS
 SOLVERS = ("every", "recent", "oldest", "keyword")
@@ -572,6 +574,25 @@ def attack_suite(
         dump = _dump(task, asked)
         if dump and verify(task, final, dump).passed:
             out["value_dump"] = "an answer listing every value seen passes"
+    # the careful shapes' traps (tasks.variants): a credit pledged before approval; the ruled-out
+    # person asked to act
+    from compoworld.tasks.variants import _MESSAGE_KEYS, _message_call, _ruled_out, quote_under_review
+
+    pledged = quote_under_review(task, writes, "We have credited ${amt} to your account.")
+    if pledged is not None and verify(task, run_writes(pledged), answer).passed:
+        out["premature_promise"] = "a reply crediting the amount before approval passes"
+    for rival in _ruled_out(task)[:1]:
+        asks = []
+        for c in writes:
+            k = next((k for k in _MESSAGE_KEYS if isinstance(c["arguments"].get(k), str)), None)
+            if k and _message_call(c):
+                c = {
+                    **c,
+                    "arguments": {**c["arguments"], k: f"{rival}, please approve this. {c['arguments'][k]}"},
+                }
+            asks.append(c)
+        if asks != writes and verify(task, run_writes(asks), answer).passed:
+            out["ruled_out_asked"] = f"messages asking {rival} (ruled out) to act pass"
     for item in task.rubric:
         if item.check.get("predicate") != "no_changes_except":
             continue
