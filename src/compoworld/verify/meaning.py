@@ -220,6 +220,17 @@ def carries(text: str, fact: Any) -> bool:
     {"kind": "amount", "value": 12000.0, "currency": "USD"}, {"kind": "date", "value": ISO},
     {"kind": "person", "forms": [email, name]}, {"kind": "phrase", "value": "waitlist"},
     {"kind": "exact", "value": "WAITLIST"} (case kept), {"kind": "code", "value": "RMA-66787"}."""
+    if type(text) is str and type(fact) is str:  # the same texts meet the same facts in every state
+        return _carries_str(text, fact)
+    return _carries(text, fact)
+
+
+@lru_cache(maxsize=16384)
+def _carries_str(text: str, fact: str) -> bool:
+    return _carries(text, fact)
+
+
+def _carries(text: str, fact: Any) -> bool:
     text = text or ""
     if isinstance(fact, dict):
         kind, value = fact.get("kind", "text"), fact.get("value")
@@ -263,6 +274,17 @@ def carries(text: str, fact: Any) -> bool:
 def names_value(text: str, value: Any) -> bool:
     """The text names the (rival or secret) value, normalised: "$12,000.00" names "12000.00"; a
     word names only itself as a whole word."""
+    if type(text) is str and type(value) is str:  # a guard reads every leaf against one rival value
+        return _names_str(text, value)
+    return _names_value(text, value)
+
+
+@lru_cache(maxsize=16384)
+def _names_str(text: str, value: str) -> bool:
+    return _names_value(text, value)
+
+
+def _names_value(text: str, value: Any) -> bool:
     v = str(value).strip()
     if not v:
         return False
