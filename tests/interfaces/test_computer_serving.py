@@ -66,7 +66,9 @@ def test_mcp_serves_screenshots_as_images_and_the_pointer_reference_passes(
     assert result["V"] == 1 and result["task_id"] == task.id
 
 
-def test_the_agent_loop_shows_screenshots_as_image_parts_and_the_reference_passes(task: Task) -> None:
+def test_the_agent_loop_shows_screenshots_as_image_parts_and_the_reference_passes(
+    task: Task, tmp_path: Path
+) -> None:
     from compoworld.agents.loop import KEEP_SCREENSHOTS, run_episode
     from compoworld.agents.policies import LLMAgent, oracle_turns
     from compoworld.llm.client import LLMClient, LLMConfig
@@ -91,7 +93,18 @@ def test_the_agent_loop_shows_screenshots_as_image_parts_and_the_reference_passe
     for tools in ("gateway", "task"):
         rec = sft_record(_as_dict(ep), "openai", tools=tools)
         parts = [p for m in rec["messages"] if isinstance(m.get("content"), list) for p in m["content"]]
-        assert any(p["type"] == "image_url" and p["image_url"]["url"].startswith("data:image/png") for p in parts)
+        assert any(
+            p["type"] == "image_url" and p["image_url"]["url"].startswith("data:image/png") for p in parts
+        )
+
+    # a run keeps each distinct screenshot once, beside the episode, and the steps point at them
+    from compoworld.interfaces.computer import screenshots_beside
+
+    rec = screenshots_beside(_as_dict(ep), tmp_path)
+    files = [s["envelope"]["data"]["file"] for s in rec["steps"] if s["tool"].startswith("computer__")]
+    assert files and all((tmp_path / f).read_bytes()[:4] == b"\x89PNG" for f in files)
+    assert len(set(files)) == len(list((tmp_path / "screenshots").iterdir()))
+    assert "iVBORw0KGgo" not in json.dumps(rec["steps"])
 
 
 def _as_dict(ep) -> dict:

@@ -877,3 +877,39 @@ def to_mcp_content(envelope: dict[str, Any]) -> list[dict[str, Any]]:
         {"type": "image", "data": data["data"], "mimeType": data["media_type"]},
         {"type": "text", "text": json.dumps(meta)},
     ]
+
+
+def screenshots_beside(record: dict[str, Any], run_dir: Any) -> dict[str, Any]:
+    """An episode record whose steps' screenshots are written beside it, once per content
+    (`<run>/screenshots/<sha256>.png`), each step keeping the file's relative path in `file`. The
+    conversation (its last screenshots as image parts) stays as the model saw it."""
+    from pathlib import Path
+
+    steps = record.get("steps") or []
+    if not any(_shot_of(s) for s in steps):
+        return record
+    folder = Path(run_dir) / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for s in steps:
+        data = _shot_of(s)
+        if data is None:
+            out.append(s)
+            continue
+        png = base64.b64decode(data["data"])
+        name = hashlib.sha256(png).hexdigest() + ".png"
+        path = folder / name
+        if not path.exists():
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(png)
+            tmp.replace(path)  # whole or absent: a killed run never leaves half a PNG under its name
+        kept = {k: v for k, v in data.items() if k != "data"}
+        out.append({**s, "envelope": {**s["envelope"], "data": {**kept, "file": f"screenshots/{name}"}}})
+    return {**record, "steps": out}
+
+
+def _shot_of(step: dict[str, Any]) -> dict[str, Any] | None:
+    env = step.get("envelope") or {}
+    data = env.get("data") if env.get("success") else None
+    ok = isinstance(data, dict) and data.get("type") == "screenshot" and isinstance(data.get("data"), str)
+    return data if ok else None

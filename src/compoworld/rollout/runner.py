@@ -316,6 +316,10 @@ async def run_eval(
                     on_progress(1)
                 return
             streak[0] = 0
+            if task.services and "computer" in [*task.services, *task.distractors]:
+                from compoworld.interfaces.computer import screenshots_beside
+
+                rec = screenshots_beside(rec, d)  # PNGs once per content, beside episodes.jsonl
             log.append(rec)
             done.setdefault(task.id, {})[sample] = rec
             counts["ran"] += 1
