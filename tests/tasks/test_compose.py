@@ -15,7 +15,8 @@ from compoworld.tasks.labels import label_in, labelled, task_labels
 from compoworld.tasks.model import Task
 from compoworld.tasks.workflow import PlantError
 
-HARD = Settings(k=5, difficulty="hard")
+CREDIT = ("composed.service_credit",)  # the credit theme's own plans (tasks.compose_access has its tests)
+HARD = Settings(k=5, difficulty="hard", families=CREDIT)
 
 
 def _tasks(settings: Settings, n: int, seed: int = 41) -> list[Task]:
@@ -81,7 +82,7 @@ def _find(settings: Settings, want) -> tuple[int, Task]:
 
 
 def test_the_branch_flips_when_the_limit_in_force_flips() -> None:
-    s = Settings(k=4, difficulty="medium")
+    s = Settings(k=4, difficulty="medium", families=CREDIT)
     i, _ = _find(s, lambda t: t.meta["composition"]["plan"]["request"] == "helpdesk")
     within = _forced(7, i, s, within=1)
     above = _forced(7, i, s, within=0)
@@ -105,7 +106,7 @@ def test_the_branch_flips_when_the_limit_in_force_flips() -> None:
 
 
 def test_the_approver_flips_when_hr_shows_the_account_manager_left() -> None:
-    s = Settings(k=5, difficulty="medium")
+    s = Settings(k=5, difficulty="medium", families=CREDIT)
     i, _ = _find(s, lambda t: t.meta["composition"]["plan"]["people"])
     stay = _forced(7, i, s, owner_left=False)
     left = _forced(7, i, s, owner_left=True)
@@ -129,7 +130,7 @@ def test_the_approver_flips_when_hr_shows_the_account_manager_left() -> None:
 
 def test_every_k_from_2_to_7_has_plans_and_walks_obey_the_rules() -> None:
     for k in range(2, 8):
-        plans = plans_for(k, (2, 12))
+        plans = plans_for(k, (2, 12), families=CREDIT)
         assert plans, k
         for p in plans:
             w = p.walk()

@@ -327,7 +327,9 @@ def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | N
 
     for _ in range(len(ks)):
         k = ks.pop(rng.randrange(len(ks)))
-        plans = plans_for(k, walk, allowed, need, accept, knobs["cases"], knobs.get("writes", 0))
+        plans = plans_for(
+            k, walk, allowed, need, accept, knobs["cases"], knobs.get("writes", 0), settings.families
+        )
         if plans:
             return plans[rng.randrange(len(plans))], tier
     raise Rejected("plan", f"no composed plan has K={settings.k or knobs['k']} with a walk in {walk}")
@@ -406,7 +408,7 @@ def workflow_task(
             info.update(compose(bb, plan, TIERS[tier], tier, force))
 
         info["tier"] = tier
-        fam = Family("composed.service_credit", "support", tuple(sorted(plan.services())), build)
+        fam = Family(plan.family, plan.category, tuple(sorted(plan.services())), build)
     else:
         fam = fams[rng.randrange(len(fams))]
     # never a compiled service beside the hand-built one of its product (their tools are the same)

@@ -1,0 +1,910 @@
+"""Composed work, second theme: a quarterly access review (`composed.access_review`).
+
+Someone in security asks for the review of one tool's access. The work crosses the request
+(a Freshdesk ticket or an email), the tool's access list (a sheet, a SQL table or a CSV export:
+the aggregate, one row per person and tool), BambooHR (who still works here, in which team), the
+access policy (Confluence, a sheet or files in the workspace: the version in force today names the
+tool's team, how long an unused login may stay, and the tool owner), the access keys in Redis
+(revoked by deleting them), the review log, the owner's channel, and back to the request.
+
+Built from the same vocabulary and machinery as the downtime-credit theme (`tasks.compose`):
+`Stage`s with needs/gives, `wire`, plan variants per stage, the tier knobs and `Builder` checks.
+
+Evidence, not labels: a person who left is missing from the HR directory; a person who moved has
+another department in HR than the team the access list shows (it records the team at grant time);
+an unused login is a last-login date compared with today's clock and the policy's limit; the
+policy versions differ only in their effective dates; the earlier review's ticket is closed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any, ClassVar
+
+from compoworld.core.clock import format_time
+from compoworld.core.company import Person
+from compoworld.services.hr.seed import emp_id
+from compoworld.tasks.compose import DISPLAY, HOME, Stage, wire
+from compoworld.tasks.phrasing import frame
+from compoworld.tasks.workflow import Builder, PlantError
+
+TOOLS = ("aws", "github", "figma", "netsuite", "salesforce", "datadog", "vpn", "jira", "looker", "tableau")
+REASONS = ("left", "moved", "inactive")
+CHANNEL = "access-reviews"
+
+
+def revocations(cases: int) -> int:
+    """How many grants a review revokes at a tier (its `cases` knob): one, or one of each reason."""
+    return 3 if cases >= 2 else 1
+
+
+@dataclass(frozen=True)
+class AccessPlan:
+    family: ClassVar[str] = "composed.access_review"
+    category: ClassVar[str] = "it_admin"
+    request: str  # helpdesk | email (the reply goes back the same way)
+    roster: str  # sheets | sql | workspace: the tool access list (aggregated)
+    policy: str  # wiki | sheets | workspace
+    log: str  # sheets | workspace | sql
+    notify: str  # chat | email: the tool owner
+
+    def services(self) -> set[str]:
+        return {self.request, self.roster, "hr", self.policy, "kv", self.log, self.notify}
+
+    def write_services(self) -> set[str]:
+        return {self.request, "kv", self.log, self.notify}
+
+    def reply_service(self) -> str:
+        return self.request
+
+    def walk(self, cases: int = 1) -> list[str]:
+        seq = [self.request, self.roster, self.policy, "hr"]
+        for _ in range(revocations(cases)):  # each grant in turn: revoke it, log it
+            seq += ["kv", self.log]
+        seq += [self.notify, self.request]
+        return [s for i, s in enumerate(seq) if i == 0 or seq[i - 1] != s]
+
+
+def all_plans() -> list[AccessPlan]:
+    return [
+        AccessPlan(*x)
+        for x in itertools.product(
+            ("helpdesk", "email"),
+            ("sheets", "sql", "workspace"),
+            ("wiki", "sheets", "workspace"),
+            ("sheets", "workspace", "sql"),
+            ("chat", "email"),
+        )
+    ]
+
+
+PLANS = all_plans()
+
+
+@dataclass
+class Holder:
+    person: Person
+    reason: str = ""  # left | moved | inactive: revoked; "" kept
+    near: bool = False  # kept, but revoked under a policy version not in force
+    dept: str = ""  # the department HR shows
+    login: date | None = None
+
+    @property
+    def user(self) -> str:
+        return self.person.email.split("@")[0]
+
+
+@dataclass
+class Version:
+    effective: date
+    idle: int  # days an unused login may stay
+    owner: Person
+
+
+@dataclass
+class Review:
+    b: Builder
+    plan: AccessPlan
+    tier: dict[str, Any]
+    tool: str
+    team: str
+    requester: Person
+    holders: list[Holder]
+    versions: list[Version] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    ticket: int | None = None
+    old_ticket: int | None = None
+    newer: Any = None
+    email_id: str = ""
+    thread: str = ""
+    subject: str = ""
+    log_id: str = ""
+    channel: str = ""
+    ask: int = 0
+    only: Holder | None = None
+    seen: set[str] = field(default_factory=set)
+
+    @property
+    def today(self) -> date:
+        return self.b.now.date()
+
+    @property
+    def current(self) -> Version:
+        return self.versions[0]
+
+    def key(self, h: Holder) -> str:
+        return f"access:{self.tool}:{h.user}"
+
+    def revoked(self) -> list[Holder]:
+        return [h for h in self.holders if h.reason]
+
+
+def _day(d: date) -> str:
+    return d.isoformat()
+
+
+# ---- the request ---------------------------------------------------------------------------------
+ASKS = (
+    "run the {tool} access review {who} asked for, the way our access policy says",
+    "do the quarterly {tool} access review for {who} by the book",
+    "work through {who}'s {tool} access review per our access policy",
+)
+
+
+def _request_text(r: Review, quarter: str) -> str:
+    return (
+        f"Hi, it is time for the {quarter} access review of {r.tool}. Could you go through everyone on the "
+        f"{r.tool} access list and handle it per our access policy? Thanks, {r.requester.first}"
+    )
+
+
+def plant_request(r: Review) -> None:
+    from compoworld.tasks.families._common import hd_ticket, inbox_mail
+    from compoworld.tasks.families.it_admin import _employee_contact
+
+    b = r.b
+    r.subject = f"{r.tool} access review"
+    q = (r.today.month - 1) // 3 + 1
+    now_q, last_q = f"Q{q}", f"Q{q - 1 if q > 1 else 4}"
+    if r.plan.request == "helpdesk":
+        contact = _employee_contact(b, r.requester)
+        r.old_ticket = hd_ticket(
+            b, contact, r.subject, _request_text(r, last_q), status=5, days_ago=b.rng.randrange(85, 100)
+        )["id"]
+        r.ticket = hd_ticket(b, contact, r.subject, _request_text(r, now_q), days_ago=b.rng.randrange(1, 4))[
+            "id"
+        ]
+        r.newer = hd_ticket(
+            b,
+            contact,
+            "Laptop replacement",
+            f"My laptop battery is failing; could IT order a replacement? {r.requester.first}",
+            days_ago=0.2,
+            priority=1,
+        )["id"]
+    else:
+        me = b.me.email
+        first = inbox_mail(
+            b,
+            r.requester.email,
+            me,
+            r.subject,
+            _request_text(r, last_q),
+            b.now - timedelta(days=b.rng.randrange(85, 100)),
+            labels=("INBOX",),
+        )
+        inbox_mail(  # my answer in that thread: the earlier review was done
+            b,
+            me,
+            r.requester.email,
+            "Re: " + r.subject,
+            f"Hi {r.requester.first}, done: the {last_q} review is logged. Best, {b.me.first}",
+            b.now - timedelta(days=84),
+            thread=first["threadId"],
+            labels=("SENT",),
+        )
+        m = inbox_mail(
+            b,
+            r.requester.email,
+            me,
+            r.subject,
+            _request_text(r, now_q),
+            b.now - timedelta(days=b.rng.randrange(1, 4), hours=b.rng.randrange(1, 9)),
+        )
+        r.email_id, r.thread = m["id"], m["threadId"]
+        r.newer = inbox_mail(
+            b,
+            r.requester.email,
+            me,
+            "Laptop replacement",
+            f"My laptop battery is failing; could IT order a replacement? {r.requester.first}",
+            b.now - timedelta(hours=3),
+        )["id"]
+
+
+def solve_request(r: Review) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = r.b
+    if r.plan.request == "helpdesk":
+        found = b.call("helpdesk__freshdesk_search_contacts_by_name", {"name": r.requester.name})
+        cid = next(x["id"] for x in rows(found) if x["email"].lower() == r.requester.email.lower())
+        tickets = rows(b.call("helpdesk__freshdesk_list_tickets", {"requester_id": cid}))
+        tid = next(t["id"] for t in tickets if t["status"] == 2 and t["subject"] == r.subject)
+        assert tid == r.ticket
+    else:
+        found = b.call("email__gmail_search_emails", {"query": r.requester.name, "maxResults": 20})
+        msgs = [m for m in found["messages"] if m["subject"] in (r.subject, "Re: " + r.subject)]
+        for m in sorted(msgs, key=lambda m: m["date"]):
+            b.call("email__gmail_read_email", {"messageId": m["id"]})
+        assert (
+            max((m for m in msgs if m["subject"] == r.subject), key=lambda m: m["date"])["id"] == r.email_id
+        )
+    b.decide()  # which request is this quarter's: the open ticket / the unanswered email
+
+
+# ---- the access list (the aggregate) and the keys ---------------------------------------------------
+def _roster(r: Review, staff: list[Person]) -> list[list[Any]]:
+    """One row per person and tool: email, name, tool, team (at grant time), granted, last_login."""
+    b = r.b
+    lo, hi = r.tier["rows"]
+    target = min(b.rng.randrange(lo, hi + 1), len(staff) * len(TOOLS))
+    mine = {h.person.id for h in r.holders}
+    out = []
+    for h in r.holders:
+        granted = r.today - timedelta(days=b.rng.randrange(200, 700))
+        out.append(
+            [h.person.email, h.person.name, r.tool, r.team, _day(granted), _day(h.login), emp_id(h.person.id)]
+        )
+    pairs = [(p, t) for p in staff for t in TOOLS if t != r.tool or False]
+    pairs = [(p, t) for p, t in pairs if not (t == r.tool and p.id not in mine)]
+    b.rng.shuffle(pairs)
+    for p, t in pairs[: max(0, target - len(out))]:
+        granted = r.today - timedelta(days=b.rng.randrange(30, 700))
+        login = r.today - timedelta(days=b.rng.randrange(0, 30))
+        out.append([p.email, p.name, t, p.team, _day(granted), _day(login), emp_id(p.id)])
+    out.sort(key=lambda x: (x[2], x[1]))
+    return out
+
+
+ROSTER_HEAD = ["email", "name", "tool", "team", "granted", "last_login", "employee_id"]
+
+
+def plant_roster(r: Review) -> None:
+    from compoworld.tasks.families._common import sheet
+
+    b = r.b
+    if r.plan.roster == "sheets":
+        sheet(b, "Tool access list", "Access", [ROSTER_HEAD, *r.rows], days_ago=1)
+    elif r.plan.roster == "workspace":
+        b.svc("workspace").write_file(
+            f"{HOME}/Documents/security/access_list.csv",
+            ",".join(ROSTER_HEAD) + "\n" + "".join(",".join(x) + "\n" for x in r.rows),
+        )
+    else:
+        b.plant(
+            "sql__create_table",
+            {
+                "query": "CREATE TABLE access_list (id INTEGER PRIMARY KEY, email TEXT, name TEXT, tool TEXT, "
+                "team TEXT, granted TEXT, last_login TEXT, employee_id TEXT)"
+            },
+        )
+        q = chr(39)
+        vals = ", ".join(
+            f"({i + 1}, " + ", ".join(f"'{str(v).replace(q, q * 2)}'" for v in x) + ")"
+            for i, x in enumerate(r.rows)
+        )
+        b.plant("sql__write_query", {"query": f"INSERT INTO access_list VALUES {vals}"})
+    kv = b.svc("kv")
+    for x in r.rows:  # the access keys themselves: one per row of the list
+        b.plant("kv__set", {"key": f"access:{x[2]}:{x[0].split('@')[0]}", "value": f"granted {x[4]}"})
+    del kv
+
+
+def solve_roster(r: Review) -> None:
+    from compoworld.tasks.families._common import rows, sheet_rows
+
+    b = r.b
+    if r.plan.roster == "sheets":
+        books = b.call("sheets__google_sheets_list_spreadsheets", {})
+        sid = next(x["id"] for x in rows(books) if x.get("title") == "Tool access list")
+        table = sheet_rows(b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid}))
+        got = {str(x[0]) for x in table[1:] if x[2] == r.tool}
+    elif r.plan.roster == "workspace":
+        out = b.call("workspace__shell", {"command": f"grep ',{r.tool},' Documents/security/access_list.csv"})
+        got = {ln.split(",")[0] for ln in out["stdout"].splitlines() if ln.strip()}
+    else:
+        b.call("sql__list_tables", {})
+        b.call("sql__describe_table", {"table_name": "access_list"})
+        res = b.call("sql__read_query", {"query": f"SELECT * FROM access_list WHERE tool = '{r.tool}'"})
+        got = {x["email"] for x in rows(res)}
+    assert got == {h.person.email for h in r.holders}, got
+    b.aggregate()
+
+
+def solve_people(r: Review) -> None:
+    b = r.b
+    d = b.call("hr__bamboohr_get_employee_directory", {"response_format": "json"})
+    dept = {e["workEmail"].lower(): e["department"] for e in d["employees"]}
+    for h in r.holders:
+        e = h.person.email.lower()
+        assert (e not in dept) == (h.reason == "left"), h
+        if e in dept:
+            assert (dept[e] != r.team) == (h.reason == "moved"), h
+
+
+# ---- the policy ------------------------------------------------------------------------------------
+def _log_where(r: Review) -> str:
+    return {
+        "sheets": 'the Google Sheet "Access review log"',
+        "workspace": "Documents/security/access_review_log.csv in the workspace",
+        "sql": "the access_review_log table of the SQL database",
+    }[r.plan.log]
+
+
+def _roster_where(r: Review) -> str:
+    return {
+        "sheets": 'the Google Sheet "Tool access list"',
+        "workspace": "Documents/security/access_list.csv in the workspace",
+        "sql": "the access_list table of the SQL database",
+    }[r.plan.roster]
+
+
+def policy_text(r: Review, v: Version) -> list[str]:
+    tell = "in the #access-reviews channel on Slack, naming them" if r.plan.notify == "chat" else "by email"
+    back = (
+        "reply on the review ticket naming who lost access, and resolve it"
+        if r.plan.request == "helpdesk"
+        else "reply to the review email naming who lost access"
+    )
+    return [
+        f"Access review policy: {r.tool}. Effective {_day(v.effective)}.",
+        f"{r.tool} access is for the {r.team} team. The people with access are in {_roster_where(r)}; "
+        f"their access keys are in Redis under access:{r.tool}:<user> (delete the key to revoke).",
+        "At each review revoke the access of anyone who is no longer in the BambooHR directory (reason: left), "
+        f"whose department in BambooHR is not {r.team} (reason: moved), or whose last login is more than "
+        f"{v.idle} days before the review date (reason: inactive). Everyone else keeps access.",
+        f"Log each revocation in {_log_where(r)}: date, name, tool and reason.",
+        f"Tool owner: {v.owner.name} ({v.owner.email}). Tell the owner who lost access {tell}, and tell "
+        f"each person who lost access and still works here, with the reason.",
+        f"Then {back}.",
+    ]
+
+
+def plant_policy(r: Review) -> None:
+    from compoworld.tasks.families._common import sheet, team_space, wiki_page
+
+    b = r.b
+    texts = [(v, policy_text(r, v)) for v in r.versions]
+    if r.plan.policy == "wiki":
+        space = team_space(b)
+        for v, lines in texts:
+            days = (r.today - v.effective).days + b.rng.randrange(1, 6)
+            if v.effective > r.today:
+                days = b.rng.randrange(1, 6)
+            wiki_page(
+                b,
+                space,
+                f"Access review: {r.tool} ({_day(v.effective)})",
+                "".join(f"<p>{x}</p>" for x in lines),
+                days_ago=days,
+            )
+    elif r.plan.policy == "sheets":
+        table = [["effective_from", "max_idle_days", "tool_owner", "rules"]]
+        for v, lines in sorted(texts, key=lambda t: t[0].effective):
+            table.append([_day(v.effective), v.idle, v.owner.email, " ".join(lines)])
+        sheet(b, f"Access policy: {r.tool}", "Versions", table, days_ago=b.rng.randrange(1, 6))
+    else:
+        ws = b.svc("workspace")
+        for v, lines in texts:
+            ws.write_file(
+                f"{HOME}/Documents/policies/access_{r.tool}_{_day(v.effective)}.md",
+                f"# Access review: {r.tool}\n\n" + "\n\n".join(lines) + "\n",
+            )
+
+
+def solve_policy(r: Review) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = r.b
+    if r.plan.policy == "wiki":
+        hits = rows(
+            b.call("wiki__confluence_search_content", {"must_contain_all": ["access review", r.tool]})
+        )
+        pages = [p for p in hits if str(p.get("title", "")).startswith(f"Access review: {r.tool} (")]
+        assert len(pages) == len(r.versions), pages
+        for p in pages:
+            b.call("wiki__confluence_get_page", {"page_identifier": p["id"]})
+    elif r.plan.policy == "sheets":
+        books = b.call("sheets__google_sheets_list_spreadsheets", {})
+        sid = next(x["id"] for x in rows(books) if x.get("title") == f"Access policy: {r.tool}")
+        b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+    else:
+        b.call("workspace__shell", {"command": "ls Documents/policies"})
+        b.call("workspace__shell", {"command": f"cat Documents/policies/access_{r.tool}_*.md"})
+    if len(r.versions) > 1:
+        b.decide()  # the version in force today: the latest effective date not after today
+
+
+def solve_decide(r: Review) -> None:
+    for h in r.holders:
+        idle = (r.today - h.login).days > r.current.idle
+        assert (h.reason == "inactive") == (idle and h.reason not in ("left", "moved")), h
+    r.b.decide(len(r.holders))  # each person on the list: keep, or revoke and why
+
+
+# ---- the writes --------------------------------------------------------------------------------------
+def solve_revoke(r: Review) -> None:
+    b = r.b
+    if "keys" not in r.seen:
+        r.seen.add("keys")
+        keys = b.call("kv__list", {"pattern": f"access:{r.tool}:*"})
+        assert {r.key(h) for h in r.holders} <= set(
+            keys.get("keys", keys) if isinstance(keys, dict) else keys
+        )
+    for h in r.todo():
+        b.call("kv__delete", {"key": r.key(h)})
+
+
+def plant_log(r: Review) -> None:
+    from compoworld.tasks.families._common import sheet
+
+    b = r.b
+    head = ["date", "name", "tool", "reason"]
+    hist = []
+    mine = {h.person.id for h in r.holders}  # earlier rows name others: a row here is this review's
+    staff = [p for p in b.company.employees if p.id != b.me.id and p.id not in mine]
+    for p in b.rng.sample(staff, 3):  # earlier reviews' revocations, of other tools
+        t = b.rng.choice([x for x in TOOLS if x != r.tool])
+        hist.append(
+            [_day(r.today - timedelta(days=b.rng.randrange(80, 200))), p.name, t, b.rng.choice(REASONS)]
+        )
+    hist.sort()
+    if r.plan.log == "sheets":
+        r.log_id = sheet(b, "Access review log", "Log", [head, *hist], days_ago=80)["id"]
+    elif r.plan.log == "workspace":
+        b.svc("workspace").write_file(
+            f"{HOME}/Documents/security/access_review_log.csv",
+            ",".join(head) + "\n" + "".join(",".join(x) + "\n" for x in hist),
+        )
+    else:
+        b.plant(
+            "sql__create_table",
+            {
+                "query": "CREATE TABLE access_review_log (id INTEGER PRIMARY KEY, date TEXT, name TEXT, "
+                "tool TEXT, reason TEXT)"
+            },
+        )
+        vals = ", ".join(f"({i + 1}, '{x[0]}', '{x[1]}', '{x[2]}', '{x[3]}')" for i, x in enumerate(hist))
+        b.plant("sql__write_query", {"query": f"INSERT INTO access_review_log VALUES {vals}"})
+
+
+def solve_log(r: Review) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = r.b
+    lines = [[_day(r.today), h.person.name, r.tool, h.reason] for h in r.todo()]
+    first = "log" not in r.seen
+    r.seen.add("log")
+    if r.plan.log == "sheets":
+        if first:
+            books = b.call("sheets__google_sheets_list_spreadsheets", {})
+            sid = next(x["id"] for x in rows(books) if x.get("title") == "Access review log")
+            assert sid == r.log_id
+            b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+        b.call("sheets__google_sheets_append_rows", {"spreadsheet_id": r.log_id, "rows": lines})
+    elif r.plan.log == "workspace":
+        for ln in lines:
+            b.call(
+                "workspace__shell",
+                {"command": f"echo '{','.join(ln)}' >> Documents/security/access_review_log.csv"},
+            )
+    else:
+        if first:
+            b.call("sql__describe_table", {"table_name": "access_review_log"})
+        for ln in lines:
+            b.call(
+                "sql__write_query",
+                {
+                    "query": "INSERT INTO access_review_log (date, name, tool, reason) VALUES "
+                    f"('{ln[0]}', '{ln[1]}', '{ln[2]}', '{ln[3]}')"
+                },
+            )
+
+
+def _names(r: Review) -> str:
+    names = [h.person.name for h in r.revoked()]
+    return ", ".join(names) if names else "nobody"
+
+
+def solve_notify(r: Review) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = r.b
+    owner = r.current.owner
+    text = f"{owner.name}: the {r.tool} access review is done. Access revoked for {_names(r)}."
+    if r.plan.notify == "chat":
+        chans = b.call("chat__slack_user_list_channels", {"channel_name": CHANNEL})
+        cid = next(c["id"] for c in rows(chans) if c["name"] == CHANNEL)
+        assert cid == r.channel
+        b.call("chat__slack_user_post_message", {"channel_id": r.channel, "text": text})
+    else:
+        b.call(
+            "email__gmail_send_email",
+            {"to": [owner.email], "subject": f"{r.tool} access review", "body": text},
+        )
+    for h in r.revoked():
+        if h.reason == "left":
+            continue  # no longer here to tell
+        text = f"Hi {h.person.first}, your {r.tool} access was revoked in today's access review ({h.reason})."
+        if r.plan.notify == "chat":
+            b.call(
+                "chat__slack_user_post_message", {"channel_id": r.channel, "text": f"{h.person.name}: {text}"}
+            )
+        else:
+            b.call(
+                "email__gmail_send_email",
+                {"to": [h.person.email], "subject": f"Your {r.tool} access", "body": text},
+            )
+
+
+def solve_reply(r: Review) -> None:
+    b = r.b
+    text = (
+        f"Hi {r.requester.first}, the {r.tool} access review is done: access revoked for {_names(r)}, "
+        "logged per the policy."
+    )
+    if r.plan.request == "helpdesk":
+        b.call("helpdesk__freshdesk_reply_to_a_ticket", {"ticket_id": r.ticket, "body": text})
+        b.call("helpdesk__freshdesk_update_ticket", {"ticket_id": r.ticket, "status": 4})
+    else:
+        b.call(
+            "email__gmail_send_email",
+            {
+                "to": [r.requester.email],
+                "subject": "Re: " + r.subject,
+                "body": text,
+                "threadId": r.thread,
+                "inReplyTo": r.email_id,
+            },
+        )
+
+
+def _todo(self: Review) -> list[Holder]:
+    return [self.only] if self.only is not None else self.revoked()
+
+
+Review.todo = _todo  # type: ignore[attr-defined]
+
+
+# ---- checks ----------------------------------------------------------------------------------------
+def add_checks(r: Review) -> None:
+    b, p = r.b, r.plan
+    gone = r.revoked()
+    kept = [h for h in r.holders if not h.reason]
+    for h in gone:
+        b.goal(
+            f"{h.person.name}'s {r.tool} access is revoked ({h.reason})",
+            {"predicate": "record_absent", "service": "kv", "table": "keys", "where": {"id": r.key(h)}},
+        )
+        where = {"name": h.person.name, "tool": r.tool, "reason": h.reason}
+        if p.log == "sql":
+            b.expect_record(
+                "sql", "access_review_log", where, f"the review log has {h.person.name}, {h.reason}"
+            )
+        elif p.log == "sheets":
+            b.expect_record(
+                "sheets",
+                "spreadsheets",
+                {"id": r.log_id, "sheets.cells": {"contains_all": [h.person.name, r.tool, h.reason]}},
+                f"the review log sheet has {h.person.name}, {r.tool}, {h.reason}",
+            )
+        else:
+            b.expect_record(
+                "workspace",
+                "entries",
+                {
+                    "id": f"{HOME}/Documents/security/access_review_log.csv",
+                    "content": {"contains_all": [h.person.name, r.tool, h.reason]},
+                },
+                f"the review log file has {h.person.name}, {r.tool}, {h.reason}",
+            )
+    for h in kept:
+        b.keep("kv", "keys", r.key(h), f"{h.person.name} keeps {r.tool} access")
+        if p.log != p.roster:  # the list itself holds every name: only a separate log can be checked
+            b.not_written(p.log, h.person.name, f"{h.person.name} is not logged as revoked")
+    names = [h.person.name for h in gone]
+    near = [h for h in kept if h.near]
+    owner = r.current.owner
+    told = {owner.id} | {h.person.id for h in gone}
+    stale = [v.owner for v in r.versions[1:] if v.owner.id not in told]
+    if p.request == "helpdesk":
+        for n in names or [r.tool]:
+            b.expect_record(
+                "helpdesk",
+                "conversations",
+                {"ticket_id": r.ticket, "kind": "reply", "body": {"contains": n}},
+                f"ticket #{r.ticket} got a reply naming {n}",
+            )
+        b.expect_change("helpdesk", "tickets", r.ticket, "status", 4, f"ticket #{r.ticket} is resolved")
+        b.keep("helpdesk", "tickets", r.old_ticket, "last quarter's closed review ticket was left alone")
+        b.keep("helpdesk", "tickets", r.newer, f"{r.requester.name}'s newer ticket on another subject")
+        b.trap("closed", "last quarter's closed review", swap={r.ticket: r.old_ticket})
+        b.trap("recent", "a newer open ticket on another subject", swap={r.ticket: r.newer})
+    else:
+        b.expect_record(
+            "email",
+            "messages",
+            {"threadId": r.thread, "labelIds": "SENT", "to": r.requester.email},
+            f"the reply is in {r.requester.name}'s review thread",
+        )
+        b.expect_message(
+            "email",
+            r.requester,
+            contains=names or [r.tool],
+            description=f"{r.requester.name} was told who lost access",
+            exclude=[h.person.name for h in near],
+        )
+        b.trap("recent", "a newer email on another subject", swap={r.email_id: r.newer})
+    if p.notify == "email":
+        b.expect_message(
+            "email",
+            owner,
+            contains=[r.tool, *names],
+            description=f"{owner.name}, the tool owner, was told who lost access",
+        )
+        for o in stale:
+            b.no_message("email", o, f"{o.name} was not told (not the tool owner in force)")
+    else:
+        check: dict[str, Any] = {
+            "predicate": "message_sent",
+            "service": "chat",
+            "to": [r.channel],
+            "contains": [owner.name, *names],
+        }
+        if stale or near:
+            check["exclude"] = [o.name for o in stale] + [h.person.name for h in near]
+        b.goal(f"#{CHANNEL} was told who lost {r.tool} access, naming {owner.name}", check)
+    for h in gone:
+        if h.reason == "left":
+            if p.notify == "email":
+                b.no_message("email", h.person, f"{h.person.name} left: nobody writes to them")
+            continue
+        if p.notify == "email":
+            b.expect_message(
+                "email",
+                h.person,
+                contains=[r.tool, h.reason],
+                description=f"{h.person.name} was told their {r.tool} access was revoked ({h.reason})",
+            )
+        else:
+            b.goal(
+                f"#{CHANNEL} told {h.person.name} their {r.tool} access was revoked ({h.reason})",
+                {
+                    "predicate": "message_sent",
+                    "service": "chat",
+                    "to": [r.channel],
+                    "contains": [h.person.name, h.reason],
+                },
+            )
+    for o in stale:
+        b.trap(
+            "wrong_person",
+            f"{o.name} owned {r.tool} under another policy version",
+            swap={owner.email: o.email},
+        )
+    for h, k in zip(gone, kept, strict=False):  # another person on the same list
+        b.trap("near_duplicate", f"{k.person.name} still qualifies for access", swap={r.key(h): r.key(k)})
+    if len(r.versions) > 1:
+        b.trap("stale", "a policy version that is not in force today")
+
+
+# ---- composition -----------------------------------------------------------------------------------
+def stages(plan: AccessPlan) -> list[Stage]:
+    def nothing(r: Any) -> None:
+        return None
+
+    return [
+        Stage(
+            "request",
+            "target",
+            (),
+            ("tool",),
+            plant_request,
+            solve_request,
+            "Find this quarter's review request",
+        ),
+        Stage(
+            "roster",
+            "aggregate",
+            ("tool",),
+            ("holders",),
+            plant_roster,
+            solve_roster,
+            f"List who has access to the tool ({DISPLAY[plan.roster]})",
+        ),
+        Stage(
+            "policy",
+            "policy",
+            ("tool",),
+            ("team", "idle", "owner", "log_spec"),
+            plant_policy,
+            solve_policy,
+            f"Read the access policy in force today ({DISPLAY[plan.policy]})",
+        ),
+        Stage(
+            "people",
+            "evidence",
+            ("holders", "team", "idle"),
+            ("left", "moved"),
+            nothing,
+            solve_people,
+            "Check each of them in BambooHR: still here, still in the team",
+        ),
+        Stage(
+            "decide",
+            "decide",
+            ("holders", "left", "moved", "team", "idle"),
+            ("revoke",),
+            nothing,
+            solve_decide,
+            "Decide for each person: keep, or revoke and why",
+        ),
+        Stage(
+            "revoke",
+            "write",
+            ("revoke",),
+            (),
+            nothing,
+            solve_revoke,
+            "Delete the revoked access keys in Redis",
+        ),
+        Stage(
+            "log",
+            "write",
+            ("revoke", "log_spec"),
+            (),
+            plant_log,
+            solve_log,
+            f"Log each revocation ({DISPLAY[plan.log]})",
+        ),
+        Stage(
+            "notify",
+            "write",
+            ("revoke", "owner"),
+            (),
+            nothing,
+            solve_notify,
+            f"Tell the tool owner ({DISPLAY[plan.notify]})",
+        ),
+        Stage("reply", "write", ("tool", "revoke"), (), nothing, solve_reply, "Answer the request"),
+    ]
+
+
+def compose(
+    b: Builder, plan: AccessPlan, tier: dict[str, Any], tier_name: str, force: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Plant, solve and describe one access review on `b`. `force` flips evidence for tests with
+    every random draw unchanged: `left` (the leaver left, or is still in the team, per HR), `moved`
+    and `inactive` (likewise for the mover and the idle login)."""
+    force = dict(force or {})
+    rng = b.rng
+    staff = [p for p in b.company.employees if p.id != b.me.id]
+    teams = sorted({p.team for p in staff})
+    team = rng.choice(teams)
+    tool = rng.choice(TOOLS)
+    nver = tier["versions"]
+    picked = b.fresh(staff, 1 + nver, key=lambda p: p.id)
+    requester, owners = picked[0], picked[1:]
+    rest = [p for p in staff if p.id not in {x.id for x in picked}]
+    nrev = revocations(tier["cases"])
+    reasons = list(REASONS) if nrev == 3 else [rng.choice(REASONS)]
+    nkeep = 2 if nver == 1 else 3
+    if len(rest) < nrev + nkeep:
+        raise PlantError("too few employees for an access review")
+    people = rng.sample(rest, nrev + nkeep)
+    today = b.now.date()
+    idle = rng.choice((30, 45, 60, 90))
+    holders: list[Holder] = []
+    for p, why in zip(people, reasons + [""] * nkeep, strict=True):
+        holders.append(
+            Holder(p, reason=why, dept=team, login=today - timedelta(days=rng.randrange(0, idle // 2)))
+        )
+    near = holders[nrev] if nver >= 2 else None  # kept today, revoked under the older, stricter version
+    if near is not None:
+        near.near = True
+    old_idle = rng.randrange(max(7, idle // 3), idle - 5)
+    new_idle = idle + rng.randrange(30, 90)
+    for h in holders:
+        if h.reason == "inactive":
+            h.login = today - timedelta(days=rng.randrange(idle + 2, idle + 25))
+            if nver >= 3:  # the announced, laxer version would keep it
+                new_idle = max(new_idle, (today - h.login).days + rng.randrange(3, 20))
+        if h.reason == "moved":
+            h.dept = rng.choice([t for t in teams if t != team])
+    if near is not None:
+        near.login = today - timedelta(days=rng.randrange(old_idle + 1, idle + 1))
+    # tests flip one piece of evidence; the draws above are the same either way
+    for why in REASONS:
+        h = next((x for x in holders if x.reason == why), None)
+        if h is not None and why in force and not force[why]:
+            h.reason, h.dept = "", team
+            if why == "inactive":
+                h.login = today - timedelta(days=min(idle // 2, old_idle - 1))
+    eff = today - timedelta(days=rng.randrange(20, 120))
+    versions = [Version(eff, idle, owners[0])]
+    if nver >= 2:
+        versions.append(Version(eff - timedelta(days=rng.randrange(200, 500)), old_idle, owners[1]))
+    if nver >= 3:
+        versions.append(Version(today + timedelta(days=rng.randrange(10, 40)), new_idle, owners[2]))
+    r = Review(b, plan, tier, tool, team, requester, holders, versions=versions, ask=rng.randrange(len(ASKS)))
+    r.rows = _roster(r, staff)
+    # HR: the team each person is in today, and who left
+    hr = b.svc("hr")
+    by_mail = {e["workEmail"].lower(): e for e in hr.employees.all()}
+    for h in holders:
+        e = by_mail.get(h.person.email.lower())
+        if e is None:
+            raise PlantError(f"{h.person.name} is not in HR")
+        upd = {"department": h.dept}
+        changed = format_time(b.now - timedelta(days=rng.randrange(5, 40)))  # drawn either way
+        if h.reason in ("left", "moved"):
+            upd["lastChanged"] = changed
+        if h.reason == "left":
+            upd["status"] = "Inactive"
+        hr.employees.update(e["id"], upd)
+    if plan.notify == "chat":
+        from compoworld.tasks.families._common import chat_channel
+
+        r.channel = chat_channel(b, CHANNEL, topic="Access reviews and revocations")
+    st = stages(plan)
+    edges = wire(st)
+    for s in st:
+        s.plant(r)
+    b.fact(*sorted(h.person.name for h in r.revoked()), str(idle))
+    b.begin()
+    writes = {"revoke", "log"}
+    for s in st:
+        if s.name not in writes and s.kind != "write":
+            s.solve(r)
+    for h in r.revoked():  # each grant in turn: revoke it, log it
+        r.only = h
+        for s in st:
+            if s.name in writes:
+                s.solve(r)
+    r.only = None
+    for s in st:
+        if s.kind == "write" and s.name not in writes:
+            s.solve(r)
+    add_checks(r)
+    describe(r, st)
+    return {
+        "theme": "access_review",
+        "stages": [s.name for s in st],
+        "plan": dict(plan.__dict__),
+        "edges": [{"from": a, "to": z, "fact": f} for a, z, f in edges],
+        "branches": [h.reason or "keep" for h in holders],
+        "cases": 1,
+        "roster_rows": len(r.rows),
+        "policy_versions": len(versions),
+    }
+
+
+def describe(r: Review, st: list[Stage]) -> None:
+    b = r.b
+    ask = ASKS[r.ask].format(tool=r.tool, who=r.requester.name)
+    ctx = ""
+    if r.tier["where"] >= 1:
+        ctx = b.say(
+            f"The access policy is in {DISPLAY[r.plan.policy]}",
+            f"You'll find the access policy in {DISPLAY[r.plan.policy]}",
+        )
+    if r.tier["where"] >= 2:
+        ctx += f"; the access list is in {DISPLAY[r.plan.roster]}"
+    b.write(
+        frame(b.rng, ask, context=ctx),
+        hint=" ".join(s.step + "." for s in st),
+        subtasks=[s.step for s in st],
+    )

@@ -1,0 +1,139 @@
+"""The second composed theme (tasks.compose_access, an access review): the reference passes every
+gate, lazy solvers fail, the hard tier has the papers' shape, the revocations flip when the
+evidence (HR, the last-login clock) flips, and the themes share the composition machinery."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from compoworld.tasks.adversaries import solve_lazily
+from compoworld.tasks.compose import plans_for, themes
+from compoworld.tasks.compose_access import PLANS, REASONS
+from compoworld.tasks.gates import run_gates
+from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
+from compoworld.tasks.labels import task_labels
+from compoworld.tasks.model import Task
+
+ACCESS = ("composed.access_review",)
+HARD = Settings(k=5, difficulty="hard", families=ACCESS)
+
+
+def _tasks(settings: Settings, n: int, seed: int = 11) -> list[Task]:
+    out, i = [], 0
+    while len(out) < n and i < 4 * n:
+        with contextlib.suppress(Rejected):
+            out.append(Task.model_validate(generate_task(seed, i, settings)))
+        i += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def hard() -> list[Task]:
+    return _tasks(HARD, 2)
+
+
+def test_hard_reviews_pass_every_gate_and_adversary(hard: list[Task]) -> None:
+    assert len(hard) == 2
+    for t in hard:
+        bad = {g: why for g, why in run_gates(t, regenerate=True).items() if why}
+        assert not bad, (t.id, bad)
+
+
+def test_lazy_solvers_fail_access_reviews(hard: list[Task]) -> None:
+    for t in hard:
+        lazy = solve_lazily(t)
+        assert lazy["every"] == lazy["recent"] == lazy["oldest"] == 0 and lazy["keyword"] <= 0.25, (
+            t.id,
+            lazy,
+        )
+
+
+def test_hard_reviews_have_the_papers_shape(hard: list[Task]) -> None:
+    for t in hard:
+        comp = t.meta["composition"]
+        assert t.meta["generator"] == "composed" and comp["theme"] == "access_review"
+        assert len(t.services) == 5 and "hr" in t.services and "kv" in t.services
+        assert 7 <= len(t.walk) <= 12 and len(t.walk) > len(set(t.walk))
+        assert all(a != b for a, b in zip(t.walk, t.walk[1:], strict=False))
+        assert t.meta["difficulty"]["decisions"] >= 3
+        assert 80 <= comp["roster_rows"] <= 200
+        assert len(t.reference_solution) >= 17
+        assert len(t.instruction.split()) <= 120 and task_labels(t) == []
+        # the goal only: no rule that rules a person out is handed over
+        words = t.instruction.lower()
+        assert not any(w in words for w in (*REASONS, "bamboohr", "login", "last log", "days"))
+        # three writes that must agree: the keys, the log, the people told
+        written = {
+            c.tool.split("__")[0]
+            for c in t.reference_solution
+            if c.tool.split("__")[1] in _WRITES
+            and (c.tool != "workspace__shell" or ">>" in c.arguments["command"])
+        }
+        assert len(written) >= 3, written
+        edges = {(e["from"], e["to"], e["fact"]) for e in comp["edges"]}
+        assert ("roster", "decide", "holders") in edges and ("policy", "decide", "idle") in edges
+        assert ("people", "decide", "left") in edges
+
+
+_WRITES = {
+    "delete",
+    "write_query",
+    "google_sheets_append_rows",
+    "shell",
+    "gmail_send_email",
+    "slack_user_post_message",
+    "freshdesk_reply_to_a_ticket",
+}
+
+
+def _forced(i: int, settings: Settings, **force: object) -> Task:
+    return Task.model_validate(workflow_task(11, i, settings, composed=True, force=force))
+
+
+def _deleted(t: Task) -> set[str]:
+    return {c.arguments["key"] for c in t.reference_solution if c.tool == "kv__delete"}
+
+
+@pytest.mark.parametrize("why", ["left", "inactive"])
+def test_the_revocations_flip_when_the_evidence_flips(why: str) -> None:
+    s = Settings(k=5, difficulty="hard", families=ACCESS)
+    i = next(i for i in range(20) if _ok(i, s))
+    yes, no = _forced(i, s, **{why: True}), _forced(i, s, **{why: False})
+    assert why in yes.meta["composition"]["branches"] and why not in no.meta["composition"]["branches"]
+    # same request, same list: only HR (or the last-login date) differs, and one fewer key goes
+    assert yes.instruction == no.instruction and yes.services == no.services
+    assert _deleted(no) < _deleted(yes) and len(_deleted(yes) - _deleted(no)) == 1
+    for t in (yes, no):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}
+    # each world's reference fails the other's checks: the action depends on the state
+    from compoworld.verify.verifier import verify
+
+    env = no.environment()
+    for c in yes.reference_solution:
+        env.call(c.tool, c.arguments)
+    assert not verify(no, env.snapshot(), None).passed
+
+
+def _ok(i: int, s: Settings) -> bool:
+    try:
+        _forced(i, s)
+    except Rejected:
+        return False
+    return True
+
+
+def test_themes_share_the_machinery_and_the_draw() -> None:
+    assert [t.family for t in themes()] == ["composed.service_credit", "composed.access_review"]
+    for k in range(4, 8):
+        for p in plans_for(k, (2, 12), families=ACCESS):
+            w = p.walk()
+            assert len(p.services()) == k and set(w) == p.services()
+            assert all(a != b for a, b in zip(w, w[1:], strict=False)) and len(w) > len(set(w))
+    both = plans_for(5, (7, 12), cases=2, writes=3)
+    fams = [p.family for p in both]
+    # each theme that fits gets an equal share of the draw
+    assert fams.count("composed.access_review") == fams.count("composed.service_credit") > 0
+    assert {p.family for p in plans_for(5, (7, 12), cases=2, families=ACCESS)} == set(ACCESS)
+    assert len(PLANS) == 108
