@@ -347,3 +347,23 @@ def test_sql_insert_select_cannot_double_past_the_budget() -> None:
     assert r["error"]["code"] == 422 and r["error"]["type"] == "quota_exceeded"
     assert env.state_hash() == before and env.services["sql"].size_bytes() <= 4 << 20
     assert s.call("sql__write_query", {"query": "DELETE FROM big"})["success"]  # room again
+
+
+def test_a_state_written_in_pieces_is_the_same_json_as_one_dump(monkeypatch) -> None:
+    import io
+
+    import orjson
+
+    from compoworld.serve import work
+
+    monkeypatch.setattr(work, "STR_PIECE", 7)  # long strings cut mid-escape, mid-emoji, mid-quote
+    value = {
+        "files": {"/a": {"content": 'x"\\\n\t\u00e9\U0001f600' * 50 + "\x01\x1f", "size": 2**60}},
+        "rows": [[1, 2.5, -3, None, True, False], (4, "ü" * 30), [], {}],
+        "": "",
+    }
+    out = io.BytesIO()
+    work.write_json(value, out)
+    assert out.getvalue() == orjson.dumps(value)
+    with pytest.raises(TypeError, match="keys must be strings"):
+        work.write_json({1: "x"}, io.BytesIO())

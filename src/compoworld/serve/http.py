@@ -40,7 +40,7 @@ from starlette.routing import Route
 from compoworld.core.environment import Environment
 from compoworld.core.limits import CallLimits
 from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, EnvSession, build_server
-from compoworld.serve.work import render_state_to, verify_snapshot
+from compoworld.serve.work import verify_snapshot, write_state
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
@@ -327,15 +327,15 @@ def build_app(
         if isinstance(s, JSONResponse):
             return s
         env = s.env.env
-        if s.env.written > OFFLOAD_BYTES:  # big: hash and serialise in the worker process
-            async with s.env.lock:
-                snap = env.snapshot()  # copy-on-write: costs what changed, not what it holds
+        if s.env.written > OFFLOAD_BYTES:  # big: written in pieces to a file, streamed from it
+            async with s.env.lock:  # copy-on-write snapshot; the hash is kept incrementally
+                snap, state_hash, n_calls = await anyio.to_thread.run_sync(
+                    lambda: (env.snapshot(), env.state_hash(), s.env.calls)
+                )
             fd, path = tempfile.mkstemp(prefix="compoworld-state-", suffix=".json")
             os.close(fd)
             try:
-                size = await store.in_process(
-                    render_state_to, path, s.id, list(env.services), snap, s.env.calls
-                )
+                size = await anyio.to_thread.run_sync(write_state, path, s.id, state_hash, snap, n_calls)
                 f = open(path, "rb")  # noqa: SIM115 (closed by the stream below)
             finally:
                 os.unlink(path)  # the open file stays readable; nothing is left behind on disk

@@ -1,12 +1,15 @@
-"""Heavy control work of big sessions, in a worker process: verification, state hashes, state dumps.
+"""Heavy control work of big sessions: verification in a worker process, state dumps in pieces.
 
 In a thread this work would hold the GIL against the event loop (a predicate scanning 30 MB of
 written text, or one `orjson.dumps` of the whole state, runs for tens of milliseconds to seconds in C
 without letting go), and so stall every other session's calls. A snapshot crosses to the worker
 cheaply: records are shared values, and pickling copies each distinct string once.
 
-The functions here take and return plain data; the worker rebuilds an environment from the
-snapshot only to hash it exactly as `Environment.state_hash` does.
+The worker's functions take and return plain data; it rebuilds an environment from the snapshot
+only to hash it exactly as `Environment.state_hash` does. A state dump needs no worker: the
+session's hash is kept incrementally, and `write_json` serialises in pieces small enough to let
+the event loop in between (pickling the snapshot for a worker would itself hold the GIL for as
+long as a whole `orjson.dumps`).
 """
 
 from __future__ import annotations
@@ -46,21 +49,73 @@ def verify_snapshot(task: Any, snapshot: dict[str, Any], answer: str | None) -> 
     return verify(task, snapshot, answer), state_hash_of(task.all_services, snapshot)
 
 
-def render_state(sid: str, services: list[str], snapshot: dict[str, Any], calls: int) -> bytes:
-    return orjson.dumps(
-        {
-            "session_id": sid,
-            "state_hash": state_hash_of(services, snapshot),
-            "state": snapshot,
-            "calls": calls,
-        }
-    )
+STR_PIECE = 1 << 16  # characters of a long string serialised per C call
 
 
-def render_state_to(path: str, sid: str, services: list[str], snapshot: dict[str, Any], calls: int) -> int:
-    """`render_state` written to `path` (bytes written): the server streams the file in small reads
-    instead of taking tens of MB back through a pipe and copying them in one go under the GIL."""
-    data = render_state(sid, services, snapshot, calls)
-    with open(path, "wb") as f:
-        f.write(data)
-    return len(data)
+def write_json(value: Any, out: Any) -> None:
+    """`out.write(orjson.dumps(value))`, in pieces: containers are walked in Python and long
+    strings serialised in slices, so no single C call (which holds the GIL) handles more than one
+    small value or `STR_PIECE` characters. Run in a thread, a 30 MB state then never stalls the
+    event loop for longer than one piece; one `orjson.dumps` (or pickling it for a worker
+    process) of the whole state holds the GIL for tens of milliseconds."""
+    t = type(value)
+    if t is dict:
+        out.write(b"{")
+        first = True
+        for k, v in value.items():
+            if type(k) is not str:
+                raise TypeError(f"state keys must be strings, got {type(k).__name__}")
+            if not first:
+                out.write(b",")
+            first = False
+            write_json(k, out)
+            out.write(b":")
+            write_json(v, out)
+        out.write(b"}")
+    elif t is list or t is tuple:
+        out.write(b"[")
+        for i, v in enumerate(value):
+            if i:
+                out.write(b",")
+            write_json(v, out)
+        out.write(b"]")
+    elif t is str and len(value) > STR_PIECE:
+        out.write(b'"')
+        for i in range(0, len(value), STR_PIECE):  # escaping is per character: slices join exactly
+            out.write(orjson.dumps(value[i : i + STR_PIECE])[1:-1])
+        out.write(b'"')
+    else:
+        out.write(orjson.dumps(value))
+
+
+class _Polite:
+    """A file that sleeps briefly after every `EVERY` bytes written: the sleep lets go of the GIL,
+    so a big dump takes at most about half of it while the event loop wants it."""
+
+    EVERY = 256 * 1024
+    PAUSE_S = 0.0005
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+        self.n = 0
+
+    def write(self, data: bytes) -> None:
+        self.f.write(data)
+        self.n += len(data)
+        if self.n >= self.EVERY:
+            self.n = 0
+            time.sleep(self.PAUSE_S)
+
+    def tell(self) -> int:
+        return self.f.tell()
+
+
+def write_state(path: str, sid: str, state_hash: str, snapshot: dict[str, Any], calls: int) -> int:
+    """A session's `/state` answer written to `path` in pieces (`write_json`); bytes written."""
+    with open(path, "wb") as raw:
+        f = _Polite(raw)
+        f.write(b'{"session_id":' + orjson.dumps(sid) + b',"state_hash":' + orjson.dumps(state_hash))
+        f.write(b',"state":')
+        write_json(snapshot, f)
+        f.write(b',"calls":' + orjson.dumps(calls) + b"}")
+        return f.tell()
