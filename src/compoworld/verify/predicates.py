@@ -713,15 +713,19 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
         for k, r in after.items():
             if before.get(k) == r:
                 continue
-            text = _text(orjson_text(r))
+            text = ctx.final.text_of(r, _record_text)
             if plain not in text:  # the cheap test first; the regex decides only where it is there
                 continue
             for phrase in a.unless_in:
                 text = text.replace(_text(phrase), " ")
             old = before.get(k)
-            if want.search(text) and not (old is not None and want.search(_text(orjson_text(old)))):
+            if want.search(text) and not (old is not None and want.search(ctx.s0.text_of(old, _record_text))):
                 return False, f"a write in {a.service}.{table} carries {a.value!r}"
     return True, f"no write carries {a.value!r}"
+
+
+def _record_text(r: Any) -> str:
+    return _text(orjson_text(r))
 
 
 _MONEYISH = re.compile(r"[$€£]?\s*-?\d[\d,]*\.\d+|[$€£]?\s*-?\d{1,3}(?:,\d{3})+")

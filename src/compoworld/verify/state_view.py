@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from compoworld.core.state import META
@@ -51,6 +52,15 @@ class StateView:
     def __init__(self, snapshot: dict[str, Any] | None) -> None:
         self.snapshot = snapshot or {"services": {}}
         self._sql: dict[str, dict[str, dict[str, Any]]] = {}
+        self._texts: dict[int, tuple[Any, str]] = {}
+
+    def text_of(self, record: Any, render: Callable[[Any], str]) -> str:
+        """`render(record)` for a record of this snapshot, computed once per view (several checks
+        read the same changed record; the record is kept beside its text, so its id stays its own)."""
+        hit = self._texts.get(id(record))
+        if hit is None or hit[0] is not record:
+            hit = self._texts[id(record)] = (record, render(record))
+        return hit[1]
 
     def services(self) -> dict[str, Any]:
         return self.snapshot.get("services", {})
