@@ -211,9 +211,11 @@ def generate(
         difficulty=_difficulty(difficulty, k),
     )
     if settings.families:
+        from compoworld.tasks.compose import themes
         from compoworld.tasks.generator import eligible_families
 
-        if not eligible_families(settings):
+        composed = any(t.family.startswith(f) for t in themes() for f in settings.families)
+        if not eligible_families(settings) and not composed:
             raise typer.BadParameter(
                 f"--families {families}: no workflow family matches (see `compoworld tasks families`)"
             )

@@ -153,10 +153,21 @@ ASKS = (
 )
 
 
-def _request_text(r: Review, quarter: str) -> str:
+# how the earlier request asked: the one that best matches the instruction's words is last quarter's
+ECHOES = (
+    "Could you run the {tool} access review the way our access policy says?",
+    "Could you do the quarterly {tool} access review by the book?",
+    "Could you work through the {tool} access review per our access policy?",
+)
+
+
+def _request_text(r: Review, quarter: str, echo: bool = False) -> str:
+    if echo:
+        ask = ECHOES[r.ask].format(tool=r.tool)
+        return f"Hi, {ask} It is time for the {quarter} one. Thanks, {r.requester.first}"
     return (
-        f"Hi, it is time for the {quarter} access review of {r.tool}. Could you go through everyone on the "
-        f"{r.tool} access list and handle it per our access policy? Thanks, {r.requester.first}"
+        f"Hi, {quarter} is here: please go through everyone on the list for {r.tool} and handle it. "
+        f"Thanks, {r.requester.first}"
     )
 
 
@@ -171,7 +182,12 @@ def plant_request(r: Review) -> None:
     if r.plan.request == "helpdesk":
         contact = _employee_contact(b, r.requester)
         r.old_ticket = hd_ticket(
-            b, contact, r.subject, _request_text(r, last_q), status=5, days_ago=b.rng.randrange(85, 100)
+            b,
+            contact,
+            r.subject,
+            _request_text(r, last_q, echo=True),
+            status=5,
+            days_ago=b.rng.randrange(85, 100),
         )["id"]
         r.ticket = hd_ticket(b, contact, r.subject, _request_text(r, now_q), days_ago=b.rng.randrange(1, 4))[
             "id"
@@ -191,7 +207,7 @@ def plant_request(r: Review) -> None:
             r.requester.email,
             me,
             r.subject,
-            _request_text(r, last_q),
+            _request_text(r, last_q, echo=True),
             b.now - timedelta(days=b.rng.randrange(85, 100)),
             labels=("INBOX",),
         )
