@@ -32,17 +32,23 @@ GATES = (
 
 
 def replay(
-    env: Environment, calls: list[dict[str, Any]], skip: set[int] = frozenset()
+    env: Environment,
+    calls: list[dict[str, Any]],
+    skip: set[int] = frozenset(),
+    marks: dict[int, dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
     """Run reference calls (except `skip`) from the environment's current state: the final snapshot,
     the envelopes, and the indices of the calls that really wrote (changed non-UI state; a shell
-    `grep` is declared mutating but only reads)."""
+    `grep` is declared mutating but only reads). `marks` collects the state before each mutating
+    call (snapshots are persistent values)."""
     results = []
     writes = []
     for i, c in enumerate(calls):
         if i in skip:
             continue
         before = env.snapshot() if _mutates(env, c["tool"]) else None
+        if marks is not None and before is not None:
+            marks[i] = before
         results.append(env.call(c["tool"], c["arguments"]))
         if before is not None and _wrote(env, before):
             writes.append(i)
@@ -76,7 +82,8 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
     elif v0.score > 0:
         out["initial_unsatisfied"] = f"doing nothing earns partial credit {v0.score}"
     calls = [c.model_dump() for c in task.reference_solution]
-    final, results, mutating = replay(env, calls)
+    marks: dict[int, dict[str, Any]] = {}
+    final, results, mutating = replay(env, calls, marks=marks)
     enums = {c["tool"]: tool_enums(env, c["tool"]) for c in calls}
     composed = task.meta.get("composed", [])
     _, problems = ground(task_system_prompt(task), task.instruction, calls, results, enums, composed)
@@ -93,8 +100,10 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         out["solvable"] = f"replaying the reference fails: {why}"
     h1 = env.state_hash()
     for i in mutating:
-        env.reset()
-        final_i, _, _ = replay(env, calls, skip={i})
+        # the calls before step i are the reference's own: start from its state before step i (a
+        # replay is deterministic, and `deterministic` below checks that) instead of replaying them
+        env.restore(marks[i])
+        final_i, _, _ = replay(env, calls[i + 1 :])
         if verify(task, final_i, task.answer).passed:
             out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
             break

@@ -498,8 +498,10 @@ def recipients_only(ctx: CheckContext, a: RecipientArgs) -> tuple[bool, str]:
         for table in ctx.final.tables(service):
             if table == META:
                 continue
-            before = ctx.s0.table(service, table)
-            for k, r in ctx.final.table(service, table).items():
+            before, after = ctx.s0.table(service, table), ctx.final.table(service, table)
+            if before is after:  # an untouched (shared) table sent nothing
+                continue
+            for k, r in after.items():
                 if not isinstance(r, dict) or before.get(k) == r:
                     continue
                 old = before.get(k) or {}
