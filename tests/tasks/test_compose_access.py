@@ -96,7 +96,7 @@ def _deleted(t: Task) -> set[str]:
     return {c.arguments["key"] for c in t.reference_solution if c.tool == "kv__delete"}
 
 
-@pytest.mark.parametrize("why", ["left", "inactive"])
+@pytest.mark.parametrize("why", ["left", "moved", "inactive"])
 def test_the_revocations_flip_when_the_evidence_flips(why: str) -> None:
     s = Settings(k=5, difficulty="hard", families=ACCESS)
     i = next(i for i in range(20) if _ok(i, s))
