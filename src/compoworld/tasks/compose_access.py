@@ -329,6 +329,7 @@ def solve_roster(r: Review) -> None:
         table = sheet_rows(b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid}))
         got = {str(x[0]) for x in table[1:] if x[2] == r.tool}
     elif r.plan.roster == "workspace":
+        b.call("workspace__shell", {"command": "head -2 Documents/security/access_list.csv"})  # the columns
         out = b.call("workspace__shell", {"command": f"grep ',{r.tool},' Documents/security/access_list.csv"})
         got = {ln.split(",")[0] for ln in out["stdout"].splitlines() if ln.strip()}
     else:
@@ -512,6 +513,8 @@ def solve_log(r: Review) -> None:
             b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
         b.call("sheets__google_sheets_append_rows", {"spreadsheet_id": r.log_id, "rows": lines})
     elif r.plan.log == "workspace":
+        if first:  # the log's columns, before adding rows
+            b.call("workspace__shell", {"command": "head -3 Documents/security/access_review_log.csv"})
         for ln in lines:
             b.call(
                 "workspace__shell",
@@ -632,7 +635,6 @@ def add_checks(r: Review) -> None:
         if p.log != p.roster:  # the list itself holds every name: only a separate log can be checked
             b.not_written(p.log, h.person.name, f"{h.person.name} is not logged as revoked")
     names = [h.person.name for h in gone]
-    near = [h for h in kept if h.near]
     owner = r.current.owner
     told = {owner.id} | {h.person.id for h in gone}
     stale = [v.owner for v in r.versions[1:] if v.owner.id not in told]
@@ -661,7 +663,6 @@ def add_checks(r: Review) -> None:
             r.requester,
             contains=names or [r.tool],
             description=f"{r.requester.name} was told who lost access",
-            exclude=[h.person.name for h in near],
         )
         b.trap("recent", "a newer email on another subject", swap={r.email_id: r.newer})
     if p.notify == "email":
@@ -680,8 +681,8 @@ def add_checks(r: Review) -> None:
             "to": [r.channel],
             "contains": [owner.name, *names],
         }
-        if stale or near:
-            check["exclude"] = [o.name for o in stale] + [h.person.name for h in near]
+        if stale:  # naming a kept person is fair (who keeps access); naming a stale owner is not
+            check["exclude"] = [o.name for o in stale]
         b.goal(f"#{CHANNEL} was told who lost {r.tool} access, naming {owner.name}", check)
     for h in gone:
         if h.reason == "left":
