@@ -14,3 +14,28 @@ settings.register_profile(
     derandomize=True,
 )
 settings.load_profile("default")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _library_stays_as_it_was():
+    """`compoworld --manifests` run in-process (CliRunner) adds manifests to this process's library
+    through an environment variable; undo that after the test, so no later test on the same worker
+    sees another test's compiled services."""
+    from compoworld.services import MANIFESTS_ENV
+
+    before = os.environ.get(MANIFESTS_ENV)
+    yield
+    if os.environ.get(MANIFESTS_ENV) != before:
+        if before is None:
+            os.environ.pop(MANIFESTS_ENV, None)
+        else:
+            os.environ[MANIFESTS_ENV] = before
+        from compoworld.services import registry
+        from compoworld.tasks import generator, moves
+
+        registry.cache_clear()
+        moves.all_moves.cache_clear()
+        generator.base_world.cache_clear()
