@@ -102,6 +102,9 @@ def test_a_client_late_with_its_headers_is_served_while_connections_are_plentifu
 def test_slow_headers_get_the_strict_deadline_once_connections_are_scarce(guarded) -> None:
     port, _ = guarded
     held = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(2)]
+    for h in held:  # one answered request each: the server has surely counted them (kept alive after)
+        h.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert h.recv(65536).startswith(b"HTTP/1.1 200")
     try:  # 3 of 4 connections open: more than half, so a slow client now costs others their slot
         with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
             s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
