@@ -160,7 +160,7 @@ def region_revenue_export(b: Builder) -> None:
     b.fact(f"{total:.2f}")
     ask = b.say(
         f"work out this quarter's revenue for the {region} region the way our reporting definitions say, save the per-account breakdown with a total line as ~/Reports/{fname}, and log the figure on the wiki",
-        f"I need {region}'s revenue for this quarter: per-account numbers plus a total in ~/Reports/{fname}, and the figure added to the wiki log, using our revenue definition",
+        f"put together {region}'s revenue for this quarter: per-account numbers plus a total in ~/Reports/{fname}, and the figure added to the wiki log, using our revenue definition",
     )
     b.write(
         frame(

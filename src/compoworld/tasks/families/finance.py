@@ -713,7 +713,7 @@ def outstanding_balance_to_sheet(b: Builder) -> None:
     ask = b.say(
         f"find out how much {cust.name} still owes us in Stripe, put the figure and today's date on their row of the AR balances sheet and tell me",
         f"work out {cust.name}'s outstanding balance in Stripe, update their row in the AR balances sheet (amount and check date) and reply with the number",
-        f"I need {cust.name}'s current outstanding amount from Stripe; log it with today's date in the AR balances sheet and send me the figure",
+        f"get me {cust.name}'s current outstanding amount from Stripe, log it with today's date in the AR balances sheet and send me the figure",
     )
     b.write(
         frame(
