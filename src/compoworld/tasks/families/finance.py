@@ -716,14 +716,8 @@ def outstanding_balance_to_sheet(b: Builder) -> None:
         f"get me {cust.name}'s current outstanding amount from Stripe, log it with today's date in the AR balances sheet and send me the figure",
     )
     b.write(
-        frame(
-            b.rng,
-            ask,
-            context=b.say(
-                "Outstanding means invoices sent and not yet paid; drafts and voided invoices do not count",
-                "Count only invoices that were sent and are still unpaid",
-            ),
-        ),
+        # what counts as owed (sent and unpaid) is read from each invoice's status, never told
+        frame(b.rng, ask),
         hint="Open the AR balances sheet, find the customer's row, list the customer's Stripe invoices, sum amount_due of the open ones, write the total (USD) and today's date on the row, and answer with the total.",
         subtasks=[
             "Open the AR balances sheet and find the customer's row",
