@@ -101,6 +101,24 @@ def _impossible_composed(settings) -> str | None:
             return f"--k {k} plus --distractors {settings.distractors} is more than the {len(registry())} services"
     if settings.pool and not set(settings.pool) & set(spans):
         return f"--services: composed work needs some of {', '.join(spans)}"
+    if settings.world:  # every task draws a persona: some persona's services must hold a plan
+        import random
+
+        from compoworld.tasks.generator import Rejected, _world_index, composed_plans
+
+        personas = _world_index(settings.world)["personas"].values()
+        for p in personas:
+            try:
+                composed_plans(settings, random.Random(0), {*p["services"], "browser"})
+                return None
+            except Rejected:
+                continue
+        return (
+            f"no persona of --world has the services for composed work at K={settings.k or knobs['k']} "
+            f"with a walk in {lo}:{hi}"
+            + (f" crossing {','.join(settings.interfaces)}" if settings.interfaces else "")
+            + " (try another --k, --difficulty or --walk)"
+        )
     return None
 
 

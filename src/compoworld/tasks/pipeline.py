@@ -92,6 +92,11 @@ def generate(
     for _, task, why in results:
         if task is None:
             stats.rejected[why] += 1
+            # bounded: settings that reject every index must stop with the causes, not run forever
+            if sum(stats.rejected.values()) > 10 * n + 100:
+                raise RuntimeError(
+                    f"too many rejections ({dict(stats.rejected)}) with {stats.kept} of {n} kept; check the settings"
+                )
             continue
         kept.append(task)
         stats.kept += 1
@@ -103,8 +108,6 @@ def generate(
             on_progress(1)
         if stats.kept >= n:
             break
-        if sum(stats.rejected.values()) > 10 * n + 100:
-            raise RuntimeError(f"too many rejections ({dict(stats.rejected)}); check the settings")
     stats.seconds = time.perf_counter() - t0
     return kept, stats
 
