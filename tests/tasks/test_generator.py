@@ -129,11 +129,11 @@ def test_cli_generate_check_show_and_tampering(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "spray gets V = 0" in r.output and "grounded" in r.output
     r = runner.invoke(app, ["tasks", "audit", str(out), "--json"])
     assert r.exit_code == 0, r.output
-    assert set(json.loads(r.output)["pass_rate"]) == {"every", "recent", "oldest", "keyword"}
+    assert set(json.loads(r.output)["pass_rate"]) == {"every", "recent", "oldest", "first", "keyword"}
     # --oldest is a no-op kept for old scripts: the same solvers run
     r = runner.invoke(app, ["tasks", "audit", str(out), "--json", "--oldest"])
     assert r.exit_code == 0, r.output
-    assert set(json.loads(r.output)["pass_rate"]) == {"every", "recent", "oldest", "keyword"}
+    assert set(json.loads(r.output)["pass_rate"]) == {"every", "recent", "oldest", "first", "keyword"}
     tasks = load_tasks(out)
     r = runner.invoke(app, ["tasks", "show", str(out), "--id", tasks[1].id])
     assert r.exit_code == 0 and tasks[1].id in r.output and "reference solution" in r.output

@@ -465,8 +465,8 @@ def audit(
     ] = False,
 ) -> None:
     """Run lazy solvers that never follow the chain (act on every candidate, on the most recent,
-    on the oldest, on the best keyword match) and report how often each passes; exit 1 if any
-    passes 5% or more."""
+    on the oldest, on the first listed, on the best keyword match) and report how often each
+    passes; exit 1 if any passes 5% or more."""
     from compoworld.tasks.adversaries import SOLVERS, solve_lazily
 
     del oldest  # kept so older scripts that pass --oldest still run

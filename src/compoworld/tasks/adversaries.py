@@ -21,9 +21,9 @@ An attack that does not apply to a task (no text, no answer) is not run.
 
 The lazy solvers of `tasks audit` never follow the chain. For each value a write took from an
 observation, they look at the records listed beside it in that observation (the candidates the
-agent was shown) and act on: every one of them; the most recent one; the oldest one; the one that
-best matches the instruction's words. A value inside free text (a reply that quotes a record's field) is a
-choice too: its identifying tokens, else the record whose own values the text repeats.
+agent was shown) and act on: every one of them; the most recent one; the oldest one; the first one
+listed; the one that best matches the instruction's words. A value inside free text (a reply that
+quotes a record's field) is a choice too: its identifying tokens, else the record whose own values the text repeats.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ ATTACKS = (
     "ruled_out_asked",
 )
 ADVERSARIES += ATTACKS
-SOLVERS = ("every", "recent", "oldest", "keyword")
+SOLVERS = ("every", "recent", "oldest", "first", "keyword")
 ALL_SOLVERS = SOLVERS  # kept for callers that import it
 
 _RECIPIENT_KEYS = ("to", "to_emails", "cc", "cc_emails", "channel_id", "channel", "attendees", "recipients")
@@ -900,6 +900,12 @@ def _solve_at(
     # the oldest record with a time (records without one never win): a policy that learnt the target
     # is the long-standing record rather than the latest
     out["oldest"] = guess(lambda r: tuple(-ord(ch) for ch in t) if (t := _recency(r)) else (-(10**9),))
+    # first: the record listed first at each point (the top hit a lazy agent takes; compiled lists
+    # show the newest first, hand-built ones keep their own order)
+    top: dict[str, str] = {}
+    for rec, _f, sibs in points:
+        top.update(_swap_to(rec, sibs[0]))
+    out["first"] = float(act([top], top))
     words = _words(task.instruction)
     out["keyword"] = guess(lambda r: len(words & _words(str(r))))
     return out
