@@ -37,7 +37,7 @@ from typing import Any
 
 from compoworld.core.environment import Environment
 from compoworld.tasks.model import Task
-from compoworld.verify.verifier import verify
+from compoworld.verify.verifier import Verdicts
 
 ADVERSARIES = ("noop", "spray", "decoy", "collateral", "spam", "answer_dump")
 ATTACKS = (
@@ -227,11 +227,16 @@ def _answer_candidates(task: Task) -> list[str]:
     return [x for x in dict.fromkeys(out) if x and x != task.answer]
 
 
-def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str | None]:
-    """Adversary -> None when it gets V = 0 (the task holds), else how it passed."""
+def attack(
+    task: Task, env: Environment, final: dict[str, Any], verdicts: Verdicts | None = None
+) -> dict[str, str | None]:
+    """Adversary -> None when it gets V = 0 (the task holds), else how it passed. `verdicts` (V alone,
+    stopping at the first failing check) may be shared with the caller's other gates."""
     out: dict[str, str | None] = {a: None for a in ADVERSARIES}
     s0 = env.initial
-    if verify(task, s0, None).passed:
+    verdicts = verdicts or Verdicts(task)
+    passes = verdicts.passed
+    if passes(s0, None):
         out["noop"] = "doing nothing passes"
     writes = write_calls(env, task)
     answer = task.answer
@@ -245,32 +250,32 @@ def attack(task: Task, env: Environment, final: dict[str, Any]) -> dict[str, str
             continue  # the writes never carry the trap's value: nothing to act on differently
         env.restore(s0)
         _run(env, swapped)
-        if out["decoy"] is None and verify(task, env.snapshot(), trap.answer or answer).passed:
+        if out["decoy"] is None and passes(env.snapshot(), trap.answer or answer):
             out["decoy"] = f"acting on the {trap.kind} candidate passes ({trap.description})"
         env.restore(final)
         _run(env, swapped)
         if env.state_hash() == h_final:
             continue  # the decoy refuses the write (a closed ticket): nothing to spray
-        if out["spray"] is None and verify(task, env.snapshot(), answer).passed:
+        if out["spray"] is None and passes(env.snapshot(), answer):
             out["spray"] = f"acting on the target and the {trap.kind} candidate passes"
     others = _others(env, task)
     for c in writes:
         for variant in _spam_variants(c, others):
             env.restore(final)
             env.call(variant["tool"], variant["arguments"])
-            if env.state_hash() != h_final and verify(task, env.snapshot(), answer).passed:
+            if env.state_hash() != h_final and passes(env.snapshot(), answer):
                 out["spam"] = f"{variant['tool']} to someone else as well passes"
                 break
         if out["spam"]:
             break
     for what, state in _collateral_states(task, final):
-        if verify(task, state, answer).passed:
+        if passes(state, answer):
             out["collateral"] = f"the reference plus '{what}' passes"
             break
     cands = _answer_candidates(task)
-    if answer and cands and verify(task, final, ", ".join([*cands, answer])).passed:
+    if answer and cands and passes(final, ", ".join([*cands, answer])):
         out["answer_dump"] = "a reply listing every candidate passes"
-    out.update(attack_suite(task, env, final, writes))
+    out.update(attack_suite(task, env, final, writes, verdicts))
     env.restore(s0)
     return out
 
@@ -527,10 +532,15 @@ def _same_shape(v: str, ans: str) -> bool:
 
 
 def attack_suite(
-    task: Task, env: Environment, final: dict[str, Any], writes: list[dict[str, Any]]
+    task: Task,
+    env: Environment,
+    final: dict[str, Any],
+    writes: list[dict[str, Any]],
+    verdicts: Verdicts | None = None,
 ) -> dict[str, str | None]:
     """Attack -> how it passed (None: it got V = 0 or does not apply)."""
     out: dict[str, str | None] = dict.fromkeys(ATTACKS)
+    passes = (verdicts or Verdicts(task)).passed
     s0 = env.initial
     answer = task.answer
 
@@ -542,7 +552,7 @@ def attack_suite(
     asked = Asked(task, env)
     for form in GUTS:
         gutted = [{**c, "arguments": gut(c["arguments"], form=form, asked=asked)} for c in writes]
-        if gutted != writes and verify(task, run_writes(gutted), answer).passed:
+        if gutted != writes and passes(run_writes(gutted), answer):
             what = f"replaced by {form!r}" if form else "with its facts cut out"
             out["gutted"] = f"the reference with every text {what} passes"
             break
@@ -550,7 +560,7 @@ def attack_suite(
     if missed != writes:
         state = run_writes(missed)
         env.restore(final)
-        if state != env.snapshot() and verify(task, state, answer).passed:
+        if state != env.snapshot() and passes(state, answer):
             out["near_miss"] = "the reference with amounts one off and dates a day late passes"
     others = _others(env, task)["email"] + _rival_people(task)
     for other in others[:3]:
@@ -560,7 +570,7 @@ def attack_suite(
                 continue
             state = run_writes(ccd)
             env.restore(final)
-            if state != env.snapshot() and verify(task, state, answer).passed:
+            if state != env.snapshot() and passes(state, answer):
                 out["extra_cc"] = f"the reference with {other} copied ({keys[0]}) on its messages passes"
                 break
         if out["extra_cc"]:
@@ -568,18 +578,18 @@ def attack_suite(
     if answer:
         for name, texts in _answer_attacks(task).items():
             for text in texts:
-                if verify(task, final, text).passed:
+                if passes(final, text):
                     out[name] = f"the answer {text!r} passes"
                     break
         dump = _dump(task, asked)
-        if dump and verify(task, final, dump).passed:
+        if dump and passes(final, dump):
             out["value_dump"] = "an answer listing every value seen passes"
     # the careful shapes' traps (tasks.variants): a credit pledged before approval; the ruled-out
     # person asked to act
     from compoworld.tasks.variants import _MESSAGE_KEYS, _message_call, _ruled_out, quote_under_review
 
     pledged = quote_under_review(task, writes, "We have credited ${amt} to your account.")
-    if pledged is not None and verify(task, run_writes(pledged), answer).passed:
+    if pledged is not None and passes(run_writes(pledged), answer):
         out["premature_promise"] = "a reply crediting the amount before approval passes"
     for rival in _ruled_out(task)[:1]:
         asks = []
@@ -591,7 +601,7 @@ def attack_suite(
                     "arguments": {**c["arguments"], k: f"{rival}, please approve this. {c['arguments'][k]}"},
                 }
             asks.append(c)
-        if asks != writes and verify(task, run_writes(asks), answer).passed:
+        if asks != writes and passes(run_writes(asks), answer):
             out["ruled_out_asked"] = f"messages asking {rival} (ruled out) to act pass"
     for item in task.rubric:
         if item.check.get("predicate") != "no_changes_except":
@@ -608,7 +618,7 @@ def attack_suite(
             state = copy.copy(final)
             state["services"] = {**final["services"], a["service"]: {**final["services"][a["service"]]}}
             state["services"][a["service"]][a["table"]] = {k: v for k, v in recs.items() if k != rk}
-            if verify(task, state, answer).passed:
+            if passes(state, answer):
                 out["allowed_delete"] = (
                     f"the reference plus deleting {a['service']}:{a['table']}/{a['key']} passes"
                 )
@@ -838,7 +848,7 @@ def solve_lazily(task: Task) -> dict[str, float]:
         # nothing the observations revealed
         env.restore(s0)
         _run(env, [{"tool": c.tool, "arguments": c.arguments} for _, c in writes])
-        passed = float(not learnt and verify(task, env.snapshot(), task.answer).passed)
+        passed = float(not learnt and Verdicts(task).passed(env.snapshot(), task.answer))
         env.restore(s0)
         return {s: passed for s in SOLVERS}
     base = [{"tool": c.tool, "arguments": c.arguments} for _, c in writes]
@@ -865,6 +875,8 @@ def _solve_at(
     """The solvers choose at every decision point at once (a lazy agent guesses each choice)."""
     import itertools
 
+    passes = Verdicts(task).passed
+
     def act(swaps: list[dict[str, str]], answer_swap: dict[str, str]) -> bool:
         env.restore(s0)
         for sw in swaps:
@@ -872,7 +884,7 @@ def _solve_at(
         ans = task.answer
         if ans:
             ans = answer_swap.get(ans, ans)
-        return verify(task, env.snapshot(), ans).passed
+        return passes(env.snapshot(), ans)
 
     def guess(score: Callable[[dict[str, Any]], Any]) -> float:
         """Pick the best-scoring candidate at each point, ties at random: the chance to pass."""

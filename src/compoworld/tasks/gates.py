@@ -17,7 +17,7 @@ from typing import Any
 
 from compoworld.core.environment import Environment
 from compoworld.tasks.model import Task
-from compoworld.verify.verifier import verify
+from compoworld.verify.verifier import Verdicts, verify
 
 GATES = (
     "initial_unsatisfied",
@@ -99,12 +99,13 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         )
         out["solvable"] = f"replaying the reference fails: {why}"
     h1 = env.state_hash()
+    verdicts = Verdicts(task)  # V alone for the states below: it stops at the first failing check
     for i in mutating:
         # the calls before step i are the reference's own: start from its state before step i (a
         # replay is deterministic, and `deterministic` below checks that) instead of replaying them
         env.restore(marks[i])
         final_i, _, _ = replay(env, calls[i + 1 :])
-        if verify(task, final_i, task.answer).passed:
+        if verdicts.passed(final_i, task.answer):
             out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
             break
     env.reset()
@@ -112,7 +113,7 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
     if env.state_hash() != h1 and out["deterministic"] is None:
         out["deterministic"] = "two replays of the reference end in different states"
     if out["solvable"] is None:
-        for name, why in attack(task, env, final).items():
+        for name, why in attack(task, env, final, verdicts).items():
             out[f"adversary:{name}"] = why
             if why and out["adversarial"] is None:
                 out["adversarial"] = f"{name}: {why}"

@@ -117,3 +117,32 @@ def _task_of(data: dict[str, Any]) -> Task:
         raise ValueError(
             f"verify: not a valid task dict: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}"
         ) from None
+
+
+class Verdicts:
+    """V alone, for many states of one task (a gate run verifies one rubric against dozens of
+    adversaries' and leave-one-out states). It stops at the first failing check and tries first the
+    checks that failed most recently (an adversary's states tend to fail the same guard). V is a
+    product, so the verdict is `verify(...).passed` exactly: each check runs as `verify` runs it,
+    only fewer of them run. The rubric and s0 are read once; neither may change meanwhile."""
+
+    def __init__(self, task: Task) -> None:
+        self._s0 = StateView(task.initial_state)
+        self._checks = [
+            _validated(_fields(i)["check"] if not isinstance(i, dict) else i["check"]) for i in task.rubric
+        ]
+        self._order = list(range(len(self._checks)))
+
+    def passed(self, final: dict[str, Any], answer: str | None = None) -> bool:
+        ctx = CheckContext(self._s0, StateView(final), answer)
+        for pos, i in enumerate(self._order):
+            name, args = self._checks[i]
+            try:
+                ok = bool(PREDICATES[name][1](ctx, args)[0])
+            except Exception:  # noqa: BLE001 (as in verify_checks: a broken check fails)
+                ok = False
+            if not ok:
+                if pos:
+                    self._order.insert(0, self._order.pop(pos))
+                return False
+        return bool(self._checks)
