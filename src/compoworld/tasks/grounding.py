@@ -76,7 +76,8 @@ LOOKUP = {"name", "query", "term", "email", "to", "channel", "channel_id", "q", 
 _ID_KEY = re.compile(r"(^|_)(id|ids|key|gid|sku|number|no|ref|email|emails|phone|path|to|cc|bcc)$", re.I)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$")
 _TOKENS = (
-    re.compile(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),  # emails
+    # emails: an apostrophe may sit inside the local part (o'brien@), never open it (SQL's 'a@b.com')
+    re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-][A-Za-z0-9._%+'-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),
     re.compile(r"\b[A-Z]{2,6}-\d+\b"),  # codes and keys: PO-12345, ENG-7, INV-20042
     re.compile(r"(?<![\w.])\d+\.\d{2}(?![\w])"),  # amounts
     re.compile(r"\+?\d[\d ()-]{8,}\d"),  # phone numbers

@@ -51,7 +51,7 @@ TAGS = {"tags", "labels", "tag_names", "label_names", "labelIds"}
 ROW_SERVICES = {"sheets", "bases", "sql", "notion"}
 MESSAGE_SERVICES = {"email", "chat", "sms", "helpdesk", "community"}
 _HTML = ("htmlBody", "html", "html_body", "body_html")
-_EMAIL = re.compile(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-][A-Za-z0-9._%+'-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _SECRET = re.compile(r"api[_-]?key|apikey|secret|token|password|passwd|credential|private[_-]?key", re.I)
 _VOLATILE = re.compile(
     r"(^|_)(id|ids|at|ts|version|etag)$|^_|(created|updated|modified|changed|sent|last_?activity)(_?at|_?time|_?date)?$"
@@ -256,6 +256,7 @@ class Derivation:
         self.made = [str(m) for m in made]
         self.traps = list(traps)
         self.people, self.firsts = _people_index(people)
+        self.handles = _handles(s0)
         writes = [c for c in calls if mutates is None or mutates(c["tool"])]
         self.writes = writes
         self.arg_values = [v for c in writes for _, v in leaves(c["arguments"]) if v is not None]
@@ -404,7 +405,7 @@ class Derivation:
 
     def _people_in(self, text: str) -> list[dict[str, Any]]:
         out = []
-        for email in re.findall(r"[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", text):
+        for email in _EMAIL.findall(text):
             p = self.people.get(email.casefold())
             if p and word_in(text, p[0]):
                 # named and addressed: the address is the point ("Hannah Costa's email is ..."), exact
@@ -432,7 +433,14 @@ class Derivation:
             forms.append(first)  # a first name names them where nobody else in the company has it
         if self.firsts["~" + last.casefold()] == 1 and not any(word_in(r, last) for r in self.rivals):
             forms.append(last)  # so does a last name ("Ms Smyth")
+        forms += [h for h in self.handles.get(email.casefold(), []) if h not in forms]
         return {"kind": "person", "forms": forms}
+
+    def _first_named(self, first: str) -> tuple[str, str] | None:
+        who = {p for k, p in self.people.items() if "@" not in k and p[0].split()[0] == first}
+        if len(who) > 1:
+            who = {p for p in who if any(p[0] in a for a in self.arg_strings)}
+        return next(iter(who)) if len(who) == 1 else None
 
     def containing(self, v: str) -> list[str]:
         """Longer names of the work's own (in the instruction or what the reference wrote) that
@@ -451,8 +459,24 @@ class Derivation:
                     out.append(phrase)
         return sorted(set(out))[:8]
 
-    def person_fact(self, x: Any) -> Any:
-        """An address a text must carry, as the person: their name passes too (the docs promise it)."""
+    def person_fact(self, x: Any, names: bool = False) -> Any:
+        """An address a text must carry, as the person: their name passes too (the docs promise it).
+        With `names`, a full name a message must carry is the person too: their address, a first or
+        last name nobody else in the company has, their chat handle or @-mention."""
+        if names and isinstance(x, str) and " " in x.strip() and "@" not in x:
+            p = self.people.get(x.strip().casefold())
+            if p and p[0].casefold() == x.strip().casefold():
+                return self._person(p)
+        if names and isinstance(x, str) and re.fullmatch(r"[A-Z][a-z'-]+", x.strip()):
+            # a first name the family asks for: the person the work means (the one it writes about,
+            # where others share it), who may be named or mentioned in any of their forms too
+            p = self._first_named(x.strip())
+            if p:
+                fact = self._person(p)
+                return {
+                    **fact,
+                    "forms": [*fact["forms"], *([x.strip()] if x.strip() not in fact["forms"] else [])],
+                }
         if isinstance(x, str) and _EMAIL.fullmatch(x.strip()):
             p = self.people.get(x.strip().casefold())
             # where the reference writes the name beside the address, the address is what was asked
@@ -583,7 +607,18 @@ class Derivation:
                     self._add(
                         items, specs, service, table, key, op, [p for p, _ in labels], [], sub, forbid, after
                     )
-            if cells:
+            logged = self._rows_check(service, table, key, before, after)
+            if logged:
+                items[f"rows:{service}:{table}:{key}"] = logged
+            if cells and logged and logged["check"]["format"] == "cells":
+                # the rows check reads each row whole; what stays here is that no cell names a rival
+                text = " ".join(str(v) for _, v in cells)
+                forbid = self.forbid_for(text)
+                if forbid:
+                    self._add(
+                        items, specs, service, table, key, op, [p for p, _ in cells], [], [], forbid, after
+                    )
+            elif cells:
                 facts = [_cell_fact(v) for _, v in cells]
                 text = " ".join(str(v) for _, v in cells)
                 self._add(
@@ -605,6 +640,51 @@ class Derivation:
                 item["check"]["count"] = specs[sig]
             out.append(item)
         return out
+
+    def _currency(self) -> str | None:
+        cur = getattr(self, "currency", None)  # set by `derive` from what the tools showed
+        return cur() if callable(cur) else None
+
+    def _rows_check(
+        self, service: str, table: str, key: Any, before: Any, after: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """A log the work appends to (a sheet's rows, a CSV file's lines) is read row by row: each row
+        the reference added must be there whole, once, and no other row (a wrong or mixed-up row fails;
+        another order or cell format passes)."""
+        from compoworld.verify.predicates import new_rows
+
+        fmt, path = None, "content"
+        if isinstance(after.get("sheets"), list):
+            fmt = "cells"
+        else:
+            name = " ".join(str(after.get(f) or "") for f in ("path", "name", "path_lower", "title"))
+            if re.search(r"\.csv\b", f"{key} {name}", re.I):
+                path = next(
+                    (f for f in ("content", "text", "body", "data") if isinstance(after.get(f), str)), ""
+                )
+                fmt = "csv" if path else None
+        if fmt is None:
+            return None
+        rows = new_rows(before, after, fmt, path)
+        if not rows:
+            return None
+        where = f"{service}.{table}/{key}"
+        return {
+            "description": f"{where} gains exactly these {len(rows)} row(s), each whole: "
+            + "; ".join(", ".join(map(str, r)) for r in rows[:3])[:200],
+            "weight": 1.0,
+            "kind": "goal",
+            "check": {
+                "predicate": "rows_written",
+                "service": service,
+                "table": table,
+                "key": str(key),
+                "rows": [[c if isinstance(c, str | int | float) else str(c) for c in r] for r in rows],
+                "format": fmt,
+                **({"path": path} if fmt == "csv" else {}),
+                **({"currency": cur} if (cur := self._currency()) not in (None, "USD") else {}),
+            },
+        }
 
     def _add(
         self,
@@ -677,6 +757,48 @@ class Derivation:
                 out[k] = v
         return out
 
+    def state_guards(self, declared: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The states of the records the work touches stay as the work leaves them: a ticket it only
+        replies on stays open ("leave the ticket open"), a deal it only notes keeps its stage. A state
+        a family's own check already asks for is left to that check."""
+        import json
+
+        said = [json.dumps(i.get("check", {}), default=str) for i in declared]
+        out = []
+        for service, table, key, op in changed_records(self.v0, self.v1):
+            if op != "change":
+                continue
+            before, after = self.v0.table(service, table).get(key), self.v1.table(service, table).get(key)
+            if not isinstance(before, dict) or not isinstance(after, dict):
+                continue
+            for path, was in leaves(before):
+                leaf = _leaf(path)
+                if leaf.casefold() not in STATE_FIELDS or path.count(".") > 1 or isinstance(was, dict | list):
+                    continue
+                from compoworld.verify.predicates import at_path
+
+                now = at_path(after, path)
+                if any(str(key) in c and f'"{leaf}' in c for c in said):
+                    continue  # the family checks this state itself
+                values = list(dict.fromkeys([was, now]))
+                left = " or ".join(repr(v) for v in values)
+                out.append(
+                    {
+                        "description": f"{service}.{table}/{key} {path} is left as the work leaves it ({left})",
+                        "weight": 1.0,
+                        "kind": "guard",
+                        "check": {
+                            "predicate": "field_kept",
+                            "service": service,
+                            "table": table,
+                            "key": str(key),
+                            "field": path,
+                            "values": values,
+                        },
+                    }
+                )
+        return out
+
     def recipient_guard(self) -> dict[str, Any] | None:
         people: list[list[str]] = []
         sends = False
@@ -706,6 +828,60 @@ class Derivation:
             "kind": "guard",
             "check": {"predicate": "recipients_only", "people": people},
         }
+
+
+# fields that hold a record's state: what "leave it open" or "keep it as it is" is about
+STATE_FIELDS = {
+    "status",
+    "state",
+    "stage",
+    "dealstage",
+    "pipeline_stage",
+    "hs_pipeline_stage",
+    "lifecyclestage",
+}
+STATE_FIELDS |= {
+    "priority",
+    "closed",
+    "is_closed",
+    "archived",
+    "is_archived",
+    "resolved",
+    "done",
+    "completed",
+}
+STATE_FIELDS |= {"locked", "merged", "trashed", "subscribed", "enabled", "active", "paused", "visibility"}
+
+# where a service keeps the people who can be mentioned (a chat's users): their handles and ids
+_HANDLE_FIELDS = ("name", "username", "handle", "display_name", "login", "screen_name", "user_name")
+
+
+def _handles(s0: dict[str, Any]) -> dict[str, list[str]]:
+    """Address -> the forms a chat names a user by: "@handle", the handle where it is no plain word,
+    "<@ID>" and "@ID" (a mention is by id). Each names one user, so each is unambiguous."""
+    out: dict[str, list[str]] = {}
+    for service in (s0.get("services") or {}).values():
+        if not isinstance(service, dict):
+            continue
+        for table in ("users", "members", "people"):
+            recs = service.get(table)
+            if not isinstance(recs, dict):
+                continue
+            for r in recs.values():
+                email = r.get("email") if isinstance(r, dict) else None
+                if not isinstance(email, str) or "@" not in email:
+                    continue
+                forms = out.setdefault(email.casefold(), [])
+                for f in _HANDLE_FIELDS:
+                    h = r.get(f)
+                    if isinstance(h, str) and h.strip() and " " not in h.strip() and "@" not in h:
+                        forms.append("@" + h.strip())
+                        if re.search(r"[._\d]", h):
+                            forms.append(h.strip())
+                uid = r.get("id")
+                if isinstance(uid, str) and re.fullmatch(r"(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_]{4,}", uid):
+                    forms += [f"<@{uid}>", f"@{uid}"]
+    return {k: list(dict.fromkeys(v)) for k, v in out.items()}
 
 
 def _paths(rec: Any, prefix: str = "") -> list[str]:
@@ -850,7 +1026,7 @@ def refine(items: list[dict[str, Any]], d: Derivation) -> list[dict[str, Any]]:
                 if _guardable(str(x), d, words_ok=True) and not any(word_in(f, str(x)) for f in facts if f)
             ]
         if p == "message_sent" and check.get("contains"):
-            check["contains"] = [d.person_fact(x) for x in check["contains"]]
+            check["contains"] = [d.person_fact(x, names=True) for x in check["contains"]]
         if p in ("record_exists", "record_absent") and check.get("where"):
             check["where"] = {k: d.person_matcher(m) for k, m in check["where"].items()}
         if p == "answer_matches" and check.get("kind") == "number":
@@ -968,6 +1144,7 @@ def derive(
     guard = d.recipient_guard()
     if guard:
         derived.append(guard)
+    derived += d.state_guards(declared)
     keep = []
     for item in derived:
         one = [{"id": "d", **item}]

@@ -15,7 +15,11 @@ A verifier must pass each of these (the equivalence suite in tests/verify and th
 - ruled_out_context: a ruled-out person named in each message as labelled context ("X is no longer
   the right person for this");
 - first_name_greeting: a message to one colleague greets them by first name, surname never written;
-- quote_under_review: the reply to a request under review quotes its amount as under review.
+- quote_under_review: the reply to a request under review quotes its amount as under review;
+- mention_forms: a chat message names each person by @-mention of their id, their @handle, or a
+  first name nobody else in the company has, in turn (never the full name);
+- rows_reformatted: a log's rows written in the other order, amounts as "$1,234.50" and dates as
+  "March 2, 2026" (sheet rows and CSV lines appended by shell).
 A variant that does not apply to a task (no text, no answer, one write) is left out.
 """
 
@@ -163,6 +167,8 @@ def honest_variants(task: Task, env: Environment) -> dict[str, tuple[Calls, str 
         ("ruled_out_context", ruled_out_context),
         ("first_name_greeting", first_name_greeting),
         ("quote_under_review", quote_under_review),
+        ("mention_forms", mention_forms),
+        ("rows_reformatted", rows_reformatted),
     ):
         calls = make(task, ref)
         if calls is not None:
@@ -362,4 +368,97 @@ def quote_under_review(
                 args = {**args, key: args[key].rstrip() + " " + sentence.replace("{amt}", amt)}
                 changed = True
         out.append({**c, "arguments": args})
+    return out if changed else None
+
+
+# ---- other forms of people and rows (issue 23's follow-ups) ---------------------------------------
+def _chat_users(task: Task) -> list[dict[str, Any]]:
+    users = task.initial_state.get("services", {}).get("chat", {}).get("users") or {}
+    return [u for u in users.values() if isinstance(u, dict) and u.get("real_name") and u.get("id")]
+
+
+def mention_forms(task: Task, ref: Calls) -> Calls | None:
+    """Each chat user named by full name in a chat message is named another way instead: "<@ID>",
+    "@handle", or their first name where it is theirs alone in the company, in turn."""
+    users = _chat_users(task)
+    firsts: dict[str, int] = {}
+    for name in _people(task).values():
+        firsts[name.split()[0].casefold()] = firsts.get(name.split()[0].casefold(), 0) + 1
+    out, changed, turn = [], False, 0
+    for c in ref:
+        args = c["arguments"]
+        if c["tool"].startswith("chat__") and isinstance(args.get("text"), str):
+            text = args["text"]
+            for u in users:
+                full = str(u["real_name"])
+                if not re.search(rf"\b{re.escape(full)}\b", text):
+                    continue
+                first = full.split()[0]
+                forms = [f"<@{u['id']}>", f"@{u['name']}" if u.get("name") else f"<@{u['id']}>"]
+                if firsts.get(first.casefold()) == 1:
+                    forms.append(first)
+                text = re.sub(rf"\b{re.escape(full)}\b", forms[turn % len(forms)], text)
+                turn += 1
+            if text != args["text"]:
+                args, changed = {**args, "text": text}, True
+        out.append({**c, "arguments": args})
+    return out if changed else None
+
+
+def _cell_form(v: Any) -> Any:
+    """A cell in the form a person might type it: "$1,234.50", "March 2, 2026"."""
+    s = str(v)
+    if re.fullmatch(r"\d+\.\d{2}", s):
+        return f"${float(s):,.2f}"
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s):
+        return _ISO.sub(_date_words, s)
+    return v
+
+
+_ECHO = re.compile(r"^echo '([^']*)' >> (\S+)$")
+
+
+def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
+    """The rows appended to each log (a sheet's append calls, a CSV file's echo lines) in the other
+    order, their amounts and dates in other written forms."""
+    import csv
+    import io
+
+    sheets: dict[str, list[int]] = {}
+    files: dict[str, list[int]] = {}
+    for i, c in enumerate(ref):
+        a = c["arguments"]
+        if c["tool"].endswith("append_rows") and isinstance(a.get("rows"), list):
+            sheets.setdefault(str(a.get("spreadsheet_id")), []).append(i)
+        elif isinstance(a.get("command"), str) and _ECHO.match(a["command"].strip()):
+            path = _ECHO.match(a["command"].strip()).group(2)  # type: ignore[union-attr]
+            if path.endswith(".csv"):
+                files.setdefault(path, []).append(i)
+    out = [dict(c) for c in ref]
+    changed = False
+    for idx in sheets.values():
+        rows = [r for i in idx for r in ref[i]["arguments"]["rows"]]
+        if len(rows) < 2:
+            continue
+        rows = [[_cell_form(v) for v in r] for r in reversed(rows)]
+        sizes = [len(ref[i]["arguments"]["rows"]) for i in idx]
+        for i, n in zip(idx, sizes, strict=True):
+            out[i] = {**ref[i], "arguments": {**ref[i]["arguments"], "rows": rows[:n]}}
+            rows = rows[n:]
+        changed = True
+    for path, idx in files.items():
+        lines = [_ECHO.match(ref[i]["arguments"]["command"].strip()).group(1) for i in idx]  # type: ignore[union-attr]
+        if len(lines) < 2:
+            continue
+        new = []
+        for line in reversed(lines):
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="").writerow([_cell_form(v) for v in next(csv.reader([line]))])
+            new.append(buf.getvalue())
+        if any("'" in x for x in new):
+            continue  # a quote the shell line cannot carry: this log stays as the reference writes it
+        for i, line in zip(idx, new, strict=True):
+            cmd = f"echo '{line}' >> {path}"
+            out[i] = {**ref[i], "arguments": {**ref[i]["arguments"], "command": cmd}}
+        changed = True
     return out if changed else None

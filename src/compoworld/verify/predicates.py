@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from compoworld.core.query import norm
 from compoworld.core.state import META
 from compoworld.verify.answers import commitment_problem
 from compoworld.verify.forms import contains_phone, contains_when, person_matches, same_phone, same_when
-from compoworld.verify.meaning import carries, names_value
+from compoworld.verify.meaning import carries, names_value, word_in
 from compoworld.verify.state_view import StateView
 
 
@@ -166,13 +167,39 @@ class RecordArgs(_Args):
 def record_exists(ctx: CheckContext, a: RecordArgs) -> tuple[bool, str]:
     recs = _fresh(ctx, a.service, a.table) if a.new else list(ctx.final.table(a.service, a.table).values())
     hits = sum(1 for r in recs if isinstance(r, dict) and match(r, a.where))
-    return hits >= max(a.count, 1), f"{hits} matching record(s) in {a.service}.{a.table}"
+    detail = f"{hits} matching record(s) in {a.service}.{a.table}"
+    if hits < max(a.count, 1):
+        detail += ": " + _record_miss(recs, a)
+    return hits >= max(a.count, 1), detail
+
+
+def _record_miss(recs: list[Any], a: RecordArgs) -> str:
+    """What was looked for and the record that comes closest, with the fields it misses."""
+    want = "looked for " + ("a new record" if a.new else "a record") + " with "
+    want += ", ".join(f"{p}={_short(m)}" for p, m in a.where.items())
+    best: tuple[int, str] | None = None
+    for r in recs:
+        if not isinstance(r, dict):
+            continue
+        bad = [p for p, m in a.where.items() if not match(r, {p: m})]
+        if best is None or len(bad) < best[0]:
+            rid = r.get("id", "?")
+            best = (len(bad), f"{rid} has " + ", ".join(f"{p}={_short(_values(r, p))}" for p in bad[:3]))
+    if best is None:
+        return want + ("; nothing was created or changed there" if a.new else "; the table is empty")
+    return want + f"; nearest: {best[1]}"
+
+
+def _short(v: Any) -> str:
+    s = repr(v[0] if isinstance(v, list) and len(v) == 1 else v)
+    return s if len(s) <= 80 else s[:77] + "..."
 
 
 @predicate("record_absent", RecordArgs)
 def record_absent(ctx: CheckContext, a: RecordArgs) -> tuple[bool, str]:
-    ok, detail = record_exists(ctx, a)
-    return not ok, detail
+    recs = _fresh(ctx, a.service, a.table) if a.new else list(ctx.final.table(a.service, a.table).values())
+    hits = sum(1 for r in recs if isinstance(r, dict) and match(r, a.where))
+    return hits < max(a.count, 1), f"{hits} matching record(s) in {a.service}.{a.table}"
 
 
 class FieldArgs(_Args):
@@ -296,13 +323,55 @@ def message_sent(ctx: CheckContext, a: MessageArgs) -> tuple[bool, str]:
     if a.service not in MESSAGE_TABLES:
         return False, f"no message table known for service {a.service!r}"
     hits = _messages(ctx, a)
-    return bool(hits), f"{len(hits)} matching message(s) sent"
+    if hits:
+        return True, f"{len(hits)} matching message(s) sent"
+    return False, f"0 matching message(s) sent: {_message_miss(ctx, a)}"
+
+
+def _message_miss(ctx: CheckContext, a: MessageArgs) -> str:
+    """What was looked for and the sent message that comes closest, with what it lacks (so a player
+    or a trainer sees why the check failed)."""
+    forms = [a.to] if isinstance(a.to, str) else list(a.to or [])
+    want = f"looked for a {a.service} message" + (f" to {forms[0]!r}" if forms else "")
+    if a.contains:
+        want += " carrying " + ", ".join(_fact_label(f) for f in a.contains)
+    if a.subject_contains:
+        want += f" with {a.subject_contains!r} in its subject"
+    best: tuple[int, str] | None = None
+    for r in _sent(ctx, a.service):
+        rcpt = _recipients(a.service, r)
+        why, cost = [], 0
+        if forms and not any(person_matches(v, forms) for v in rcpt):
+            why.append(f"goes to {', '.join(map(str, rcpt)) or 'nobody'}")
+            cost += 10
+        elif a.exclusive and not all(person_matches(v, forms) for v in rcpt):
+            why.append("also goes to " + ", ".join(str(v) for v in rcpt if not person_matches(v, forms)))
+            cost += 5
+        text = _message_text(a.service, r)
+        missing = [f for f in a.contains if not text_has(text, f)]
+        if missing:
+            why.append("does not carry " + ", ".join(_fact_label(f) for f in missing))
+            cost += len(missing)
+        if a.exclude and _names_rival(text, a.contains, a.exclude):
+            why.append(
+                "names a ruled-out value (" + ", ".join(x for x in a.exclude if word_in(text, x))[:80] + ")"
+            )
+            cost += 3
+        if a.subject_contains is not None and _text(a.subject_contains) not in _text(r.get("subject")):
+            why.append(f"its subject is {r.get('subject')!r}")
+            cost += 1
+        if best is None or cost < best[0]:
+            rid = r.get("id") or r.get("ts") or r.get("sid") or "?"
+            best = (cost, f"message {rid} {'; '.join(why)}: {text[:120]!r}")
+    return want + (f"; nearest: {best[1]}" if best else f"; no {a.service} message was sent")
 
 
 @predicate("message_not_sent", MessageArgs)
 def message_not_sent(ctx: CheckContext, a: MessageArgs) -> tuple[bool, str]:
-    ok, detail = message_sent(ctx, a)
-    return not ok, detail
+    if a.service not in MESSAGE_TABLES:
+        return True, f"no message table known for service {a.service!r}"
+    hits = _messages(ctx, a)  # no diagnosis of a miss here: a miss is what this check wants
+    return not hits, f"{len(hits)} matching message(s) sent"
 
 
 class EventArgs(_Args):
@@ -439,7 +508,10 @@ def _outside_context(text: str, facts: list[Any]) -> str:
 
 def _fact_label(f: Any) -> str:
     if isinstance(f, dict):
-        return repr(f.get("value") or (f.get("forms") or ["?"])[0])
+        forms = [x for x in f.get("forms") or [] if x]
+        named = next((x for x in forms if " " in str(x)), None)  # the name reads best, beside the address
+        person = f"{named} ({forms[0]})" if named and forms and named != forms[0] else (forms or ["?"])[0]
+        return repr(f.get("value") or person)
     return repr(f)
 
 
@@ -770,6 +842,184 @@ def orjson_text(r: Any) -> str:
     import orjson
 
     return orjson.dumps(r, default=str).decode()
+
+
+# ---- logs: rows of a sheet or a CSV file ----------------------------------------------------
+class RowsArgs(_Args):
+    service: str
+    table: str
+    key: str  # the spreadsheet or file the rows go into
+    rows: list[list[Any]]  # the rows the work adds, each a list of cells in column order
+    format: str = "cells"  # "cells": a sheet's tabs of A1 cells; "csv": CSV text at `path`
+    path: str = "content"  # the text field of a CSV file
+    exclusive: bool = True  # no other row is added or changed
+    currency: str | None = None  # an amount cell naming another currency is another amount
+
+
+_CELL = re.compile(r"^([A-Z]+)(\d+)$")
+
+
+def _col(letters: str) -> int:
+    n = 0
+    for ch in letters:
+        n = n * 26 + ord(ch) - 64
+    return n - 1
+
+
+def sheet_rows(rec: Any) -> dict[tuple[int, int], list[Any]]:
+    """(tab, row number) -> the row's cells in column order, of a spreadsheet record."""
+    out: dict[tuple[int, int], dict[int, Any]] = {}
+    tabs = rec.get("sheets") if isinstance(rec, dict) else None
+    for t, tab in enumerate(tabs if isinstance(tabs, list) else []):
+        cells = tab.get("cells") if isinstance(tab, dict) else None
+        for ref, v in (cells or {}).items() if isinstance(cells, dict) else ():
+            m = _CELL.match(str(ref))
+            if m:
+                out.setdefault((t, int(m.group(2))), {})[_col(m.group(1))] = v
+    return {k: _trim([c.get(i) for i in range(max(c) + 1)]) for k, c in out.items() if c}
+
+
+def csv_rows(text: Any) -> list[list[Any]]:
+    import csv
+    import io
+
+    if not isinstance(text, str):
+        return []
+    return [_trim(r) for r in csv.reader(io.StringIO(text)) if any(x.strip() for x in r)]
+
+
+def _trim(row: list[Any]) -> list[Any]:
+    row = list(row)
+    while row and row[-1] in (None, ""):
+        row.pop()
+    return row
+
+
+def new_rows(before: Any, after: Any, fmt: str, path: str = "content") -> list[list[Any]]:
+    """The rows the work added or changed: a sheet's rows whose cells differ from s0; a CSV file's
+    rows beyond those it had (as a multiset: a row written twice counts twice)."""
+    if fmt == "csv":
+        old = Counter(tuple(map(str, r)) for r in csv_rows(at_path(before, path) if before else None))
+        out = []
+        for r in csv_rows(at_path(after, path) if after else None):
+            k = tuple(map(str, r))
+            if old[k] > 0:
+                old[k] -= 1
+            else:
+                out.append(r)
+        return out
+    a, b = sheet_rows(before) if before else {}, sheet_rows(after) if after else {}
+    return [r for k, r in sorted(b.items()) if a.get(k) != r and r]
+
+
+def cell_same(value: Any, want: Any, currency: str | None = None) -> bool:
+    """A cell holds the wanted value as a person would read it: an amount in any notation
+    ("$1,200.00" is 1200; "1,200.00 EUR" is not, where the log is in dollars), a date in any form,
+    text with case and spacing aside."""
+    from compoworld.verify.meaning import amounts, is_numeric, num_of
+
+    if _text(value) == _text(want):
+        return True
+    if want in (None, "") or value in (None, ""):
+        return False
+    if is_numeric(want):
+        w = num_of(re.sub(r"[^\d.,-]", "", str(want)))
+        got = amounts(str(value))
+        whole = len(got) == 1 and not re.sub(r"[\d.,$€£\s-]|USD|EUR|GBP", "", str(value), flags=re.I)
+        cur = got[0][1] if got else None
+        return w is not None and whole and abs(got[0][0] - w) < 0.005 and cur in (None, currency or "USD")
+    if isinstance(want, str) and _ISO_DAY.match(want):
+        return same_when(value, want)
+    return False
+
+
+def _row_same(row: list[Any], want: list[Any], currency: str | None = None) -> bool:
+    n = max(len(row), len(want))
+    return all(
+        cell_same(row[i] if i < len(row) else "", want[i] if i < len(want) else "", currency)
+        for i in range(n)
+    )
+
+
+def _pairing(rows: list[list[Any]], wants: list[list[Any]], currency: str | None = None) -> list[int | None]:
+    """For each wanted row, the written row it is matched to (one each, by augmenting paths)."""
+    fits = [[i for i, r in enumerate(rows) if _row_same(r, w, currency)] for w in wants]
+    owner: dict[int, int] = {}
+
+    def place(j: int, seen: set[int]) -> bool:
+        for i in fits[j]:
+            if i in seen:
+                continue
+            seen.add(i)
+            if i not in owner or place(owner[i], seen):
+                owner[i] = j
+                return True
+        return False
+
+    for j in range(len(wants)):
+        place(j, set())
+    got: list[int | None] = [None] * len(wants)
+    for i, j in owner.items():
+        got[j] = i
+    return got
+
+
+def _nearest_row(rows: list[list[Any]], want: list[Any], currency: str | None = None) -> str:
+    best, miss = None, None
+    for r in rows:
+        n = max(len(r), len(want))
+        bad = [
+            i
+            for i in range(n)
+            if not cell_same(r[i] if i < len(r) else "", want[i] if i < len(want) else "", currency)
+        ]
+        if miss is None or len(bad) < len(miss):
+            best, miss = r, bad
+    if best is None:
+        return "no row was written"
+    cols = ", ".join(f"column {i + 1} is {best[i] if i < len(best) else ''!r}" for i in (miss or [])[:3])
+    return f"nearest {best!r}: {cols}"
+
+
+@predicate("rows_written", RowsArgs)
+def rows_written(ctx: CheckContext, a: RowsArgs) -> tuple[bool, str]:
+    """The log gained exactly these rows, one row each, in any order; each row's cells are the
+    wanted ones column by column (an amount or a date in any written form)."""
+    t0, t1 = ctx.s0.table(a.service, a.table), ctx.final.table(a.service, a.table)
+    rk = next((k for k in t1 if str(k) == a.key), None)
+    if rk is None:
+        return False, f"{a.service}.{a.table}/{a.key} does not exist"
+    before = next((v for k, v in t0.items() if str(k) == a.key), None)
+    rows = new_rows(before, t1[rk], a.format, a.path)
+    got = _pairing(rows, a.rows, a.currency)
+    for j, i in enumerate(got):
+        if i is None:
+            return False, f"no written row is {a.rows[j]!r} ({_nearest_row(rows, a.rows[j], a.currency)})"
+    extra = [r for i, r in enumerate(rows) if i not in set(got)]
+    if a.exclusive and extra:
+        return False, f"{len(extra)} row(s) written beyond the {len(a.rows)} asked for: {extra[0]!r}"
+    return True, f"the {len(a.rows)} row(s) are written, one each"
+
+
+# ---- states the work must leave as they are ------------------------------------------------
+class KeptArgs(_Args):
+    service: str
+    table: str
+    key: str
+    field: str  # dotted path of a state (a ticket's status, a deal's stage)
+    values: list[Any]  # what it may hold at the end: as it was, or as the work leaves it
+
+
+@predicate("field_kept", KeptArgs)
+def field_kept(ctx: CheckContext, a: KeptArgs) -> tuple[bool, str]:
+    """A record the work touches keeps this state ("leave the ticket open"): it ends as it was or as
+    the work leaves it, not closed, resolved or moved on by the way."""
+    rec = next((v for k, v in ctx.final.table(a.service, a.table).items() if str(k) == a.key), None)
+    if rec is None:
+        return False, f"{a.service}.{a.table}/{a.key} no longer exists"
+    v = at_path(rec, a.field)
+    ok = any(v == x or (v is not None and x is not None and _eq(v, x)) for x in a.values)
+    return ok, f"{a.field} is {v!r}" + ("" if ok else f", not {' or '.join(map(repr, a.values))}")
 
 
 # ---- collateral damage ----------------------------------------------------------------------

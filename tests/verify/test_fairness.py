@@ -1,0 +1,326 @@
+"""Fair to an honest agent, strict with a careless one (issue 23's follow-ups from honest players):
+1. a message may name a person by @-mention, handle or a first name nobody else has; a wrong person
+   fails;
+2. a failed message or record check says what it looked for and the nearest candidate seen;
+3. a record the work touches keeps the state it leaves ("leave the ticket open");
+4. a log (sheet rows, CSV lines) is read row by row: an extra or mixed-up row fails, another order
+   or cell format passes;
+5. grounding reads an email quoted inside an SQL string without its quote.
+Each on generated tasks (a failing attack and the honest variant passing) and on small states.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from compoworld.tasks import variants as V
+from compoworld.tasks.gates import replay
+from compoworld.tasks.grounding import ground, identifying, tokens
+from compoworld.tasks.work_attacks import work_attacks
+from compoworld.verify.verifier import verify, verify_checks
+
+
+@pytest.fixture(scope="module")
+def hard():
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.pipeline import generate
+
+    return generate(8, 6161, Settings(k=5, difficulty="hard"))[0]
+
+
+@pytest.fixture(scope="module")
+def default():
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.pipeline import generate
+
+    return generate(16, 6262, Settings())[0]
+
+
+def _final(task):
+    env = task.environment()
+    final, _, _ = replay(env, [c.model_dump() for c in task.reference_solution])
+    return final
+
+
+def _attacks(task) -> dict[str, list[tuple[str, dict]]]:
+    out: dict[str, list[tuple[str, dict]]] = {}
+    for name, why, state in work_attacks(task, _final(task)):
+        out.setdefault(name, []).append((why, state))
+    return out
+
+
+def _check(check, s0, s1, answer=None):
+    return verify_checks([{"id": "c", "check": check}], s0, s1, answer).checks[0]
+
+
+# ---- 1. people by mention, handle or unique first name -------------------------------------------
+def _chat(users, *texts):
+    msgs = {str(i): {"ts": str(i), "channel": "C1", "user": "B1", "text": t} for i, t in enumerate(texts)}
+    return {"services": {"chat": {"users": users, "messages": msgs}}}
+
+
+_USERS = {
+    "U100A": {
+        "id": "U100A",
+        "name": "daniel.lee",
+        "real_name": "Daniel Lee",
+        "email": "daniel.lee@x.example",
+    },
+    "U200B": {
+        "id": "U200B",
+        "name": "emma.ortiz",
+        "real_name": "Emma Ortiz",
+        "email": "emma.ortiz@x.example",
+    },
+}
+
+
+def test_a_message_names_a_person_by_mention_handle_or_unique_first_name() -> None:
+    from compoworld.tasks.rubric import Derivation
+
+    s0 = _chat(_USERS)
+    people = [("Daniel Lee", "daniel.lee@x.example"), ("Emma Ortiz", "emma.ortiz@x.example")]
+    people += [("Daniel Haddad", "daniel.haddad@x.example")]  # another Daniel: "Daniel" names nobody
+    d = Derivation(s0, s0, [], [], "Tell the channel who covers.", people=people)
+    lee, emma = d.person_fact("Daniel Lee", names=True), d.person_fact("Emma Ortiz", names=True)
+    assert {"<@U100A>", "@daniel.lee", "Lee"} <= set(lee["forms"]) and "Daniel" not in lee["forms"]
+    assert {"<@U200B>", "@emma.ortiz", "Emma"} <= set(emma["forms"])
+    check = {"predicate": "message_sent", "service": "chat", "to": "C1", "contains": [emma, "590.75"]}
+    for text, ok in [
+        ("<@U200B> we credited $590.75.", True),
+        ("@emma.ortiz: we credited 590.75 USD", True),
+        ("Emma, we credited $590.75 for the outage.", True),
+        ("Emma Ortiz, we credited $590.75.", True),
+        ("<@U100A> we credited $590.75.", False),  # the wrong person
+        ("@daniel.lee: we credited $590.75", False),
+        ("Emmanuel, we credited $590.75.", False),
+    ]:
+        s1 = _chat(_USERS, text)
+        s1["services"]["chat"]["users"] = s0["services"]["chat"]["users"]
+        assert _check(check, {"services": {"chat": {"users": _USERS, "messages": {}}}}, s1).passed is ok, text
+
+
+def test_mentions_pass_and_a_wrong_mention_fails_on_generated_tasks(hard) -> None:
+    tried = held = 0
+    for t in hard:
+        calls = V.mention_forms(t, V._calls(t))
+        if calls is not None:
+            ok, why = V.run_variant(t, calls, t.answer)
+            assert ok, (t.id, why)
+            tried += 1
+        for why, state in _attacks(t).get("wrong_mention", []):
+            assert not verify(t, state, t.answer).passed, (t.id, why)
+            held += 1
+    assert tried >= 2 and held >= 2, (tried, held)
+
+
+# ---- 2. a failed check says what it looked for and what came closest -----------------------------
+def test_a_failed_message_check_names_what_it_wanted_and_the_nearest_message() -> None:
+    s0 = _chat(_USERS)
+    s1 = _chat(_USERS, "Daniel Lee: the review is done.", "lunch?")
+    check = {
+        "predicate": "message_sent",
+        "service": "chat",
+        "to": "C1",
+        "contains": [{"kind": "person", "forms": ["emma.ortiz@x.example", "Emma Ortiz"]}, "looker"],
+    }
+    r = _check(check, {"services": {"chat": {"users": _USERS, "messages": {}}}}, s1)
+    assert not r.passed
+    assert (
+        "looked for a chat message to 'C1' carrying 'Emma Ortiz (emma.ortiz@x.example)', 'looker'" in r.detail
+    )
+    assert "nearest: message" in r.detail and "Daniel Lee: the review is done." in r.detail
+    assert "does not carry 'Emma Ortiz (emma.ortiz@x.example)', 'looker'" in r.detail
+    empty = _check(check, {"services": {"chat": {"users": _USERS, "messages": {}}}}, s0)
+    assert "no chat message was sent" in empty.detail
+
+
+def test_a_failed_record_check_names_the_nearest_record() -> None:
+    s0 = {"services": {"email": {"messages": {}}}}
+    s1 = {"services": {"email": {"messages": {"m1": {"id": "m1", "threadId": "t9", "to": ["a@x.example"]}}}}}
+    check = {
+        "predicate": "record_exists",
+        "service": "email",
+        "table": "messages",
+        "new": True,
+        "where": {"threadId": "t1", "to": "a@x.example"},
+    }
+    r = _check(check, s0, s1)
+    assert not r.passed
+    assert (
+        "looked for a new record with threadId='t1'" in r.detail
+        and "nearest: m1 has threadId='t9'" in r.detail
+    )
+
+
+# ---- 3. states the work leaves ---------------------------------------------------------------------
+def _tickets_said_open(tasks):
+    """Tasks whose reference replies on a ticket and leaves it open, as the policy it read says."""
+    out = []
+    for t in tasks:
+        final = _final(t)
+        t0 = t.initial_state["services"].get("helpdesk", {}).get("tickets") or {}
+        t1 = final["services"].get("helpdesk", {}).get("tickets") or {}
+        for k, rec in t1.items():
+            if k in t0 and rec != t0[k] and rec.get("status") in (2, 3) and "leave" in str(t.initial_state):
+                out.append((t, final, k))
+    return out
+
+
+def test_a_ticket_to_leave_open_fails_when_resolved_or_closed(hard) -> None:
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.pipeline import generate
+
+    cases = _tickets_said_open(hard) or _tickets_said_open(
+        generate(8, 7171, Settings(k=5, difficulty="hard"))[0]
+    )
+    assert cases
+    for t, final, k in cases:
+        assert verify(t, final, t.answer).passed
+        for status in (4, 5):
+            state = copy.deepcopy(final)
+            state["services"]["helpdesk"]["tickets"][k]["status"] = status
+            v = verify(t, state, t.answer)
+            assert not v.passed, (t.id, k, status)
+            assert any("status" in c.detail for c in v.checks if not c.passed)
+
+
+def test_every_touched_record_keeps_its_state_on_generated_tasks(default, hard) -> None:
+    held = 0
+    for t in [*default, *hard]:
+        for why, state in _attacks(t).get("state_changed", []):
+            assert not verify(t, state, t.answer).passed, (t.id, t.meta["family"], why)
+            held += 1
+    assert held >= 4
+
+
+def test_the_kept_state_check() -> None:
+    s0 = {"services": {"helpdesk": {"tickets": {1: {"id": 1, "status": 2}}}}}
+    check = {"predicate": "field_kept", "service": "helpdesk", "table": "tickets", "key": "1"}
+    check |= {"field": "status", "values": [2, 3]}
+    for status, ok in ((2, True), (3, True), (4, False), (5, False)):
+        s1 = {"services": {"helpdesk": {"tickets": {1: {"id": 1, "status": status}}}}}
+        r = _check(check, s0, s1)
+        assert r.passed is ok
+        assert ok or "not 2 or 3" in r.detail
+    assert not _check(check, s0, {"services": {"helpdesk": {"tickets": {}}}}).passed
+
+
+# ---- 4. logs, row by row --------------------------------------------------------------------------
+def _sheet(*rows):
+    cells = {"A1": "date", "B1": "customer", "C1": "amount_usd", "D1": "decision"}
+    for n, r in enumerate(rows, start=2):
+        cells |= {f"{col}{n}": v for col, v in zip("ABCD", r, strict=False)}
+    return {"services": {"sheets": {"spreadsheets": {"s1": {"id": "s1", "sheets": [{"cells": cells}]}}}}}
+
+
+_OLD = ("2026-01-05", "Acme", "300.00", "approved")
+_ROWS = [
+    ["2026-03-02", "Crescent Retail", "1200.00", "approved"],
+    ["2026-03-02", "Redwood", "632.40", "review"],
+]
+_SHEET_CHECK = {"predicate": "rows_written", "service": "sheets", "table": "spreadsheets", "key": "s1"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "ok"),
+    [
+        ([*_ROWS], True),
+        ([_ROWS[1], _ROWS[0]], True),  # another order
+        (
+            [
+                ["March 2, 2026", "crescent retail", "$1,200.00", "Approved"],
+                ["2026-03-02", "Redwood", 632.4, "review"],
+            ],
+            True,
+        ),
+        ([*_ROWS, ["2026-03-02", "Tyrell", "99.00", "approved"]], False),  # an extra row
+        ([*_ROWS, _ROWS[0]], False),  # a row logged twice
+        (
+            [
+                ["2026-03-02", "Crescent Retail", "632.40", "approved"],
+                ["2026-03-02", "Redwood", "1200.00", "review"],
+            ],
+            False,
+        ),
+        (
+            [
+                ["2026-03-02", "Crescent Retail", "1200.00", "review"],
+                ["2026-03-02", "Redwood", "632.40", "approved"],
+            ],
+            False,
+        ),
+        ([_ROWS[0]], False),  # a row missing
+        ([["2026-03-02", "Crescent Retail", "1200.00 EUR", "approved"], _ROWS[1]], False),
+    ],
+)
+def test_sheet_rows_are_read_whole(rows, ok) -> None:
+    r = _check({**_SHEET_CHECK, "rows": _ROWS}, _sheet(_OLD), _sheet(_OLD, *rows))
+    assert r.passed is ok, r.detail
+
+
+def _csv(*lines):
+    text = "date,customer,amount_usd,decision\n" + "".join(line + "\n" for line in lines)
+    return {"services": {"workspace": {"entries": {"/log.csv": {"id": "/log.csv", "content": text}}}}}
+
+
+@pytest.mark.parametrize(
+    ("lines", "ok"),
+    [
+        (["2026-03-02,Crescent Retail,1200.00,approved", "2026-03-02,Redwood,632.40,review"], True),
+        (["2026-03-02,Redwood,632.40,review", '"March 2, 2026",Crescent Retail,"$1,200.00",approved'], True),
+        (["2026-03-02,Crescent Retail,632.40,approved", "2026-03-02,Redwood,1200.00,review"], False),
+        (
+            ["2026-03-02,Crescent Retail,1200.00,approved", "2026-03-02,Redwood,632.40,review", "x,y,1.00,z"],
+            False,
+        ),
+        (["2026-03-02,Crescent Retail 1200.00 approved Redwood 632.40 review"], False),
+    ],
+)
+def test_csv_lines_are_read_whole(lines, ok) -> None:
+    check = {"predicate": "rows_written", "service": "workspace", "table": "entries", "key": "/log.csv"}
+    check |= {"rows": _ROWS, "format": "csv"}
+    old = "2026-01-05,Acme,300.00,approved"
+    r = _check(check, _csv(old), _csv(old, *lines))
+    assert r.passed is ok, r.detail
+
+
+def test_a_mixed_up_or_extra_row_fails_and_reordered_rows_pass_on_generated_tasks(hard) -> None:
+    derived = mixed = extra = variants = 0
+    for t in hard:
+        if not any(r.check["predicate"] == "rows_written" for r in t.rubric):
+            continue
+        derived += 1
+        attacks = _attacks(t)
+        for why, state in attacks.get("mixed_row", []):
+            assert not verify(t, state, t.answer).passed, (t.id, why)
+            mixed += 1
+        for why, state in attacks.get("extra_row", []):
+            assert not verify(t, state, t.answer).passed, (t.id, why)
+            extra += 1
+        calls = V.rows_reformatted(t, V._calls(t))
+        if calls is not None:
+            ok, why = V.run_variant(t, calls, t.answer)
+            assert ok, (t.id, why)
+            variants += 1
+    assert derived >= 3 and mixed >= 3 and extra >= 3 and variants >= 2, (derived, mixed, extra, variants)
+
+
+# ---- 5. grounding ----------------------------------------------------------------------------------
+def test_an_email_quoted_in_sql_is_read_without_its_quote() -> None:
+    sql = "SELECT * FROM contacts WHERE email = 'ana.o@acme.example' OR email=\"bo@acme.example\""
+    assert [v for _, v in identifying({"sql": sql})] == ["ana.o@acme.example", "bo@acme.example"]
+    assert [v for _, v in identifying({"query": sql})][:2] == ["ana.o@acme.example", "bo@acme.example"]
+    assert tokens("write to o'brien@acme.example") == ["o'brien@acme.example"]  # inside: part of it
+    calls = [
+        {"tool": "crm__search", "arguments": {}},
+        {"tool": "sql__write_query", "arguments": {"sql": sql}},
+    ]
+    calls[1]["turn"] = 1
+    shown = [{"data": [{"email": "ana.o@acme.example"}, {"email": "bo@acme.example"}]}, {"data": {}}]
+    _, problems = ground("", "Update Ana's row.", [{**calls[0], "turn": 0}, calls[1]], shown)
+    assert problems == []
+    _, problems = ground("", "Update Ana's row.", [{**calls[0], "turn": 0}, calls[1]], [{"data": []}, {}])
+    assert any("sql~='ana.o@acme.example'" in p for p in problems), problems  # not "'ana.o@..."
