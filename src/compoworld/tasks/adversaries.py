@@ -51,6 +51,10 @@ ATTACKS = (
     "allowed_delete",
     "premature_promise",
     "ruled_out_asked",
+    "mixed_row",  # the work attacks of tasks.work_attacks (issue 23)
+    "extra_row",
+    "state_changed",
+    "wrong_mention",
 )
 ADVERSARIES += ATTACKS
 SOLVERS = ("every", "recent", "oldest", "first", "keyword")
@@ -623,6 +627,11 @@ def attack_suite(
                     f"the reference plus deleting {a['service']}:{a['table']}/{a['key']} passes"
                 )
                 break
+    from compoworld.tasks.work_attacks import work_attacks  # logs, kept states, mentions (issue 23)
+
+    for name, why, state in work_attacks(task, final):
+        if out.get(name) is None and passes(state, answer):
+            out[name] = why
     env.restore(s0)
     return out
 
