@@ -253,7 +253,7 @@ def test_score_completion_takes_a_line_of_a_task_file(world, tmp_path) -> None:
     task = world["tasks"][0]
     save_tasks([task], tmp_path / "t.jsonl")
     line = (tmp_path / "t.jsonl").read_text().splitlines()[0]
-    assert "initial_state_patch" in line
+    assert "initial_state" not in json.loads(line) and "packed" in json.loads(line)  # compact, packed
     msgs = []
     for i, (name, args) in enumerate(_calls(task)):
         msgs.append(

@@ -15,7 +15,16 @@ from compoworld.cli.main import app
 from compoworld.core.state import HASH_VERSION
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Settings
-from compoworld.tasks.model import TASK_FORMAT, Task, apply_patch, load_tasks, save_tasks, state_patch
+from compoworld.tasks.model import (
+    PACK_PLAIN,
+    TASK_FORMAT,
+    Task,
+    apply_patch,
+    load_tasks,
+    save_tasks,
+    state_patch,
+    unpack_line,
+)
 from compoworld.tasks.pipeline import generate
 
 runner = CliRunner()
@@ -61,7 +70,7 @@ def test_export_full_and_compact_round_trip(tasks: list[Task], tmp_path: Path) -
 def test_a_rebuild_that_does_not_match_its_digest_is_refused(tasks: list[Task], tmp_path: Path) -> None:
     f = tmp_path / "c.jsonl"
     save_tasks(tasks[:1], f)
-    line = orjson.loads(f.read_bytes())
+    line = unpack_line(orjson.loads(f.read_bytes()))  # written back plain: an unpacked line loads too
     line["initial_state_patch"]["digest"] = "0" * 32
     f.write_bytes(orjson.dumps(line) + b"\n")
     with pytest.raises(ValueError, match=r"c.jsonl:1: the initial state rebuilt .* export --full"):
@@ -75,6 +84,30 @@ def test_a_rebuild_that_does_not_match_its_digest_is_refused(tasks: list[Task], 
     f.write_bytes(orjson.dumps(old) + b"\n")
     with pytest.raises(ValueError, match=r"task format 2 is not supported"):
         load_tasks(f)
+
+
+def test_packed_lines_keep_what_a_person_scans_plain_and_load_as_unpacked_ones(
+    tasks: list[Task], tmp_path: Path
+) -> None:
+    packed, plain = tmp_path / "p.jsonl", tmp_path / "u.jsonl"
+    save_tasks(tasks, packed)
+    plain.write_bytes(b"".join(t.to_line(pack=False) + b"\n" for t in tasks))  # the format before packing
+    assert packed.stat().st_size * 2 < plain.stat().st_size
+    lines = [orjson.loads(x) for x in packed.read_bytes().splitlines()]
+    assert all(set(x) == {*PACK_PLAIN, "packed"} - ({"answer"} - set(x)) for x in lines)
+    assert [x["instruction"] for x in lines] == [t.instruction for t in tasks]
+    assert [unpack_line(x) for x in lines] == [orjson.loads(x) for x in plain.read_bytes().splitlines()]
+    assert [t.to_json() for t in load_tasks(packed)] == [t.to_json() for t in load_tasks(plain)]
+    gz = tmp_path / "p.jsonl.gz"  # gzip packs a whole file better than each line alone
+    save_tasks(tasks, gz)
+    assert [t.to_json() for t in load_tasks(gz)] == [t.to_json() for t in tasks]
+    bad = {**lines[0], "packed": lines[0]["packed"][:-12] + "0" * 12}
+    packed.write_bytes(orjson.dumps(bad) + b"\n")
+    with pytest.raises(ValueError, match=r"p.jsonl:1: invalid task: field packed: cannot be unpacked"):
+        load_tasks(packed)
+    packed.write_bytes(orjson.dumps({**lines[0], "packed": "zz:abc"}) + b"\n")
+    with pytest.raises(ValueError, match=r"p.jsonl:1: invalid task: field packed: not a packed task"):
+        load_tasks(packed)
 
 
 RECORD = st.one_of(

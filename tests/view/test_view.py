@@ -204,9 +204,10 @@ def test_endpoint_failures_show_until_a_rerun_finishes_them(view_data, tmp_path)
 
 
 def test_a_task_that_cannot_be_rebuilt_is_said_not_a_500(view_data, tmp_path) -> None:
+    from compoworld.tasks.model import unpack_line
     from compoworld.view import Viewer
 
-    line = json.loads((view_data["tasks_file"]).read_text().splitlines()[0])
+    line = unpack_line(json.loads((view_data["tasks_file"]).read_text().splitlines()[0]))
     line["initial_state_patch"]["digest"] = "0" * 16  # the base world "changed" since it was written
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(line) + "\n")

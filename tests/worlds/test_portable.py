@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from compoworld.cli.main import app
+from compoworld.tasks.model import unpack_line
 from compoworld.worlds import open_world, pack, unpack
 
 runner = CliRunner()
@@ -51,7 +52,7 @@ def test_a_task_names_its_world_by_digest_and_stores_only_its_patch(made: tuple[
     text = tasks.read_text()
     assert str(world.parent) not in text  # no folder path anywhere in the file
     for line in text.splitlines():
-        t = json.loads(line)
+        t = unpack_line(json.loads(line))
         assert "initial_state" not in t and "initial_state_patch" in t
         assert t["world"]["lived"] == {**t["meta"]["world"]}
         assert t["meta"]["world"]["name"] == "w" and t["meta"]["world"]["digest"] == digest

@@ -39,11 +39,13 @@ def run_failures(run_dir: Path, err: Console) -> tuple[Any, int]:
             "families are weighted by their services and K only"
         )
     else:
+        from compoworld.tasks.model import unpack_line
+
         opener = gzip.open if found.suffix == ".gz" else open
         with opener(found, "rb") as f:
             for line in f:
                 if line.strip():
-                    d = orjson.loads(line)
+                    d = unpack_line(orjson.loads(line))
                     metas[d["id"]] = d.get("meta") or {}
     return failure_table(episodes, metas), len(episodes)
 

@@ -152,9 +152,10 @@ class Task(BaseModel):
         ]
         return d
 
-    def to_line(self, full: bool = False) -> bytes:
+    def to_line(self, full: bool = False, pack: bool = True) -> bytes:
         """The task as a line of a task file: s0 as a patch on its base world unless `full` (or
-        the task has no base world); `load_tasks` rebuilds it byte-identically."""
+        the task has no base world), its bulky fields packed (`pack_line`) unless `pack` is off;
+        `load_tasks` rebuilds it byte-identically."""
         if full or self.world is None:
             return self.to_json()
         d = self._dump()
@@ -164,7 +165,68 @@ class Task(BaseModel):
             "services": state_patch(base, self.initial_state),
             "digest": s0_digest(self.initial_state),
         }
-        return orjson.dumps(d, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(pack_line(d) if pack else d, option=orjson.OPT_SORT_KEYS)
+
+
+# ---- packed lines ---------------------------------------------------------------------------
+# A compact line keeps what a person scans in plain JSON and packs the rest (s0's patch, rubric,
+# reference, graph, traps, hint, subtasks, meta) into one field: "z1:" + base85 of a zlib stream
+# whose preset dictionary (`pack_z1.zdict`, built by tools/pack_dictionary.py) holds what most
+# tasks repeat. Frozen once written: a new dictionary gets a new prefix beside this one.
+PACK_PLAIN = (
+    "format_version",
+    "id",
+    "instruction",
+    "services",
+    "distractors",
+    "answer",
+    "world",
+    "initial_state_hash",
+    "hash_version",
+)
+_ZDICT_DIGEST = "0c7aca452c61722cef0fc9133722b8e2"
+_ZDICTS: dict[str, bytes] = {}
+
+
+def _zdict(name: str = "z1") -> bytes:
+    hit = _ZDICTS.get(name)
+    if hit is None:
+        import hashlib
+
+        hit = (Path(__file__).with_name(f"pack_{name}.zdict")).read_bytes()
+        if hashlib.sha256(hit).hexdigest()[:32] != _ZDICT_DIGEST:  # frozen: files depend on it
+            raise ValueError(f"the packing dictionary pack_{name}.zdict was changed; restore it")
+        _ZDICTS[name] = hit
+    return hit
+
+
+def pack_line(d: dict[str, Any]) -> dict[str, Any]:
+    """The line's fields outside `PACK_PLAIN` packed into `packed` (zlib with the preset dictionary)."""
+    out = {k: v for k, v in d.items() if k in PACK_PLAIN}
+    rest = {k: v for k, v in d.items() if k not in PACK_PLAIN}
+    z = zlib.compressobj(9, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY, _zdict())
+    raw = orjson.dumps(rest, option=orjson.OPT_SORT_KEYS)
+    out["packed"] = "z1:" + base64.b85encode(z.compress(raw) + z.flush()).decode()
+    return out
+
+
+def unpack_line(data: dict[str, Any]) -> dict[str, Any]:
+    """A parsed line with its `packed` fields back in place (a line without one is returned as is)."""
+    if "packed" not in data:
+        return data
+    data = dict(data)
+    packed = data.pop("packed")
+    if not isinstance(packed, str) or not packed.startswith("z1:"):
+        raise ValueError("field packed: not a packed task (expected 'z1:' and base85 text)")
+    try:
+        z = zlib.decompressobj(zdict=_zdict())
+        rest = orjson.loads(z.decompress(base64.b85decode(packed[3:])) + z.flush())
+    except (ValueError, zlib.error, orjson.JSONDecodeError) as e:
+        raise ValueError(f"field packed: cannot be unpacked ({type(e).__name__}: {e})") from None
+    if not isinstance(rest, dict) or set(rest) & set(data):
+        raise ValueError("field packed: holds fields the line also has in plain text")
+    data.update(rest)
+    return data
 
 
 def state_hash_of(snapshot: dict[str, Any]) -> str:
@@ -427,9 +489,10 @@ def save_tasks(tasks: list[Task], path: str | Path, full: bool = False) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
-    with _open(tmp, "wb", gz=p.suffix == ".gz") as f:
+    gz = p.suffix == ".gz"
+    with _open(tmp, "wb", gz=gz) as f:
         for t in tasks:
-            f.write(t.to_line(full) + b"\n")
+            f.write(t.to_line(full, pack=not gz) + b"\n")  # gzip packs a whole file better
     tmp.replace(p)
 
 
@@ -496,6 +559,10 @@ def load_tasks(path: str | Path, allow_empty: bool = False) -> list[Task]:
                 data = orjson.loads(line)
                 if (why := _not_a_task(data, f"{p}:{n}")) is not None:
                     raise ValueError(why)
+                try:
+                    data = unpack_line(data)
+                except ValueError as e:
+                    raise ValueError(f"{p}:{n}: invalid task: {e}") from None
                 version = data.get("format_version", 1) if isinstance(data, dict) else None
                 if version != TASK_FORMAT:
                     raise ValueError(

@@ -106,9 +106,12 @@ def _task_of(data: dict[str, Any]) -> Task:
     shared base world, so it is rebuilt (and the dict validated) the way `load_tasks` does."""
     from pydantic import ValidationError
 
-    from compoworld.tasks.model import Task, _Rebuilder  # lazy: tasks sits above verify
+    from compoworld.tasks.model import Task, _Rebuilder, unpack_line  # lazy: tasks sits above verify
 
-    data = dict(data)
+    try:
+        data = unpack_line(dict(data))
+    except ValueError as e:
+        raise ValueError(f"verify: not a valid task dict: {e}") from None
     if "initial_state" not in data and "initial_state_patch" in data:
         data["initial_state"] = _Rebuilder()(data, f"task {data.get('id')!r}")
     try:

@@ -20,7 +20,7 @@ from compoworld.agents.loop import ENDPOINT_FAILURES
 from compoworld.rollout.metrics import pass_at_k, pass_hat_k
 from compoworld.tasks.curriculum import tier_of
 from compoworld.tasks.generator import interface_of
-from compoworld.tasks.model import Task, _Rebuilder
+from compoworld.tasks.model import Task, _Rebuilder, unpack_line
 
 # failure classes, read from the verdicts and the episode's error class (first match wins)
 PASSED = "passed"
@@ -136,9 +136,9 @@ class TaskCatalog:
         for n, line in enumerate(data.splitlines(keepends=True), 1):
             if line.strip():
                 try:
-                    d = orjson.loads(line)
+                    d = unpack_line(orjson.loads(line))
                     row = task_row(d, pos, len(line))
-                except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+                except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as e:
                     raise ValueError(f"{self.path}:{n}: not a task line ({type(e).__name__}: {e})") from None
                 if row.id not in self.by_id:
                     self.rows.append(row)
@@ -154,7 +154,7 @@ class TaskCatalog:
 
     def raw(self, task_id: str) -> dict[str, Any] | None:
         row = self.by_id.get(task_id)
-        return None if row is None else orjson.loads(self._line(row))
+        return None if row is None else unpack_line(orjson.loads(self._line(row)))
 
     def task(self, task_id: str) -> Task | None:
         """The whole task (s0 rebuilt from its base world), cached for the last few pages."""
