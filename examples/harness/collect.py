@@ -61,7 +61,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(tasks: Path, mode: str) -> tuple[subprocess.Popen, str, str]:
+def start_server(tasks: Path, mode: str, wait_s: float = 180.0) -> tuple[subprocess.Popen, str, str]:
     port, token = _free_port(), secrets.token_hex(16)
     exe = Path(sys.executable).with_name("compoworld")
     cmd = [
@@ -86,7 +86,8 @@ def start_server(tasks: Path, mode: str) -> tuple[subprocess.Popen, str, str]:
         env={**os.environ, "COMPOWORLD_CONTROL_TOKEN": token},
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
+    deadline = time.monotonic() + wait_s  # a loaded machine can take a while to import and load the tasks
+    while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(url + "/sessions", timeout=1)
         except urllib.error.HTTPError:
@@ -96,7 +97,7 @@ def start_server(tasks: Path, mode: str) -> tuple[subprocess.Popen, str, str]:
                 raise SystemExit(f"serve http exited: {proc.stderr.read().decode()[-500:]}") from None
             time.sleep(0.1)
     proc.kill()
-    raise SystemExit("serve http did not start within 30 s")
+    raise SystemExit(f"serve http did not start within {wait_s:.0f} s")
 
 
 def harness_configs(folder: Path, mcp_url: str, token: str, base_url: str = "", model: str = "") -> None:
@@ -151,6 +152,9 @@ def main() -> None:
     p.add_argument("--control-token", default=os.environ.get("COMPOWORLD_CONTROL_TOKEN"))
     p.add_argument("--mode", default="direct", choices=["direct", "gateway"])
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per attempt")
+    p.add_argument(
+        "--start-timeout", type=float, default=180.0, help="seconds to wait for the started server"
+    )
     p.add_argument("--limit", type=int, default=0, help="only the first N tasks")
     a = p.parse_args()
 
@@ -179,7 +183,7 @@ def main() -> None:
     if a.server:
         url, token = a.server.rstrip("/"), a.control_token or ""
     else:
-        proc, url, token = start_server(a.tasks, a.mode)
+        proc, url, token = start_server(a.tasks, a.mode, a.start_timeout)
     log = JsonlLog(a.out / "episodes.jsonl")
     counts = {"episodes": 0, "V=1": 0, "timeouts": 0}
     try:

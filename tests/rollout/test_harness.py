@@ -55,13 +55,20 @@ def test_collect_writes_a_run_the_judges_read(tmp_path):
         ]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
+        lines = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+        why = [  # what a failed attempt saw, so a failure names its cause
+            {k: e.get(k) for k in ("sample", "V", "error", "checks", "harness_output", "steps")}
+            for e in lines
+            if e["V"] != 1
+        ]
         assert json.loads(r.stdout.splitlines()[-1]) == {
             "out": str(out),
             "episodes": 2,
             "V=1": 2,
             "timeouts": 0,
-        }
+        }, json.dumps(why)[-6000:]
         again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)  # resumes: nothing to redo
+        assert again.returncode == 0, again.stderr[-2000:]
         assert json.loads(again.stdout.splitlines()[-1])["episodes"] == 0
     eps = collect([out])[task.id]
     assert [e["sample"] for e in eps] == [0, 1] and all(e["V"] == 1 and not e["hinted"] for e in eps)
