@@ -403,6 +403,67 @@ def test_a_record_type_with_no_content_is_simulated_and_filters_are_its_fields()
     assert "COMPOWORLD_BASE_URL" in r["error"]["message"]
 
 
+def test_another_tools_name_in_a_description_is_no_field() -> None:
+    spec = {
+        "tools": [
+            _tool("get_workspaces", {}, [], "List the workspaces."),
+            _tool(
+                "list_teams",
+                {"workspace_id": S},
+                ["workspace_id"],
+                "List teams in a workspace. Call `get_workspaces` first to find the workspace_id.",
+            ),
+        ]
+    }
+    _, m = _env(spec)
+    ops = _ops(m)
+    assert "get_workspaces" not in m["resources"].get("team", {}).get("fields", {})
+    assert ops["list_teams"]["status"] == "simulated" and ops["list_teams"]["cause"] == "no_content_fields"
+
+
+def test_a_records_number_names_it_whatever_its_json_type() -> None:
+    """GitHub's `pullNumber: {type: number}` names a pull request, for the pull request's own writes
+    and for a field of it (`update_pull_request_title`); `issue_number` names the issue of
+    `update_issue_state`, never an `issue_state` record of its own."""
+    repo = {"owner": S, "repo": S}
+    pr = {**repo, "pullNumber": {"type": "number", "description": "Pull request number"}}
+    spec = {
+        "tools": [
+            _tool(
+                "create_pull_request", {**repo, "title": S, "head": S, "base": S}, ["owner", "repo", "title"]
+            ),
+            _tool("list_pull_requests", {**repo, "state": {"type": "string", "enum": ["open", "closed"]}}),
+            _tool("update_pull_request_title", {**pr, "title": S}, ["owner", "repo", "pullNumber", "title"]),
+            _tool("merge_pull_request", pr, ["owner", "repo", "pullNumber"], "Merge a pull request."),
+            _tool("create_issue", {**repo, "title": S}, ["owner", "repo", "title"]),
+            _tool(
+                "update_issue_state",
+                {**repo, "issue_number": NUM, "state": {"type": "string", "enum": ["open", "closed"]}},
+                ["owner", "repo", "issue_number", "state"],
+            ),
+        ]
+    }
+    env, m = _env(spec)
+    ops = _ops(m)
+    for name in ("update_pull_request_title", "merge_pull_request"):
+        assert ops[name]["status"] == "compiled", ops[name]
+        assert (ops[name]["op"]["resource"], ops[name]["op"]["id_param"]) == ("pull_request", "pullNumber")
+    assert ops["update_issue_state"]["op"]["resource"] == "issue"
+    made = _ok(env.call("svc__create_pull_request", {"owner": "o", "repo": "r", "title": "Fix login"}))
+    key = int(made["id"])  # the spec's numbers are numbers: the key minted is one
+    _ok(
+        env.call(
+            "svc__update_pull_request_title", {"owner": "o", "repo": "r", "pullNumber": key, "title": "Fix"}
+        )
+    )
+    listed = _ok(env.call("svc__list_pull_requests", {"owner": "o", "repo": "r"}))["items"]
+    assert [p["title"] for p in listed if p["id"] == str(key)] == ["Fix"]
+    missing = env.call(
+        "svc__update_pull_request_title", {"owner": "o", "repo": "r", "pullNumber": 999999, "title": "x"}
+    )
+    assert _code(missing) == 404
+
+
 def test_seeded_records_look_like_the_product() -> None:
     spec = {
         "tools": [

@@ -651,12 +651,16 @@ def id_param(
     by_norm = {norm(p): p for p in pool}
     r = resource.replace("_", "")
     last = resource.rsplit("_", 1)[-1]
+    rtoks = resource.split("_")
     for cand in (
         f"{r}id",
         f"{r}key",
         f"{r}gid",
         f"{r}iid",  # GitLab's `issue_iid`: the record's number within its project
         f"{r}number",
+        # `pullNumber` of a pull request: the record's number under the first words of its name (only
+        # where the name is the record's own: `issue_number` is no id of an `issue_state`)
+        *(f"{''.join(rtoks[:k])}number" for k in range(1, len(rtoks)) if own),
         f"{last}id",
         f"{last}key",
         f"{last}gid",
@@ -718,12 +722,20 @@ def _unique_string(resource: str, props: dict[str, Any], required: list[str]) ->
     rtoks = resource.split("_")
 
     def ok(p: str) -> bool:
-        return _type_of(props.get(p, {})) in ("string", "integer", "any")
+        # a JSON `number` holds a record's number too (GitHub's `pullNumber: {type: number}`)
+        numbered = tokens(p)[-1] in ("number", "num", "no")
+        return _type_of(props.get(p, {})) in ("string", "integer", "any", *(("number",) if numbered else ()))
 
     by_norm = {norm(p): p for p in required if ok(p)}
     for p in required:  # `pull_number` / `pullNumber` of `pull_request`: a prefix of the resource's words
         toks = tokens(p)
-        if ok(p) and len(toks) >= 2 and toks[-1] in NUMBER_SUFFIXES and toks[:-1] == rtoks[: len(toks) - 1]:
+        if (
+            ok(p)
+            and len(toks) >= 2
+            and toks[-1] in NUMBER_SUFFIXES
+            and toks[:-1] == rtoks[: len(toks) - 1]
+            and rtoks[-1] not in FIELD_WORDS  # `issue_number` names the issue, not an `issue_state`
+        ):
             return p
     cands = [f"{r}slug", f"{last}slug", "slug", f"{r}uri", f"{last}uri", "uri", "fullname", f"{last}name"]
     cands += ["name", "handle"] + (["email", f"{last}email", "username"] if last in PEOPLE else [])
@@ -891,14 +903,18 @@ def infer_op(tool: SpecTool, prefix: list[str]) -> dict[str, Any]:
     resource, plural = _resource_of(head)
     parent, _ = _resource_of(parent_words)
     content = [w for w in head if w not in STOP and not w.isdigit()]
-    qualifier = singular(content[-2]) if len(content) > 1 and resource == singular(content[-1]) else None
+    # the record before the last word, as a noun of its own (`update_pull_request_title`: the pull request's)
+    qualifier = (
+        _resource_of(content[:-1])[0] if len(content) > 1 and resource == singular(content[-1]) else None
+    )
     if (
         qualifier is None
         and len(content) > 1
         and singular(content[-1]) in FIELD_WORDS
         and resource == f"{singular(content[-2])}_{singular(content[-1])}"
     ):
-        qualifier = singular(content[-2])  # `update_page_content(page_identifier)`: the page's content
+        # `update_page_content(page_identifier)`: the page's content
+        qualifier = _resource_of(content[:-1])[0]
     if resource is None and parent is not None:
         resource, parent = parent, None
     if resource is None:
@@ -2395,6 +2411,8 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
             for t in reads
         ]
         inputs = {p for t in reads for p in [*t.input_schema.get("properties", {}), *dict(_schemas_of(t))]}
+        # "call `asana_get_workspaces` first": another tool's name is no field of what this one returns
+        inputs |= {t.name for t in work} | {norm(t.name) for t in work}
         for text in texts:
             for w in re.findall(r"[A-Za-z]+", text):
                 lw = w.lower()
@@ -2409,7 +2427,12 @@ def _field_semantics(work: list[SpecTool], ops: dict[str, dict[str, Any]], resou
                     )
                     r.setdefault("described", []).append(lw)
             for ident in IDENT_RE.findall(text):
-                if ident in inputs or switch_param(ident, {}) or norm(ident) in SWITCH_PARAMS:
+                if (
+                    ident in inputs
+                    or norm(ident) in inputs
+                    or switch_param(ident, {})
+                    or norm(ident) in SWITCH_PARAMS
+                ):
                     continue  # a parameter the description names is an input, not what it returns
                 if len(ident) >= 5 and ident not in r["fields"] and not ident.endswith(("_id", "Id")):
                     last = tokens(ident)[-1]
