@@ -9,9 +9,11 @@ On fresh seeds, three sets of generated tasks (each candidate that passes every 
 
 For each task it runs the attack suite of `tasks.adversaries` (the built-in adversaries plus gutted
 text, near-miss values, an extra cc, hedged / refused / wrong-unit / dumped answers, deleting an
-allowed record) and the honest variants of `tasks.variants` (extra reads, reordered writes,
-paraphrased text with the same facts, other number and date forms, labelled context, a documented
-optional field). It prints, per set and overall:
+allowed record; and, from `tasks.work_attacks`, a mixed-up or extra log row, a touched or
+left-alone record moved to another state, the wrong person mentioned) and the honest variants of
+`tasks.variants` (extra reads, reordered writes, paraphrased text with the same facts, other number
+and date forms, labelled context, a documented optional field, people by @-mention or first name,
+log rows in another order and cell format). It prints, per set and overall:
 - the share of tasks where some rejected end state still passes (target <= 5%);
 - the share of honest variants that fail (target <= 2%);
 and, as the baseline measured in the same run, the same attacks against the checks the families
@@ -46,7 +48,7 @@ def _declared_only(task):
     """The task with only the checks its family declared (the baseline verifier)."""
     rubric = []
     for r in task.rubric:
-        if r.check.get("predicate") in ("text_carries", "recipients_only"):
+        if r.check.get("predicate") in ("text_carries", "recipients_only", "rows_written", "field_kept"):
             continue
         check = {k: v for k, v in r.check.items() if k not in ("currency", "unit")}
         rubric.append(r.model_copy(update={"check": check}))
@@ -59,10 +61,13 @@ def measure(name: str, seed: int, n: int, settings) -> dict:
     from compoworld.tasks.generator import Rejected, generate_task
     from compoworld.tasks.model import Task
     from compoworld.tasks.variants import honest_variants, run_variant
+    from compoworld.tasks.work_attacks import work_attacks
 
     tasks = holes = base_holes = variants = failed = 0
     by_attack: Counter = Counter()
     by_variant: Counter = Counter()
+    tried: Counter = Counter()  # the work attacks (issue 23's follow-ups) and the variants, as run
+    variants_run: Counter = Counter()
     failures: list[str] = []
     i = 0
     while tasks < n and i < n * 4:
@@ -84,9 +89,13 @@ def measure(name: str, seed: int, n: int, settings) -> dict:
         env.reset()
         base_holes += any(attack(base, env, final).values())
         env = task.environment()
+        final, _, _ = replay(env, [c.model_dump() for c in task.reference_solution])
+        tried.update({a for a, _why, _state in work_attacks(task, final)})
+        env.reset()
         for vname, (calls, answer) in honest_variants(task, env).items():
             ok, why = run_variant(task, calls, answer)
             variants += 1
+            variants_run[vname] += 1
             if not ok:
                 failed += 1
                 by_variant[vname] += 1
@@ -100,6 +109,8 @@ def measure(name: str, seed: int, n: int, settings) -> dict:
         "honest_variants_failing": failed,
         "by_attack": dict(by_attack),
         "by_variant": dict(by_variant),
+        "work_attacks_run": dict(tried),
+        "variants_run": dict(variants_run),
         "variant_failures": failures[:10],
     }
 
@@ -180,6 +191,9 @@ def main() -> None:
     )
     print(f" ({hb / h:.1f}x fewer)" if h else " (none pass)")
     for r in results:
+        print(f"  {r['set']} tasks each work attack ran on: {r['work_attacks_run']}")
+        new = {k: v for k, v in r["variants_run"].items() if k in ("mention_forms", "rows_reformatted")}
+        print(f"  {r['set']} tasks with the new honest variants: {new}")
         if r["by_attack"]:
             print(f"  {r['set']} attacks that passed: {r['by_attack']}")
         for f in r["variant_failures"]:

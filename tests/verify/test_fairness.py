@@ -169,12 +169,14 @@ def _tickets_said_open(tasks):
     return out
 
 
-def test_a_ticket_to_leave_open_fails_when_resolved_or_closed(hard) -> None:
+def test_a_ticket_to_leave_open_fails_when_resolved_or_closed() -> None:
     from compoworld.tasks.generator import Settings
     from compoworld.tasks.pipeline import generate
 
-    cases = _tickets_said_open(hard) or _tickets_said_open(
-        generate(8, 7171, Settings(k=5, difficulty="hard"))[0]
+    # the credit policies say to leave a ticket above the limit open (a composed theme, a family)
+    cases = _tickets_said_open(
+        generate(6, 7171, Settings(families=("composed.service_credit",), k=5, difficulty="hard"))[0]
+        + generate(6, 7171, Settings(families=("support.credit_by_policy",)))[0]
     )
     assert cases
     for t, final, k in cases:
@@ -324,3 +326,18 @@ def test_an_email_quoted_in_sql_is_read_without_its_quote() -> None:
     assert problems == []
     _, problems = ground("", "Update Ana's row.", [{**calls[0], "turn": 0}, calls[1]], [{"data": []}, {}])
     assert any("sql~='ana.o@acme.example'" in p for p in problems), problems  # not "'ana.o@..."
+
+
+def test_a_failed_event_check_names_the_nearest_event() -> None:
+    s0 = {"services": {"calendar": {"events": {}}}}
+    ev = {"id": "e1", "summary": "Sync", "start": "2026-03-10T15:00:00Z", "end": "2026-03-10T15:30:00Z"}
+    ev["attendees"] = [{"email": "a@x.example"}]
+    s1 = {"services": {"calendar": {"events": {"e1": ev}}}}
+    check = {"predicate": "event_scheduled", "attendees": ["a@x.example", "b@x.example"]}
+    check |= {"start": "2026-03-10T15:00:00Z", "duration_minutes": 30}
+    r = _check(check, s0, s1)
+    assert not r.passed
+    assert "looked for a new event with a@x.example, b@x.example" in r.detail
+    assert "nearest: event e1 does not invite b@x.example" in r.detail and "starts" not in r.detail
+    ev["attendees"].append({"email": "b@x.example"})
+    assert _check(check, s0, s1).passed

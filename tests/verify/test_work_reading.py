@@ -175,7 +175,8 @@ def _hand_built() -> list[str]:
 
 @pytest.mark.parametrize("name", _hand_built())
 def test_each_family_accepts_its_honest_variants(name: str) -> None:
-    """The equivalence suite per family: it grows with every family registered."""
+    """The equivalence suite per family: it grows with every family registered (and the work
+    attacks of every family fail)."""
     from compoworld.tasks.generator import Rejected, Settings, generate_task
     from compoworld.tasks.model import Task
 
@@ -189,5 +190,11 @@ def test_each_family_accepts_its_honest_variants(name: str) -> None:
         for vname, (calls, answer) in variants.items():
             ok, why = run_variant(t, calls, answer)
             assert ok, (t.id, vname, why)
+        # and its work attacks fail: a mixed-up or extra log row, a touched record (or one left
+        # alone) moved to another state ("leave the ticket open"), the wrong person mentioned
+        from compoworld.tasks.work_attacks import work_attacks
+
+        for attack_name, what, state in work_attacks(t, _final(t)[1]):
+            assert not verify(t, state, t.answer).passed, (t.id, attack_name, what)
         return
     pytest.skip(f"{name} drew no task in 4 tries")

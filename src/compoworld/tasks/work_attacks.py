@@ -5,7 +5,7 @@ follow-ups): the attack suite of `tasks.adversaries` runs them beside its own.
   swapped, or one new row holding an older row's value;
 - extra_row: the log with one more row (a new row's copy with an older row's value in one column);
 - state_changed: a record the work touches moved to another state (a ticket it should leave open
-  resolved or closed, a deal moved on);
+  resolved or closed, a deal moved on), and one it leaves alone in the same table too;
 - wrong_mention: a message that must name a person naming someone else instead (by their @-mention).
 
 Each is a state, not a tool call, so it needs no tool to exist for it and costs one verification.
@@ -180,7 +180,22 @@ def _state_attacks(task: Task, s0: dict[str, Any], final: dict[str, Any]):
                         continue
                     state = _with(final, service, table, k, {**rec, f: other})
                     yield "state_changed", f"{service}.{table}/{k} {f} set to {other!r} passes", state
+                    yield from _sibling_flip(final, service, table, recs, old, f)
                     return  # one touched record's state is enough to show the guard holds
+
+
+def _sibling_flip(final, service: str, table: str, recs: dict, old: dict, f: str):
+    """A record of the same table the work leaves alone ("leave the duplicate we closed alone")
+    moved to another state."""
+    values = [r.get(f) for r in old.values() if isinstance(r, dict) and r.get(f) is not None]
+    for k, rec in recs.items():
+        if not isinstance(rec, dict) or old.get(k) != rec or rec.get(f) is None:
+            continue
+        other = next((v for v in values if v != rec[f] and type(v) is type(rec[f])), None)
+        if other is not None:
+            state = _with(final, service, table, k, {**rec, f: other})
+            yield "state_changed", f"{service}.{table}/{k} (left alone) {f} set to {other!r} passes", state
+            return
 
 
 # ---- people ---------------------------------------------------------------------------------
@@ -199,27 +214,31 @@ def _mention_attacks(task: Task, final: dict[str, Any]):
         old = task.initial_state["services"].get(service, {}).get(table) or {}
         if not isinstance(recs, dict):
             continue
-        other = _other_user(final, people)
-        if other is None:
+        who = _other_user(final, people)
+        if who is None:
             continue
+        other = who[0] if service == "chat" else who[1]  # a chat mentions by id; a mail names them
         forms = sorted((x for x in people[0]["forms"] if x), key=len, reverse=True)
         state = None
         for k, r in recs.items():  # every new message, so no other one still names them
-            text = r.get(text_path) if isinstance(r, dict) else None
-            if k in old or not isinstance(text, str):
+            if k in old or not isinstance(r, dict):
                 continue
-            new = text
-            for f in forms:
-                new = re.sub(rf"(?<![\w@.-]){re.escape(f)}(?![\w@-])", other, new, flags=re.I)
-            if new != text:
-                state = _with(state or final, service, table, k, {**r, text_path: new})
+            new = dict(r)
+            for path in (text_path, "subject", "htmlBody"):  # every text the message check reads
+                if isinstance(r.get(path), str):
+                    for f in forms:
+                        new[path] = re.sub(
+                            rf"(?<![\w@.-]){re.escape(f)}(?![\w@-])", other, new[path], flags=re.I
+                        )
+            if new != r:
+                state = _with(state or final, service, table, k, new)
         if state is not None:
             yield "wrong_mention", f"messages naming {other} instead of {forms[-1]} pass", state
             return
 
 
-def _other_user(final: dict[str, Any], people: list[dict[str, Any]]) -> str | None:
-    """The @-mention of a user who is none of the people the message must name."""
+def _other_user(final: dict[str, Any], people: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """(@-mention, full name) of a chat user who is none of the people the message must name."""
     named = {x.casefold() for p in people for x in p.get("forms", []) if x}
     for service in final.get("services", {}).values():
         users = service.get("users") if isinstance(service, dict) else None
@@ -229,6 +248,7 @@ def _other_user(final: dict[str, Any], people: list[dict[str, Any]]) -> str | No
             if not isinstance(u, dict) or u.get("is_bot"):
                 continue
             ids = {str(u.get(f, "")).casefold() for f in ("email", "name", "real_name")}
-            if not ids & named and isinstance(u.get("id"), str):
-                return f"<@{u['id']}>"
+            words = {w.casefold() for w in str(u.get("real_name", "")).split()}
+            if not (ids | words) & named and isinstance(u.get("id"), str) and u.get("real_name"):
+                return f"<@{u['id']}>", str(u["real_name"])
     return None

@@ -405,29 +405,39 @@ def parse_when_dt(v: Any):
 @predicate("event_scheduled", EventArgs)
 def event_scheduled(ctx: CheckContext, a: EventArgs) -> tuple[bool, str]:
     table = {"calendar": "events", "meet": "meetings"}.get(a.service, "events")
+    best: tuple[int, str] | None = None
     for r in _fresh(ctx, a.service, table):
         starts = _values(r, "start") + _values(r, "start.dateTime")
         start = next((x for x in starts if isinstance(x, str)), None)
         people = _values(r, "attendees.email") + [x for x in _values(r, "attendees") if isinstance(x, str)]
         forms = [[e, *([a.names[i]] if i < len(a.names) else [])] for i, e in enumerate(a.attendees)]
-        if not all(any(person_matches(p, f) for p in people) for f in forms):
-            continue
-        if a.exclusive:
+        why = []
+        missing = [f[0] for f in forms if not any(person_matches(p, f) for p in people)]
+        if missing:
+            why.append("does not invite " + ", ".join(missing))
+        if a.exclusive and not missing:
             organizer = _values(r, "organizer") + _values(r, "calendar_id")
-            if not all(any(person_matches(p, f) for f in forms) or p in organizer for p in people):
-                continue
-        if a.date and not same_when(start, a.date):
-            continue
-        if a.start and not same_when(start, a.start):
-            continue
+            extra = [p for p in people if not any(person_matches(p, f) for f in forms) and p not in organizer]
+            if extra:
+                why.append("also invites " + ", ".join(map(str, extra)))
+        if (a.date and not same_when(start, a.date)) or (a.start and not same_when(start, a.start)):
+            why.append(f"starts {start!r}")
         if a.duration_minutes is not None and _minutes(r) != a.duration_minutes:
-            continue
+            why.append(f"lasts {_minutes(r)} minutes")
         if a.summary_contains and _text(a.summary_contains) not in _text(
             " ".join(str(x) for x in _values(r, "summary") + _values(r, "title") if x)
         ):
-            continue
-        return True, f"event {r.get('id')} matches"
-    return False, "no new event matches"
+            why.append(f"its title is {(_values(r, 'summary') + _values(r, 'title') or [''])[0]!r}")
+        if not why:
+            return True, f"event {r.get('id')} matches"
+        if best is None or len(why) < best[0]:
+            best = (len(why), f"event {r.get('id')} {'; '.join(why)}")
+    want = "looked for a new event" + (f" with {', '.join(a.attendees)}" if a.attendees else "")
+    want += f" at {a.start or a.date}" if a.start or a.date else ""
+    want += f" for {a.duration_minutes} minutes" if a.duration_minutes is not None else ""
+    return False, f"no new event matches: {want}" + (
+        f"; nearest: {best[1]}" if best else "; none was created"
+    )
 
 
 # ---- content ------------------------------------------------------------------------------
