@@ -39,8 +39,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_HARNESS = (
-    f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'mcp_agent.py'))} --mcp-url {{mcp_url}} "
-    "--token {agent_token} --base-url {base_url} --model {model} --instruction-file {instruction_file}"
+    # `--opt=value`: an agent token may begin with '-', which argparse would read as an option
+    f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'mcp_agent.py'))} --mcp-url={{mcp_url}} "
+    "--token={agent_token} --base-url={base_url} --model={model} --instruction-file={instruction_file}"
 )
 
 

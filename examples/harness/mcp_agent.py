@@ -4,7 +4,7 @@ It is what OpenCode or Codex CLI do, in 100 lines, and what `collect.py` runs by
 other harness is installed. It knows nothing of CompoWorld: it lists the MCP server's tools, offers
 them to the model, runs each tool call through MCP, and stops at `finish` or a final message.
 
-    python examples/harness/mcp_agent.py --mcp-url URL --token AGENT_TOKEN \
+    python examples/harness/mcp_agent.py --mcp-url=URL --token=AGENT_TOKEN \
         --base-url http://127.0.0.1:8080/v1 --model smollm2 --instruction-file task.txt
 """
 
@@ -78,7 +78,7 @@ async def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mcp-url", required=True)
     p.add_argument("--token", required=True)
@@ -89,7 +89,11 @@ def main() -> None:
     p.add_argument("--max-turns", type=int, default=30)
     p.add_argument("--max-tokens", type=int, default=1024)
     p.add_argument("--timeout", type=float, default=120.0)
-    raise SystemExit(asyncio.run(run(p.parse_args())))
+    return p
+
+
+def main() -> None:
+    raise SystemExit(asyncio.run(run(parser().parse_args())))
 
 
 if __name__ == "__main__":

@@ -112,3 +112,28 @@ def test_the_session_goes_into_each_harness_config(tmp_path):
     assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["compoworld"]["url"].endswith("/s1")
     codex = tomllib.loads((tmp_path / ".codex/config.toml").read_text())["mcp_servers"]["compoworld"]
     assert codex["http_headers"] == auth and codex["url"].endswith("/s1")
+
+
+def test_the_default_harness_passes_a_token_that_looks_like_an_option():
+    """An agent token is URL-safe base64, so one in 64 begins with '-': the default command must still
+    hand it to `mcp_agent.py` as the token's value, not as an unknown option (seen as a flaky CI run)."""
+    import importlib.util
+    import shlex
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, ROOT / f"examples/harness/{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    collect_py, agent_py = load("collect"), load("mcp_agent")
+    fields = {
+        "mcp_url": "http://127.0.0.1:1/mcp",
+        "agent_token": shlex.quote("-Xy_z-"),
+        "base_url": shlex.quote("http://127.0.0.1:2/v1"),
+        "model": shlex.quote("--m"),
+        "instruction_file": shlex.quote("/tmp/task file.txt"),
+    }
+    argv = shlex.split(collect_py.DEFAULT_HARNESS.format(**fields))[2:]  # past the interpreter and script
+    a = agent_py.parser().parse_args(argv)
+    assert (a.token, a.model, a.instruction_file) == ("-Xy_z-", "--m", "/tmp/task file.txt")
