@@ -83,19 +83,23 @@ def test_the_static_check_refuses_before_anything_runs(code, cause):
         ("READS_FRAMES", "forbidden_call"),
     ],
 )
-def test_the_sandbox_refuses_every_escape_at_run_time(manifest, name, cause, request):
-    if name == "LOOPS_FOREVER":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=False,
-                reason="open bug: the engine's per-call CPU watchdog (core/limits) can stop a call that waits on its sandbox child before the sandbox's own kill; seen on a quiet machine, not under load",
-            )
-        )
+def test_the_sandbox_refuses_every_escape_at_run_time(manifest, name, cause):
     code = getattr(c, name)
     static_check(code)  # these pass the static check: only the running sandbox can stop them
     r = evaluate(code, manifest, FAST)
     assert r["violation"]["cause"] == cause, r["violation"]
     assert not any(t["kept"] for t in r["tools"].values())  # a module that broke a rule keeps nothing
+
+
+def test_the_sandbox_alone_bounds_the_module_past_the_engines_own_call_limit(manifest):
+    # the engine's default per-call limit (2 s of CPU) must not run inside the sandbox: there it
+    # raced the wall-clock kill and a loop came back as a 422 on a quiet machine
+    from compoworld.core.limits import DEFAULT_CPU_S
+
+    seconds = 2 * DEFAULT_CPU_S + 1
+    r = evaluate(c.LOOPS_FOREVER, manifest, Limits(seconds=seconds, cpu_seconds=30))
+    assert r["violation"] == {"cause": "timeout", "detail": f"no answer within {seconds}s (killed)"}
+    assert all("422" not in " ".join(t["why"]) for t in r["tools"].values())
 
 
 def test_what_the_module_prints_never_reaches_the_parent(manifest):
@@ -273,10 +277,6 @@ def test_the_sandbox_has_no_network_namespace_where_unshare_can_make_one(manifes
         assert sb.isolated == bool(_netns())
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open bug: the engine's per-call CPU watchdog (core/limits) can stop a call that waits on its sandbox child before the sandbox's own kill; seen on a quiet machine, not under load",
-)
 def test_a_slow_session_holds_only_its_own_worker(manifest):
     import threading
 
