@@ -86,24 +86,44 @@ def _money(m: re.Match[str]) -> str:
     return f"{whole}.{m.group(3)} USD" if m.group(1) else f"${whole}.{m.group(3)}"
 
 
-def paraphrase(text: str) -> str:
-    """The same facts in other words and forms."""
+def paraphrase(text: str, copied: tuple[str, ...] = (), corpus: str = "") -> str:
+    """The same facts in other words and forms. A value the work copies from a record (a preview
+    text: `copied`; a description the requester dictated inside their email: in `corpus`, the
+    texts of s0) stays word for word, as a careful colleague copies it; a text that is only such a
+    value is left as it is."""
+    if text.strip() in copied or (len(text.split()) >= 2 and text.strip() in corpus):
+        return text
     if "<" in text and ">" in text:  # markup (a wiki page): its structure stays, the words change
         return _ISO.sub(_date_words, text)
+    held = [c for c in copied if c in text]
     out = text
+    for i, c in enumerate(held):
+        out = out.replace(c, chr(0xE000 + i))  # a private-use mark: no swap, date or amount touches it
     for rx, word in _SWAPS:
         out = re.sub(rx, word, out, flags=re.I)
     out = _ISO.sub(_date_words, out)
     out = _MONEY.sub(_money, out)
+    for i, c in enumerate(held):
+        out = out.replace(chr(0xE000 + i), c)
     return f"Hello, {out}\n\nThanks, and have a good day."
 
 
-def _rewrite(value: Any, key: str = "") -> Any:
+def copied_values(task: Task) -> tuple[tuple[str, ...], str]:
+    """(phrases of three words or more that records of s0 hold, longest first: what a text quotes;
+    every text of s0 in one string: where a dictated value is found)."""
+    from compoworld.tasks.grounding import leaves
+
+    texts = [v for _, v in leaves(task.initial_state.get("services", {})) if isinstance(v, str)]
+    out = {v.strip() for v in texts if 3 <= len(v.split()) <= 12 and len(v) <= 160 and "\n" not in v}
+    return tuple(sorted(out, key=len, reverse=True)), "\x00".join(texts)
+
+
+def _rewrite(value: Any, key: str = "", copied: tuple[tuple[str, ...], str] = ((), "")) -> Any:
     if isinstance(value, dict):
-        return {k: _rewrite(v, k) for k, v in value.items()}
+        return {k: _rewrite(v, k, copied) for k, v in value.items()}
     if isinstance(value, list):
-        return [_rewrite(v, key) for v in value]
-    return paraphrase(value) if _is_text(key, value) else value
+        return [_rewrite(v, key, copied) for v in value]
+    return paraphrase(value, *copied) if _is_text(key, value) else value
 
 
 def _calls(task: Task) -> Calls:
@@ -129,7 +149,10 @@ def honest_variants(task: Task, env: Environment) -> dict[str, tuple[Calls, str 
             continue
         out["reordered_writes"] = ([*ref[:a], cb, ca, *ref[b + 1 :]], task.answer)
         break
-    para = [{**c, "arguments": _rewrite(c["arguments"])} if mutates(c["tool"]) else c for c in ref]
+    copied = copied_values(task)
+    para = [
+        {**c, "arguments": _rewrite(c["arguments"], "", copied)} if mutates(c["tool"]) else c for c in ref
+    ]
     if para != ref:
         out["paraphrase"] = (para, task.answer)
     spec = next((i.check for i in task.rubric if i.check.get("predicate") == "answer_matches"), None)
@@ -381,8 +404,8 @@ def mention_forms(task: Task, ref: Calls) -> Calls | None:
     """Each chat user named by full name in a chat message is named another way instead: "<@ID>",
     "@handle", or their first name where it is theirs alone in the company, in turn."""
     users = _chat_users(task)
-    firsts: dict[str, int] = {}
-    for name in _people(task).values():
+    firsts: dict[str, int] = {}  # a first name names one person only where one full name has it
+    for name in {*_people(task).values(), *(str(u["real_name"]) for u in users)}:
         firsts[name.split()[0].casefold()] = firsts.get(name.split()[0].casefold(), 0) + 1
     out, changed, turn = [], False, 0
     for c in ref:
