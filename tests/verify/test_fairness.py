@@ -341,3 +341,38 @@ def test_a_failed_event_check_names_the_nearest_event() -> None:
     assert "nearest: event e1 does not invite b@x.example" in r.detail and "starts" not in r.detail
     ev["attendees"].append({"email": "b@x.example"})
     assert _check(check, s0, s1).passed
+
+
+def test_sql_log_rows_are_read_whole_on_generated_tasks() -> None:
+    """An SQL log's rows are records of their own: two rows with their amounts swapped or an extra
+    row fail; the same INSERTs in the other order pass."""
+    import re
+
+    from compoworld.tasks.generator import Settings
+    from compoworld.tasks.pipeline import generate
+
+    tried = 0
+    for t in generate(10, 7171, Settings(families=("composed.service_credit",), k=5, difficulty="hard"))[0]:
+        ref = V._calls(t)
+        ins = [i for i, c in enumerate(ref) if "INSERT" in str(c["arguments"].get("query", "")).upper()]
+        if len(ins) < 2:
+            continue
+        q = [ref[i]["arguments"]["query"] for i in ins]
+        nums = [re.findall(r"\b\d+\.\d{2}\b", x) for x in q]
+        if not (nums[0] and nums[1]) or nums[0][-1] == nums[1][-1]:
+            continue
+
+        def run(queries, extra=None, t=t, ref=ref, ins=ins):
+            calls = [dict(c) for c in ref]
+            for i, x in zip(ins, queries, strict=True):
+                calls[i] = {**ref[i], "arguments": {**ref[i]["arguments"], "query": x}}
+            if extra:
+                calls.insert(ins[-1] + 1, {**ref[ins[-1]], "arguments": {"query": extra}})
+            return V.run_variant(t, calls, t.answer)[0]
+
+        a, b = nums[0][-1], nums[1][-1]
+        assert not run([q[0].replace(a, b), q[1].replace(b, a), *q[2:]]), t.id
+        assert not run(q, extra=q[0].replace(a, "99.00")), t.id
+        assert run([q[1], q[0], *q[2:]]), t.id
+        tried += 1
+    assert tried >= 1
