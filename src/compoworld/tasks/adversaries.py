@@ -35,6 +35,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from compoworld.core.environment import Environment
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import Verdicts
@@ -87,6 +89,43 @@ def swap_args(value: Any, swap: dict[str, str]) -> Any:
 def _run(env: Environment, calls: list[dict[str, Any]]) -> None:
     for c in calls:
         env.call(c["tool"], c["arguments"])
+
+
+def _call_key(c: dict[str, Any]) -> Any:
+    try:  # exact types and order (1 and 1.0 and True are other calls)
+        return c["tool"], orjson.dumps(c["arguments"])
+    except TypeError:
+        return object()  # never equal: no sharing
+
+
+class Prefixes:
+    """Variants of the reference's writes run from s0, each from the state after the longest prefix
+    it shares with the writes (an attack edits a text, a recipient or an amount further on; the
+    calls before it are the reference's own). A call's effect is a function of the state it runs
+    in, so the state after the shared prefix is the state the whole run would reach there; states
+    are kept as snapshots (persistent values)."""
+
+    def __init__(self, env: Environment, s0: dict[str, Any], writes: list[dict[str, Any]]) -> None:
+        self.env, self.writes = env, writes
+        self.keys = [_call_key(c) for c in writes]
+        self.at: dict[int, dict[str, Any]] = {0: s0}
+
+    def run(self, calls: list[dict[str, Any]]) -> dict[str, Any]:
+        """The state after `calls` from s0 (the environment is left in it)."""
+        j, n = 0, min(len(calls), len(self.writes))
+        while j < n and (calls[j] is self.writes[j] or _call_key(calls[j]) == self.keys[j]):
+            j += 1
+        self.env.restore(self._state(j))
+        _run(self.env, calls[j:])
+        return self.env.snapshot()
+
+    def _state(self, j: int) -> dict[str, Any]:
+        if j not in self.at:
+            k = max(x for x in self.at if x < j)
+            self.env.restore(self.at[k])
+            _run(self.env, self.writes[k:j])
+            self.at[j] = self.env.snapshot()
+        return self.at[j]
 
 
 def write_calls(env: Environment, task: Task) -> list[dict[str, Any]]:
@@ -232,10 +271,15 @@ def _answer_candidates(task: Task) -> list[str]:
 
 
 def attack(
-    task: Task, env: Environment, final: dict[str, Any], verdicts: Verdicts | None = None
+    task: Task,
+    env: Environment,
+    final: dict[str, Any],
+    verdicts: Verdicts | None = None,
+    observed: list[dict[str, Any]] | None = None,
 ) -> dict[str, str | None]:
     """Adversary -> None when it gets V = 0 (the task holds), else how it passed. `verdicts` (V alone,
-    stopping at the first failing check) may be shared with the caller's other gates."""
+    stopping at the first failing check) may be shared with the caller's other gates; `observed`:
+    the envelopes of the reference replayed from s0, if the caller has them."""
     out: dict[str, str | None] = {a: None for a in ADVERSARIES}
     s0 = env.initial
     verdicts = verdicts or Verdicts(task)
@@ -243,6 +287,7 @@ def attack(
     if passes(s0, None):
         out["noop"] = "doing nothing passes"
     writes = write_calls(env, task)
+    prefixes = Prefixes(env, s0, writes)
     answer = task.answer
     env.restore(final)
     h_final = env.state_hash()  # a write that changes nothing (refused by the service) is no attack
@@ -252,9 +297,8 @@ def attack(
         swapped = [{**c, "arguments": swap_args(c["arguments"], trap.swap)} for c in writes]
         if swapped == writes:
             continue  # the writes never carry the trap's value: nothing to act on differently
-        env.restore(s0)
-        _run(env, swapped)
-        if out["decoy"] is None and passes(env.snapshot(), trap.answer or answer):
+        state = prefixes.run(swapped)
+        if out["decoy"] is None and passes(state, trap.answer or answer):
             out["decoy"] = f"acting on the {trap.kind} candidate passes ({trap.description})"
         env.restore(final)
         _run(env, swapped)
@@ -279,7 +323,7 @@ def attack(
     cands = _answer_candidates(task)
     if answer and cands and passes(final, ", ".join([*cands, answer])):
         out["answer_dump"] = "a reply listing every candidate passes"
-    out.update(attack_suite(task, env, final, writes, verdicts))
+    out.update(attack_suite(task, env, final, writes, verdicts, observed, others, prefixes))
     env.restore(s0)
     return out
 
@@ -354,20 +398,22 @@ def _day_later(m: re.Match[str]) -> str:
 class Asked:
     """The values a task's work found or worked out: what a near miss gets one unit or a day off."""
 
-    def __init__(self, task: Task, env: Environment) -> None:
+    def __init__(self, task: Task, env: Environment, observed: list[dict[str, Any]] | None = None) -> None:
+        """`observed`: the envelopes of the reference replayed from s0 (else it is replayed here)."""
         from compoworld.tasks.grounding import leaves
         from compoworld.tasks.rubric import MESSAGE_SERVICES
 
-        env.reset()
+        if observed is None:
+            env.reset()
         self.days: set[str] = set()
         self.numbers: set[float] = set()
         # what the request said (the instruction, a colleague's email): restating it is no fact
         self.given: list[str] = [task.instruction.casefold()]
         self.observed: list[Any] = []  # what each reference call returned
-        for c in task.reference_solution:
+        for k, c in enumerate(task.reference_solution):
             spec = env.tool_spec(c.tool)
             read = c.tool.split("__", 1)[0] in MESSAGE_SERVICES and not (spec and spec.mutates)
-            data = env.call(c.tool, c.arguments).get("data")
+            data = (observed[k] if observed is not None else env.call(c.tool, c.arguments)).get("data")
             self.observed.append(data)
             for _, v in leaves(data):
                 if isinstance(v, bool) or v is None:
@@ -541,19 +587,19 @@ def attack_suite(
     final: dict[str, Any],
     writes: list[dict[str, Any]],
     verdicts: Verdicts | None = None,
+    observed: list[dict[str, Any]] | None = None,
+    others_of: dict[str, list[Any]] | None = None,
+    prefixes: Prefixes | None = None,
 ) -> dict[str, str | None]:
-    """Attack -> how it passed (None: it got V = 0 or does not apply)."""
+    """Attack -> how it passed (None: it got V = 0 or does not apply). The optional arguments are
+    what `attack` already has: the verdicts, the reference's envelopes, `_others`, the prefixes."""
     out: dict[str, str | None] = dict.fromkeys(ATTACKS)
     passes = (verdicts or Verdicts(task)).passed
     s0 = env.initial
     answer = task.answer
+    run_writes = (prefixes or Prefixes(env, s0, writes)).run
 
-    def run_writes(calls: list[dict[str, Any]]) -> dict[str, Any]:
-        env.restore(s0)
-        _run(env, calls)
-        return env.snapshot()
-
-    asked = Asked(task, env)
+    asked = Asked(task, env, observed)
     for form in GUTS:
         gutted = [{**c, "arguments": gut(c["arguments"], form=form, asked=asked)} for c in writes]
         if gutted != writes and passes(run_writes(gutted), answer):
@@ -566,7 +612,7 @@ def attack_suite(
         env.restore(final)
         if state != env.snapshot() and passes(state, answer):
             out["near_miss"] = "the reference with amounts one off and dates a day late passes"
-    others = _others(env, task)["email"] + _rival_people(task)
+    others = (others_of or _others(env, task))["email"] + _rival_people(task)
     for other in others[:3]:
         for keys in (_CC_KEYS, _BCC_KEYS):
             ccd = [_with_cc(env, c, other, keys) or c for c in writes]

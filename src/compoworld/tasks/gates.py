@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from compoworld.core.environment import Environment
+from compoworld.core.service import Service
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import Verdicts, verify
 
@@ -36,31 +37,48 @@ def replay(
     calls: list[dict[str, Any]],
     skip: set[int] = frozenset(),
     marks: dict[int, dict[str, Any]] | None = None,
+    track: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
     """Run reference calls (except `skip`) from the environment's current state: the final snapshot,
     the envelopes, and the indices of the calls that really wrote (changed non-UI state; a shell
-    `grep` is declared mutating but only reads). `marks` collects the state before each mutating
-    call (snapshots are persistent values)."""
+    `grep` is declared mutating but only reads; none unless `track`). `marks` collects the state
+    before each mutating call (snapshots are persistent values)."""
     results = []
     writes = []
     for i, c in enumerate(calls):
         if i in skip:
             continue
-        before = env.snapshot() if _mutates(env, c["tool"]) else None
+        before = env.snapshot() if (track or marks is not None) and _mutates(env, c["tool"]) else None
         if marks is not None and before is not None:
             marks[i] = before
         results.append(env.call(c["tool"], c["arguments"]))
-        if before is not None and _wrote(env, before):
+        if track and before is not None and _wrote(env, before):
             writes.append(i)
     return env.snapshot(), results, writes
 
 
 def _wrote(env: Environment, before: dict[str, Any]) -> bool:
-    return any(
-        ch.service not in env.services
-        or ch.path.split("/", 1)[0] not in env.services[ch.service].ephemeral_tables
-        for ch in env.diff(before, env.snapshot())
-    )
+    """Whether `env.diff(before, now)` names a change outside UI tables, without building it: a
+    table shared by copy-on-write is unchanged, another compares as a dict (records by identity
+    first); an engine with its own diff (SQL rows, not image bytes) is asked as before."""
+    after = env.snapshot()
+    if before.get("clock") != after.get("clock"):
+        return True
+    for name, svc in env.services.items():
+        a, b = before["services"].get(name), after["services"].get(name)
+        if a is b:
+            continue
+        a, b = a or {}, b or {}
+        ui = svc.ephemeral_tables
+        if type(svc).diff is not Service.diff:
+            if any(ch.path.split("/", 1)[0] not in ui for ch in svc.diff(a, b)):
+                return True
+            continue
+        for t in a.keys() | b.keys():
+            ta, tb = a.get(t), b.get(t)
+            if ta is not tb and t not in ui and (ta or {}) != (tb or {}):
+                return True
+    return False
 
 
 def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
@@ -104,16 +122,16 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         # the calls before step i are the reference's own: start from its state before step i (a
         # replay is deterministic, and `deterministic` below checks that) instead of replaying them
         env.restore(marks[i])
-        final_i, _, _ = replay(env, calls[i + 1 :])
+        final_i, _, _ = replay(env, calls[i + 1 :], track=False)
         if verdicts.passed(final_i, task.answer):
             out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
             break
     env.reset()
-    replay(env, calls)
+    replay(env, calls, track=False)
     if env.state_hash() != h1 and out["deterministic"] is None:
         out["deterministic"] = "two replays of the reference end in different states"
     if out["solvable"] is None:
-        for name, why in attack(task, env, final, verdicts).items():
+        for name, why in attack(task, env, final, verdicts, results).items():
             out[f"adversary:{name}"] = why
             if why and out["adversarial"] is None:
                 out["adversarial"] = f"{name}: {why}"

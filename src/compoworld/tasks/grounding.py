@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
@@ -163,20 +164,28 @@ class Transcript:
             ("system", system.casefold()),
         ]
         self._phones: list[set[str]] = [_phones(instruction), _phones(system)]
+        self._nums: list[list[float] | None] = [None, None]  # a part's numbers, sorted, once asked
 
     def add(self, source: str, observation: Any) -> None:
         text = observation if isinstance(observation, str) else json.dumps(observation, ensure_ascii=False)
         self.parts.append((source, text.casefold()))
         self._phones.append(_phones(text))
+        self._nums.append(None)
 
     def source_of(self, value: str) -> str | None:
         """The first part that shows the value, or None. A number is shown by the same number in
         any notation (16385.00 by 16385.0)."""
         if _NUM.fullmatch(value):
             want = float(value.replace(",", ""))
-            for src, text in self.parts:
-                if any(abs(float(m.replace(",", "")) - want) < 1e-9 for m in _NUM.findall(text)):
-                    return src
+            for i, (src, text) in enumerate(self.parts):
+                nums = self._nums[i]
+                if nums is None:  # parsed once per part, not once per value looked for
+                    nums = self._nums[i] = sorted(float(m.replace(",", "")) for m in _NUM.findall(text))
+                k = bisect_left(nums, want - 2e-9)
+                while k < len(nums) and nums[k] <= want + 2e-9:
+                    if abs(nums[k] - want) < 1e-9:
+                        return src
+                    k += 1
         v = value.casefold()
         esc = json.dumps(value, ensure_ascii=False)[1:-1].casefold()
         digits = phone_digits(value) if re.fullmatch(r"\+?[\d ()-]{7,}", value) else None

@@ -122,12 +122,96 @@ def _task_of(data: dict[str, Any]) -> Task:
         ) from None
 
 
+class _Reads(StateView):
+    """A snapshot's view that notes what a check reads through it: a table, a service's table list,
+    every service, or the whole snapshot (a read it cannot name is the whole snapshot)."""
+
+    def __init__(self, snapshot: dict[str, Any] | None) -> None:
+        self.log: set[tuple[str, ...]] | None = None
+        super().__init__(snapshot)
+
+    @property
+    def snapshot(self) -> dict[str, Any]:  # type: ignore[override]
+        if self.log is not None:
+            self.log.add(("S",))
+        return self._snapshot
+
+    @snapshot.setter
+    def snapshot(self, value: dict[str, Any]) -> None:
+        self._snapshot = value
+
+    def _quiet(self, what: tuple[str, ...], fn: Any, *args: Any) -> Any:
+        log = self.log
+        if log is None:
+            return fn(*args)
+        log.add(what)
+        self.log = None
+        try:
+            return fn(*args)
+        finally:
+            self.log = log
+
+    def table(self, service: str, table: str) -> dict[str, Any]:
+        return self._quiet(("t", service, table), super().table, service, table)
+
+    def tables(self, service: str) -> list[str]:
+        return self._quiet(("T", service), super().tables, service)
+
+    def services(self) -> dict[str, Any]:
+        return self._quiet(("s",), super().services)
+
+    def token(self, dep: tuple[str, ...]) -> Any:
+        """What a read saw: the table object (an empty one for any empty table), the service's
+        data, every service's, or the snapshot itself; compared by identity."""
+        svcs = self._snapshot.get("services", {})
+        if dep[0] == "t":
+            try:
+                got = super().table(dep[1], dep[2])
+            except Exception:  # noqa: BLE001 (a malformed state: nothing kept matches, the check runs)
+                return object()
+            return got if got else _EMPTY
+        if dep[0] == "T":
+            return svcs.get(dep[1], _EMPTY)
+        if dep[0] == "s":
+            return tuple(svcs.items())
+        return self._snapshot
+
+
+class _Ctx(CheckContext):
+    """A check's context that notes whether the check read the answer."""
+
+    read_answer = False
+
+    @property
+    def answer(self) -> str | None:  # type: ignore[override]
+        self.read_answer = True
+        return self._answer
+
+    @answer.setter
+    def answer(self, value: str | None) -> None:
+        self._answer = value
+
+
+_EMPTY: Any = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
+    return a is b
+
+
 class Verdicts:
     """V alone, for many states of one task (a gate run verifies one rubric against dozens of
-    adversaries' and leave-one-out states). It stops at the first failing check and tries first the
-    checks that failed most recently (an adversary's states tend to fail the same guard). V is a
-    product, so the verdict is `verify(...).passed` exactly: each check runs as `verify` runs it,
-    only fewer of them run. The rubric and s0 are read once; neither may change meanwhile."""
+    adversaries' and leave-one-out states). V is a product, so the verdict is `verify(...).passed`
+    exactly; each check runs as `verify` runs it, but fewer run:
+    - it stops at the first failing check, trying first the one that failed last (an adversary's
+      states tend to fail the same guard);
+    - a check is a pure function of what it reads: s0 (fixed here), the tables of the final state
+      it read, and the answer if it read it. Each verdict is kept with those reads; a state whose
+      tables are the very same objects (copy-on-write snapshots share every table a run did not
+      write) and the same answer, where it was read, gets the kept verdict without running.
+    The rubric and s0 are read once; neither may change meanwhile."""
 
     def __init__(self, task: Task) -> None:
         self._s0 = StateView(task.initial_state)
@@ -135,17 +219,48 @@ class Verdicts:
             _validated(_fields(i)["check"] if not isinstance(i, dict) else i["check"]) for i in task.rubric
         ]
         self._order = list(range(len(self._checks)))
+        # per check: (reads, what each read saw, whether it read the answer, the answer, verdict)
+        self._kept: list[list[tuple[tuple[tuple[str, ...], ...], tuple[Any, ...], bool, Any, bool]]] = [
+            [] for _ in self._checks
+        ]
 
     def passed(self, final: dict[str, Any], answer: str | None = None) -> bool:
-        ctx = CheckContext(self._s0, StateView(final), answer)
+        view = _Reads(final)
+        seen: dict[tuple[str, ...], Any] = {}
+
+        def token(dep: tuple[str, ...]) -> Any:
+            if dep not in seen:
+                seen[dep] = view.token(dep)
+            return seen[dep]
+
         for pos, i in enumerate(self._order):
-            name, args = self._checks[i]
-            try:
-                ok = bool(PREDICATES[name][1](ctx, args)[0])
-            except Exception:  # noqa: BLE001 (as in verify_checks: a broken check fails)
-                ok = False
+            ok = None
+            for deps, toks, read_answer, ans, verdict in self._kept[i]:
+                if (not read_answer or ans == answer) and all(
+                    _same(token(d), t) for d, t in zip(deps, toks, strict=True)
+                ):
+                    ok = verdict
+                    break
+            if ok is None:
+                ok = self._run(i, view, answer, token)
             if not ok:
                 if pos:
                     self._order.insert(0, self._order.pop(pos))
                 return False
         return bool(self._checks)
+
+    def _run(self, i: int, view: _Reads, answer: str | None, token: Any) -> bool:
+        name, args = self._checks[i]
+        ctx = _Ctx(self._s0, view, answer)
+        view.log = set()
+        try:
+            ok = bool(PREDICATES[name][1](ctx, args)[0])
+        except Exception:  # noqa: BLE001 (as in verify_checks: a broken check fails)
+            ok = False
+        finally:
+            deps, view.log = tuple(view.log), None
+        kept = self._kept[i]
+        if len(kept) >= 16:
+            kept.pop(0)
+        kept.append((deps, tuple(token(d) for d in deps), ctx.read_answer, answer, ok))
+        return ok

@@ -1,0 +1,144 @@
+"""The gates' fast paths decide as the plain ones do (issue 22: verified tasks per second).
+
+- `Verdicts` (stop at the first failing check; a verdict kept with the tables it read) gives
+  `verify(...).passed` on every state a gate run meets, passing and failing ones;
+- a write list run from the state after its shared prefix (`Prefixes`) ends where a fresh run ends;
+- `_wrote` (tables compared by identity, then as dicts) finds the writes `env.diff` finds;
+- the attacks given the reference's envelopes decide as the attacks that replay them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import pytest
+
+from compoworld.tasks import adversaries, gates
+from compoworld.tasks.adversaries import Prefixes, _run, attack
+from compoworld.tasks.gates import replay, run_gates
+from compoworld.tasks.generator import Rejected, Settings, generate_task
+from compoworld.tasks.model import Task
+from compoworld.verify.verifier import Verdicts, verify
+
+HARD = Settings(k=5, difficulty="hard")
+
+
+def _tasks(settings: Settings, n: int, seed: int) -> list[Task]:
+    out, i = [], 0
+    while len(out) < n and i < 6 * n:
+        with contextlib.suppress(Rejected):
+            out.append(Task.model_validate(generate_task(seed, i, settings)))
+        i += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[Task]:
+    # hard composed work (every theme that fits) and hand-built families (SQL, sheets, files, chat)
+    return _tasks(HARD, 3, seed=23) + _tasks(Settings(), 3, seed=29)
+
+
+def _without_guards(task: Task) -> Task:
+    """The task with its guards dropped: sprays, decoys and collateral now pass some states."""
+    return task.model_copy(update={"rubric": [r for r in task.rubric if r.kind != "guard"]})
+
+
+def test_verdicts_equal_verify_on_every_state_a_gate_run_meets(
+    tasks: list[Task], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[Task, dict[str, Any], str | None, bool]] = []
+    plain = Verdicts.passed
+    current: list[Task] = []
+
+    def recorded(self: Verdicts, final: dict[str, Any], answer: str | None = None) -> bool:
+        got = plain(self, final, answer)
+        seen.append((current[0], final, answer, got))
+        return got
+
+    monkeypatch.setattr(Verdicts, "passed", recorded)
+    for t in tasks:
+        for task in (t, _without_guards(t)):
+            current[:] = [task]
+            run_gates(task, regenerate=False)
+    assert {got for *_, got in seen} == {True, False}  # both verdicts were met
+    assert len(seen) > 100
+    for task, final, answer, got in seen:
+        assert verify(task, final, answer).passed is got, task.id
+
+
+def test_a_verdict_is_read_again_when_a_table_it_read_changed(tasks: list[Task]) -> None:
+    task = tasks[0]
+    env = task.environment()
+    final, _, _ = replay(env, [c.model_dump() for c in task.reference_solution])
+    v = Verdicts(task)
+    assert v.passed(final, task.answer) and v.passed(final, task.answer)
+    assert not v.passed(env.initial, task.answer)  # s0 shares no written table with the final state
+    # the final state with one written table emptied: the checks reading it run again
+    written = [
+        (s, t)
+        for s, tabs in final["services"].items()
+        for t, recs in tabs.items()
+        if isinstance(recs, dict) and recs and recs is not env.initial["services"][s].get(t)
+    ]
+    verdicts = []
+    for service, table in written:
+        svc = {**final["services"][service], table: {}}
+        gutted = {**final, "services": {**final["services"], service: svc}}
+        verdicts.append(v.passed(gutted, task.answer))
+        assert verdicts[-1] is verify(task, gutted, task.answer).passed
+    assert False in verdicts
+    assert v.passed(final, task.answer)
+    if task.answer:  # the answer is read again too
+        assert v.passed(final, "no idea") is verify(task, final, "no idea").passed
+
+
+def test_prefix_runs_end_where_fresh_runs_end(tasks: list[Task], monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = Prefixes.run
+    runs = []
+
+    def checked(self: Prefixes, calls: list[dict[str, Any]]) -> dict[str, Any]:
+        out = plain(self, calls)
+        fresh = Task.environment(current[0])
+        _run(fresh, calls)
+        runs.append((self.env.state_hash(), fresh.state_hash()))
+        return out
+
+    current: list[Task] = []
+    monkeypatch.setattr(Prefixes, "run", checked)
+    for t in tasks:
+        current[:] = [t]
+        run_gates(t, regenerate=False)
+    assert runs and all(a == b for a, b in runs)
+
+
+def test_wrote_finds_the_writes_env_diff_finds(tasks: list[Task], monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = gates._wrote
+    checked = 0
+
+    def both(env: Any, before: dict[str, Any]) -> bool:
+        nonlocal checked
+        got = fast(env, before)
+        plain = any(
+            ch.service not in env.services
+            or ch.path.split("/", 1)[0] not in env.services[ch.service].ephemeral_tables
+            for ch in env.diff(before, env.snapshot())
+        )
+        assert got is plain
+        checked += 1
+        return got
+
+    monkeypatch.setattr(gates, "_wrote", both)
+    for t in tasks:
+        replay(t.environment(), [c.model_dump() for c in t.reference_solution])
+    assert checked > 20
+
+
+def test_attacks_given_the_envelopes_decide_as_attacks_that_replay(tasks: list[Task]) -> None:
+    for t in tasks:
+        for task in (t, _without_guards(t)):
+            env = task.environment()
+            final, results, _ = replay(env, [c.model_dump() for c in task.reference_solution])
+            given = attack(task, env, final, observed=results)
+            env.restore(final)
+            assert given == adversaries.attack(task, env, final), task.id
