@@ -185,6 +185,18 @@ def test_field_kinds_and_values_fit_the_field_name() -> None:
         ("billing_email", "string"): ("@",),
         ("website", "string"): ("https://www.",),
         ("repository_url", "string"): ("https://github.com/",),
+        # a note or a description holds a short working note; a version a release number
+        ("notes", "string"): ("Swiss", "Rotterdam", "Tuesday", "gate", "catering", "euros", "Parking"),
+        ("boardDescription", "string"): (
+            "Swiss",
+            "Rotterdam",
+            "Tuesday",
+            "gate",
+            "catering",
+            "euros",
+            "Parking",
+        ),
+        ("version", "string"): (".",),
     }
     for (f, t), shows in cases.items():
         kind = kind_of(f, t)
@@ -199,7 +211,7 @@ def test_field_kinds_and_values_fit_the_field_name() -> None:
     assert kind_of("amount", "number") == "money" and kind_of("headcount", "integer") == "count"
     assert kind_of("hire_date", "string") == "past_date" and kind_of("due_date", "string") == "date"
     assert kind_of("status", "string", ("open", "closed")) == "enum"
-    for f, t in [("foo", "string"), ("rate", "number"), ("artifact_location", "string"), ("notes", "string")]:
+    for f, t in [("foo", "string"), ("rate", "number"), ("artifact_location", "string"), ("type", "string")]:
         assert kind_of(f, t) is None, f  # no plausible value: never asked for
     assert kind_of("customer_id", "string") is None and kind_of("created_at", "string") is None
     assert all(len(v) >= 4 for _, vals in PHRASES for v in vals)  # traceable in a reply

@@ -83,6 +83,38 @@ PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     # a template's, a document's or an expense's category: the business area it belongs to
     (("category",), ("Finance", "Sales", "Operations", "Marketing", "Legal", "Human Resources")),
     (("namespace",), ("production", "staging", "monitoring", "payments", "analytics")),
+    # a record's note or description: the short working note a person writes there and asks about
+    (
+        ("description", "desc", "notes", "note", "remarks", "memo", "comments"),
+        # (words an instruction never uses, so no keyword match singles out the record holding one)
+        (
+            "Quotes in Swiss francs",
+            "Pallets ship via Rotterdam",
+            "Prefers Tuesday mornings",
+            "Badge access at gate 4",
+            "Vegetarian catering",
+            "Invoices go in euros",
+            "Parking on level minus 2",
+        ),
+    ),
+    # what a page, a cell or a snippet holds: one short line of working text
+    (
+        ("content", "text"),
+        (
+            "Offsite agenda draft",
+            "Q3 close checklist",
+            "Vendor meeting minutes",
+            "Onboarding welcome letter",
+            "Key rotation runbook",
+            "Pricing workshop outcomes",
+        ),
+    ),
+    # the organisation a person works for
+    (
+        ("company", "employer", "organization", "organisation", "companyname"),
+        ("Northwind Traders", "Globex Logistics", "Brightwater Health", "Kestrel Analytics", "Lumen Foods"),
+    ),
+    (("version", "release"), ("2.4.1", "3.0.2", "1.8.5", "4.1.0", "5.2.3")),
     (
         ("projectname",),
         ("Website relaunch", "Data migration", "Mobile app", "Billing revamp", "Partner portal"),

@@ -683,9 +683,13 @@ def _plant(
         if keys:
             rec[f] = b.rng.choice(keys)
     fields = svc.manifest["resources"][res.resource]["fields"]
-    for f in fields:  # a description, where the record has one, says what it is in words
-        if norm(f) in ("description", "notes", "details") and f not in rec and fields[f] in ("string", "any"):
-            rec[f] = f"{label}: {'closed, kept for reference' if closed else 'current'}."
+    for f in fields:  # a description, where the record has one, holds a working note (never its verdict)
+        free = (
+            norm(f) in ("description", "notes", "details") and f not in rec and fields[f] in ("string", "any")
+        )
+        if free and (kind := kind_of(f, "string")) is not None:
+            people, domains = b.company.people, [c.domain for c in b.company.customers]
+            rec[f] = draw(kind, "string", b.rng, b.now.date(), people, domains)
     svc.insert(res.table, rec)
     return rec
 
