@@ -125,7 +125,11 @@ def _ok(i: int, s: Settings) -> bool:
 
 
 def test_themes_share_the_machinery_and_the_draw() -> None:
-    assert [t.family for t in themes()] == ["composed.service_credit", "composed.access_review"]
+    assert [t.family for t in themes()] == [
+        "composed.service_credit",
+        "composed.access_review",
+        "composed.expense_claims",
+    ]
     for k in range(4, 8):
         for p in plans_for(k, (2, 12), families=ACCESS):
             w = p.walk()

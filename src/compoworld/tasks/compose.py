@@ -119,7 +119,10 @@ class Plan:
             seq.append(self.account)
         if self.people:
             seq.append("hr")
-        seq += [self.policy, self.usage]
+        seq.append(self.policy)
+        if self.usage != "payments":  # a day credited before is in the credits log (Stripe: the refund)
+            seq.append(self.ledger)
+        seq.append(self.usage)
         for _ in range(cases):
             seq.append(self.reply_service())
             if self.notify == self.reply_service():
@@ -171,11 +174,12 @@ class Theme:
 
 def themes() -> list[Theme]:
     """Every composed theme, this module's first (the other modules import this one)."""
-    from compoworld.tasks import compose_access
+    from compoworld.tasks import compose_access, compose_expense
 
     return [
         Theme(Plan.family, PLANS, _compose_credit),
         Theme(compose_access.AccessPlan.family, compose_access.PLANS, compose_access.compose),
+        Theme(compose_expense.ExpensePlan.family, compose_expense.PLANS, compose_expense.compose),
     ]
 
 
@@ -483,7 +487,10 @@ def plant_account(w: Work) -> None:
         elif w.plan.account == "browser":
             from compoworld.tasks.families.xai import _note
 
-            _note(b, c.cust.name, f"Account manager: {c.owner.name}. Renewal in the autumn.")
+            # the note gives the address too: the approver may be written to by email
+            _note(
+                b, c.cust.name, f"Account manager: {c.owner.name} ({c.owner.email}). Renewal in the autumn."
+            )
         if c.owner_left:
             hr = b.svc("hr")
             emp = next(e for e in hr.employees.all() if e["workEmail"].lower() == c.owner.email.lower())
@@ -579,8 +586,7 @@ def policy_text(w: Work, v: Version) -> list[str]:
     return [
         f"Service credit policy: credits for downtime. Effective {_day(v.effective)}.",
         f"Support may credit a customer for the usage billed on the days of an outage they report, up to "
-        f"${v.limit} per request. Usage already credited or refunded does not count again. The daily usage "
-        f"charges are in {_usage_where(w)}.",
+        f"${v.limit} per request. The daily usage charges are in {_usage_where(w)}.",
         f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
         f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
         f"Approver: {_who_approves(w, v)}.",
@@ -594,59 +600,20 @@ def policy_text(w: Work, v: Version) -> list[str]:
 
 
 def plant_policy(w: Work) -> None:
-    from compoworld.tasks.families._common import sheet, team_space, wiki_page
-
-    b = w.b
-    texts = [(v, policy_text(w, v)) for v in w.versions]
-    if w.plan.policy == "wiki":
-        space = team_space(b)
-        for v, lines in texts:
-            days = (w.today - v.effective).days + b.rng.randrange(1, 6)
-            if v.effective > w.today:  # announced ahead: written recently
-                days = b.rng.randrange(1, 6)
-            wiki_page(
-                b,
-                space,
-                f"Service credits for downtime ({_day(v.effective)})",
-                "".join(f"<p>{x}</p>" for x in lines),
-                days_ago=days,
-            )
-    elif w.plan.policy == "sheets":
-        table = [["effective_from", "credit_limit_usd", "fallback_approver", "rules"]]
-        order = sorted(texts, key=lambda t: t[0].effective)
-        for v, lines in order:
-            table.append([_day(v.effective), v.limit, v.fallback.email, " ".join(lines)])
-        sheet(b, "Service credit policy", "Versions", table, days_ago=b.rng.randrange(1, 6))
-    else:
-        ws = b.svc("workspace")
-        for v, lines in texts:
-            ws.write_file(
-                f"{HOME}/Documents/policies/service_credits_{_day(v.effective)}.md",
-                "# Service credits for downtime\n\n" + "\n\n".join(lines) + "\n",
-            )
+    head = ["effective_from", "credit_limit_usd", "fallback_approver", "rules"]
+    texts = [(v.effective, [v.limit, v.fallback.email], policy_text(w, v)) for v in w.versions]
+    plant_versions(w.b, w.plan.policy, "Service credit policy", "service_credits", head, texts)
 
 
 def solve_policy(w: Work) -> None:
-    from compoworld.tasks.families._common import rows
-
-    b = w.b
-    if w.plan.policy == "wiki":
-        hits = rows(
-            b.call("wiki__confluence_search_content", {"must_contain_all": ["service credits", "downtime"]})
-        )
-        pages = [p for p in hits if str(p.get("title", "")).startswith("Service credits for downtime")]
-        assert len(pages) == len(w.versions), pages
-        for p in pages:
-            b.call("wiki__confluence_get_page", {"page_identifier": p["id"]})
-    elif w.plan.policy == "sheets":
-        books = b.call("sheets__google_sheets_list_spreadsheets", {})
-        sid = next(x["id"] for x in rows(books) if x.get("title") == "Service credit policy")
-        b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
-    else:
-        b.call("workspace__shell", {"command": "ls Documents/policies"})
-        b.call("workspace__shell", {"command": "cat Documents/policies/service_credits_*.md"})
-    if len(w.versions) > 1:
-        b.decide()  # the version in force today: the latest effective date not after today
+    read_versions(
+        w.b,
+        w.plan.policy,
+        "Service credit policy",
+        "service_credits",
+        len(w.versions),
+        ["service credit policy"],
+    )
 
 
 # ---- usage: the aggregate ------------------------------------------------------------------------
@@ -681,12 +648,14 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
             credited_in = b.rng.choice(inside)
         for d in sorted(days):
             cents = b.rng.randrange(40, 420) * 100 + b.rng.choice((0, 25, 50, 75, 90))
-            status = "credited" if d == credited_in or b.rng.random() < 0.06 else "billed"
+            # a day credited before: the credits log holds it (Stripe: the payment is refunded)
+            status = "credited" if d == credited_in else "billed"
             out.append((d, c, cents, status))
     out.sort(key=lambda r: (r[0], _name(r[1])))
     for case in w.cases + ([w.twin] if w.twin else []):
         mine = [r for r in out if r[1] is case]
         case.amount = sum(r[2] for r in mine if case.start <= r[0] <= case.end and r[3] == "billed")
+        case.found["credited_days"] = {r[0]: r[2] for r in mine if r[3] == "credited"}
         case.naive = sum(r[2] for r in mine if case.start <= r[0] <= case.end)
         a, z = case.found.get("old_window", (case.start, case.end))
         case.stale = sum(r[2] for r in mine if a <= r[0] <= z and r[3] == "billed")
@@ -703,12 +672,12 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
     b = w.b
     u = w.plan.usage
     if u == "sheets":
-        table: list[list[Any]] = [["date", "customer", "amount_usd", "status"]]
-        table += [[_day(d), _name(c), float(dollars(cents)), s] for d, c, cents, s in usage]
+        table: list[list[Any]] = [["date", "customer", "amount_usd"]]
+        table += [[_day(d), _name(c), float(dollars(cents))] for d, c, cents, _s in usage]
         w.usage_id = sheet(b, "Usage billing", "Daily", table, days_ago=1)["id"]
     elif u == "workspace":
-        text = "date,customer,amount_usd,status\n" + "".join(
-            f"{_day(d)},{_name(c)},{dollars(cents)},{s}\n" for d, c, cents, s in usage
+        text = "date,customer,amount_usd\n" + "".join(
+            f"{_day(d)},{_name(c)},{dollars(cents)}\n" for d, c, cents, _s in usage
         )
         b.svc("workspace").write_file(f"{HOME}/Documents/billing/usage_daily.csv", text)
     elif u == "sql":
@@ -716,12 +685,12 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
             "sql__create_table",
             {
                 "query": "CREATE TABLE usage_charges (id INTEGER PRIMARY KEY, day TEXT, customer TEXT, "
-                "amount_usd REAL, status TEXT)"
+                "amount_usd REAL)"
             },
         )
         vals = ", ".join(
-            f"({i + 1}, '{_day(d)}', '{_name(c).replace(chr(39), chr(39) * 2)}', {dollars(cents)}, '{s}')"
-            for i, (d, c, cents, s) in enumerate(usage)
+            f"({i + 1}, '{_day(d)}', '{_name(c).replace(chr(39), chr(39) * 2)}', {dollars(cents)})"
+            for i, (d, c, cents, _s) in enumerate(usage)
         )
         b.plant("sql__write_query", {"query": f"INSERT INTO usage_charges VALUES {vals}"})
     else:  # Stripe: one payment intent a day; a credited day is refunded in full
@@ -762,6 +731,31 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
             c.stripe = stripe[c.cust.name]
 
 
+def solve_credits(w: Work) -> None:
+    """Read the credits log whole: a day of the window credited before does not count again."""
+    from compoworld.tasks.families._common import rows, sheet_rows
+
+    b = w.b
+    w.seen.add("ledger")  # the log's columns are known: the writes need no second look
+    if w.plan.ledger == "sheets":
+        books = b.call("sheets__google_sheets_list_spreadsheets", {})
+        sid = next(x["id"] for x in rows(books) if x.get("title") == "Service credits log")
+        assert sid == w.ledger_id
+        got = sheet_rows(b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid}))[1:]
+    elif w.plan.ledger == "workspace":
+        out = b.call("workspace__shell", {"command": "cat Documents/finance/credits_log.csv"})["stdout"]
+        got = [ln.split(",") for ln in out.splitlines()[1:] if ln.strip()]
+    else:
+        res = b.call("sql__read_query", {"query": "SELECT * FROM credits_log"})
+        got = [[x["date"], x["customer"], x["reference"]] for x in rows(res)]
+    for c in w.cases:
+        c.found["credited"] = {
+            str(r[2]).split(" ", 1)[1] for r in got if r[1] == c.cust.name and str(r[2]).startswith("usage ")
+        }
+        assert c.found["credited"] == {_day(d) for d in c.found["credited_days"]}, c.found["credited"]
+    b.decide(len(w.cases))  # which billed days still count
+
+
 def solve_usage(w: Work) -> None:
     from compoworld.tasks.families._common import rows, sheet_rows
 
@@ -778,7 +772,7 @@ def solve_usage(w: Work) -> None:
                 for r in table[1:]
                 if r[1] == c.cust.name
                 and c.start.isoformat() <= str(r[0]) <= c.end.isoformat()
-                and r[3] == "billed"
+                and str(r[0]) not in c.found["credited"]
             )
     elif u == "workspace":
         for c in w.cases:
@@ -788,8 +782,8 @@ def solve_usage(w: Work) -> None:
             total = 0
             for line in out.splitlines():
                 parts = line.split(",")
-                d, amt, s = parts[0], parts[-2], parts[-1].strip()
-                if c.start.isoformat() <= d <= c.end.isoformat() and s == "billed":
+                d, amt = parts[0], parts[-1].strip()
+                if c.start.isoformat() <= d <= c.end.isoformat() and d not in c.found["credited"]:
                     total += round(float(amt) * 100)
             got[c.cust.name] = total
     elif u == "sql":
@@ -797,11 +791,12 @@ def solve_usage(w: Work) -> None:
         b.call("sql__describe_table", {"table_name": "usage_charges"})
         for c in w.cases:
             name = c.cust.name.replace("'", "''")
+            skip = ", ".join(f"'{d}'" for d in sorted(c.found["credited"])) or "''"
             res = b.call(
                 "sql__read_query",
                 {
                     "query": f"SELECT SUM(amount_usd) AS total FROM usage_charges WHERE customer = '{name}' "
-                    f"AND status = 'billed' AND day BETWEEN '{_day(c.start)}' AND '{_day(c.end)}'"
+                    f"AND day BETWEEN '{_day(c.start)}' AND '{_day(c.end)}' AND day NOT IN ({skip})"
                 },
             )
             got[c.cust.name] = round(float(rows(res)[0]["total"]) * 100)
@@ -876,6 +871,10 @@ def plant_ledger(w: Work) -> None:
         a, z = c.found["old_window"]
         ref = str(c.old_ticket) if c.old_ticket else c.subject
         hist.append([_day(z + timedelta(days=2)), c.cust.name, ref, dollars(c.stale), "approved"])
+        for d, cents in sorted(c.found["credited_days"].items()):  # a goodwill credit of one day's usage
+            hist.append(
+                [_day(d + timedelta(days=1)), c.cust.name, f"usage {_day(d)}", dollars(cents), "approved"]
+            )
     for o in b.rng.sample(b.company.customers, 3):
         if any(o.id == c.cust.id for c in w.cases):
             continue
@@ -1246,6 +1245,20 @@ def stages(plan: Plan, usage: list[Any]) -> list[Stage]:
             solve_policy,
             f"Read the service credit policy in force today ({DISPLAY[plan.policy]})",
         ),
+    ]
+    if plan.usage != "payments":  # Stripe shows a refund on the payment itself
+        out.append(
+            Stage(
+                "credits",
+                "evidence",
+                ("case",),
+                ("credited",),
+                nothing,
+                solve_credits,
+                f"Check the credits log for days credited before ({DISPLAY[plan.ledger]})",
+            )
+        )
+    out += [
         Stage(
             "usage",
             "aggregate",
@@ -1458,3 +1471,163 @@ def describe(w: Work, st: list[Stage], tier_name: str) -> None:
         hint=" ".join(s.step + "." for s in st),
         subtasks=[s.step for s in st],
     )
+
+
+# ---- shared stage helpers: a versioned policy and a log, in whichever service holds them ---------
+def version_numbers(effective: list[date]) -> list[int]:
+    """Each version's number (1 = the oldest): a page or file names its version, never its date, so
+    which one is in force is read from the effective date inside, against today."""
+    order = sorted(range(len(effective)), key=lambda i: effective[i])
+    return [order.index(i) + 1 for i in range(len(effective))]
+
+
+def plant_versions(
+    b: Builder,
+    where: str,
+    title: str,
+    stem: str,
+    head: list[str],
+    versions: list[tuple[date, list[Any], list[str]]],
+) -> None:
+    """Plant policy versions (effective date, the sheet row's values, the text's lines) as Confluence
+    pages "TITLE vN", one sheet TITLE with a row per version, or Documents/policies/STEM_vN.md."""
+    from compoworld.tasks.families._common import sheet, team_space, wiki_page
+
+    today = b.now.date()
+    nums = version_numbers([v[0] for v in versions])
+    if where == "wiki":
+        space = team_space(b)
+        for (eff, _vals, lines), n in zip(versions, nums, strict=True):
+            # written when it took effect, or (announced ahead) a few days ago
+            days = (today - eff).days + b.rng.randrange(1, 6) if eff <= today else b.rng.randrange(1, 6)
+            wiki_page(b, space, f"{title} v{n}", "".join(f"<p>{x}</p>" for x in lines), days_ago=days)
+    elif where == "sheets":
+        table = [head]
+        for eff, vals, lines in sorted(versions, key=lambda v: v[0]):
+            table.append([_day(eff), *vals, " ".join(lines)])
+        sheet(b, title, "Versions", table, days_ago=b.rng.randrange(1, 6))
+    else:
+        ws = b.svc("workspace")
+        for (_eff, _vals, lines), n in zip(versions, nums, strict=True):
+            ws.write_file(
+                f"{HOME}/Documents/policies/{stem}_v{n}.md", f"# {title}\n\n" + "\n\n".join(lines) + "\n"
+            )
+
+
+def read_versions(b: Builder, where: str, title: str, stem: str, n: int, terms: list[str]) -> None:
+    """Read every version of a policy planted by `plant_versions` (then decide which is in force)."""
+    from compoworld.tasks.families._common import rows
+
+    if where == "wiki":
+        hits = rows(b.call("wiki__confluence_search_content", {"must_contain_all": terms}))
+        pages = [p for p in hits if str(p.get("title", "")).startswith(f"{title} v")]
+        assert len(pages) == n, pages
+        for p in pages:
+            b.call("wiki__confluence_get_page", {"page_identifier": p["id"]})
+    elif where == "sheets":
+        books = b.call("sheets__google_sheets_list_spreadsheets", {})
+        sid = next(x["id"] for x in rows(books) if x.get("title") == title)
+        b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+    else:
+        b.call("workspace__shell", {"command": "ls Documents/policies"})
+        b.call("workspace__shell", {"command": f"cat Documents/policies/{stem}_v*.md"})
+    if n > 1:
+        b.decide()  # the version in force today: the latest effective date not after today
+
+
+@dataclass(frozen=True)
+class Log:
+    """A log kept as a Google Sheet (`title`), a CSV file (`path`, under HOME) or a SQL `table`."""
+
+    where: str  # sheets | workspace | sql
+    title: str
+    path: str
+    table: str
+    head: tuple[str, ...]
+    numbers: tuple[str, ...] = ()  # SQL columns that hold amounts (REAL)
+
+    def plant(self, b: Builder, hist: list[list[Any]], days_ago: float = 30) -> str:
+        """Plant the log with its earlier rows; the sheet's id ("" elsewhere)."""
+        from compoworld.tasks.families._common import sheet
+
+        head = list(self.head)
+        if self.where == "sheets":
+            return sheet(b, self.title, "Log", [head, *hist], days_ago=days_ago)["id"]
+        if self.where == "workspace":
+            b.svc("workspace").write_file(
+                f"{HOME}/{self.path}",
+                ",".join(head) + "\n" + "".join(",".join(str(x) for x in r) + "\n" for r in hist),
+            )
+            return ""
+        cols = ", ".join(f"{c} {'REAL' if c in self.numbers else 'TEXT'}" for c in head)
+        b.plant("sql__create_table", {"query": f"CREATE TABLE {self.table} (id INTEGER PRIMARY KEY, {cols})"})
+        if hist:
+            q = chr(39)
+            vals = ", ".join(
+                f"({i + 1}, "
+                + ", ".join(
+                    str(v) if c in self.numbers else f"'{str(v).replace(q, q * 2)}'"
+                    for c, v in zip(head, r, strict=True)
+                )
+                + ")"
+                for i, r in enumerate(hist)
+            )
+            b.plant("sql__write_query", {"query": f"INSERT INTO {self.table} VALUES {vals}"})
+        return ""
+
+    def read(self, b: Builder, sheet_id: str = "", whole: bool = False) -> None:
+        """Look at the log before writing to it: its columns (or, `whole`, every row)."""
+        from compoworld.tasks.families._common import rows
+
+        if self.where == "sheets":
+            books = b.call("sheets__google_sheets_list_spreadsheets", {})
+            sid = next(x["id"] for x in rows(books) if x.get("title") == self.title)
+            assert not sheet_id or sid == sheet_id
+            b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+        elif self.where == "workspace":
+            b.call("workspace__shell", {"command": f"{'cat' if whole else 'head -3'} {self.path}"})
+        else:
+            b.call("sql__describe_table", {"table_name": self.table})
+            if whole:
+                b.call("sql__read_query", {"query": f"SELECT * FROM {self.table}"})
+
+    def append(self, b: Builder, sheet_id: str, lines: list[list[Any]]) -> None:
+        if self.where == "sheets":
+            b.call("sheets__google_sheets_append_rows", {"spreadsheet_id": sheet_id, "rows": lines})
+            return
+        for ln in lines:
+            if self.where == "workspace":
+                b.call(
+                    "workspace__shell", {"command": f"echo '{','.join(str(x) for x in ln)}' >> {self.path}"}
+                )
+            else:
+                q = chr(39)
+                vals = ", ".join(
+                    str(v) if c in self.numbers else f"'{str(v).replace(q, q * 2)}'"
+                    for c, v in zip(self.head, ln, strict=True)
+                )
+                b.call(
+                    "sql__write_query",
+                    {"query": f"INSERT INTO {self.table} ({', '.join(self.head)}) VALUES ({vals})"},
+                )
+
+    def expect_row(
+        self, b: Builder, sheet_id: str, facts: list[str], sql_where: dict[str, Any], what: str
+    ) -> None:
+        """The log gained a row carrying `facts` (SQL: a row matching `sql_where`)."""
+        if self.where == "sql":
+            b.expect_record("sql", self.table, sql_where, f"the {self.table} table has {what}")
+        elif self.where == "sheets":
+            b.expect_record(
+                "sheets",
+                "spreadsheets",
+                {"id": sheet_id, "sheets.cells": {"contains_all": facts}},
+                f"the {self.title} sheet has {what}",
+            )
+        else:
+            b.expect_record(
+                "workspace",
+                "entries",
+                {"id": f"{HOME}/{self.path}", "content": {"contains_all": facts}},
+                f"{self.path} has {what}",
+            )

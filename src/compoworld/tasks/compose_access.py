@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from compoworld.core.clock import format_time
 from compoworld.core.company import Person
 from compoworld.services.hr.seed import emp_id
-from compoworld.tasks.compose import DISPLAY, HOME, Stage, wire
+from compoworld.tasks.compose import DISPLAY, HOME, Log, Stage, plant_versions, read_versions, wire
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError
 
@@ -281,19 +281,28 @@ def _roster(r: Review, staff: list[Person]) -> list[list[Any]]:
         granted = r.today - timedelta(days=b.rng.randrange(30, 700))
         login = r.today - timedelta(days=b.rng.randrange(0, 30))
         out.append([p.email, p.name, t, p.team, _day(granted), _day(login), emp_id(p.id)])
-    out.sort(key=lambda x: (x[2], x[1]))
+    out.sort(key=lambda x: (x[1], x[2]))  # by person, as the console exports: a tool spans the pages
     return out
 
 
 ROSTER_HEAD = ["email", "name", "tool", "team", "granted", "last_login", "employee_id"]
+PAGE = 40  # rows per page of the access-list export
+
+
+def _pages(rows: list[list[Any]]) -> list[list[list[Any]]]:
+    return [rows[i : i + PAGE] for i in range(0, len(rows), PAGE)] or [[]]
 
 
 def plant_roster(r: Review) -> None:
     from compoworld.tasks.families._common import sheet
 
     b = r.b
-    if r.plan.roster == "sheets":
-        sheet(b, "Tool access list", "Access", [ROSTER_HEAD, *r.rows], days_ago=1)
+    if r.plan.roster == "sheets":  # the console's export: a spreadsheet per page, as its API pages
+        pages = _pages(r.rows)
+        for i, page in enumerate(pages):
+            sheet(
+                b, f"Tool access list ({i + 1} of {len(pages)})", "Access", [ROSTER_HEAD, *page], days_ago=1
+            )
     elif r.plan.roster == "workspace":
         b.svc("workspace").write_file(
             f"{HOME}/Documents/security/access_list.csv",
@@ -324,10 +333,16 @@ def solve_roster(r: Review) -> None:
 
     b = r.b
     if r.plan.roster == "sheets":
-        books = b.call("sheets__google_sheets_list_spreadsheets", {})
-        sid = next(x["id"] for x in rows(books) if x.get("title") == "Tool access list")
-        table = sheet_rows(b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid}))
-        got = {str(x[0]) for x in table[1:] if x[2] == r.tool}
+        books = rows(b.call("sheets__google_sheets_list_spreadsheets", {}))
+        pages = sorted(
+            (x for x in books if str(x.get("title", "")).startswith("Tool access list (")),
+            key=lambda x: int(x["title"].split("(")[1].split()[0]),
+        )
+        assert len(pages) == len(_pages(r.rows)), pages
+        got = set()
+        for pg in pages:  # every page: the tool's rows are wherever the export put them
+            table = sheet_rows(b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": pg["id"]}))
+            got |= {str(x[0]) for x in table[1:] if x[2] == r.tool}
     elif r.plan.roster == "workspace":
         b.call("workspace__shell", {"command": "head -2 Documents/security/access_list.csv"})  # the columns
         out = b.call("workspace__shell", {"command": f"grep ',{r.tool},' Documents/security/access_list.csv"})
@@ -363,7 +378,7 @@ def _log_where(r: Review) -> str:
 
 def _roster_where(r: Review) -> str:
     return {
-        "sheets": 'the Google Sheet "Tool access list"',
+        "sheets": f'the Google Sheets export "Tool access list (1 of N)" to "(N of N)", {PAGE} rows a page',
         "workspace": "Documents/security/access_list.csv in the workspace",
         "sql": "the access_list table of the SQL database",
     }[r.plan.roster]
@@ -391,58 +406,20 @@ def policy_text(r: Review, v: Version) -> list[str]:
 
 
 def plant_policy(r: Review) -> None:
-    from compoworld.tasks.families._common import sheet, team_space, wiki_page
-
-    b = r.b
-    texts = [(v, policy_text(r, v)) for v in r.versions]
-    if r.plan.policy == "wiki":
-        space = team_space(b)
-        for v, lines in texts:
-            days = (r.today - v.effective).days + b.rng.randrange(1, 6)
-            if v.effective > r.today:
-                days = b.rng.randrange(1, 6)
-            wiki_page(
-                b,
-                space,
-                f"Access review: {r.tool} ({_day(v.effective)})",
-                "".join(f"<p>{x}</p>" for x in lines),
-                days_ago=days,
-            )
-    elif r.plan.policy == "sheets":
-        table = [["effective_from", "max_idle_days", "tool_owner", "rules"]]
-        for v, lines in sorted(texts, key=lambda t: t[0].effective):
-            table.append([_day(v.effective), v.idle, v.owner.email, " ".join(lines)])
-        sheet(b, f"Access policy: {r.tool}", "Versions", table, days_ago=b.rng.randrange(1, 6))
-    else:
-        ws = b.svc("workspace")
-        for v, lines in texts:
-            ws.write_file(
-                f"{HOME}/Documents/policies/access_{r.tool}_{_day(v.effective)}.md",
-                f"# Access review: {r.tool}\n\n" + "\n\n".join(lines) + "\n",
-            )
+    head = ["effective_from", "max_idle_days", "tool_owner", "rules"]
+    texts = [(v.effective, [v.idle, v.owner.email], policy_text(r, v)) for v in r.versions]
+    plant_versions(r.b, r.plan.policy, f"Access policy: {r.tool}", f"access_{r.tool}", head, texts)
 
 
 def solve_policy(r: Review) -> None:
-    from compoworld.tasks.families._common import rows
-
-    b = r.b
-    if r.plan.policy == "wiki":
-        hits = rows(
-            b.call("wiki__confluence_search_content", {"must_contain_all": ["access review", r.tool]})
-        )
-        pages = [p for p in hits if str(p.get("title", "")).startswith(f"Access review: {r.tool} (")]
-        assert len(pages) == len(r.versions), pages
-        for p in pages:
-            b.call("wiki__confluence_get_page", {"page_identifier": p["id"]})
-    elif r.plan.policy == "sheets":
-        books = b.call("sheets__google_sheets_list_spreadsheets", {})
-        sid = next(x["id"] for x in rows(books) if x.get("title") == f"Access policy: {r.tool}")
-        b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
-    else:
-        b.call("workspace__shell", {"command": "ls Documents/policies"})
-        b.call("workspace__shell", {"command": f"cat Documents/policies/access_{r.tool}_*.md"})
-    if len(r.versions) > 1:
-        b.decide()  # the version in force today: the latest effective date not after today
+    read_versions(
+        r.b,
+        r.plan.policy,
+        f"Access policy: {r.tool}",
+        f"access_{r.tool}",
+        len(r.versions),
+        ["access", r.tool],
+    )
 
 
 def solve_decide(r: Review) -> None:
@@ -465,11 +442,18 @@ def solve_revoke(r: Review) -> None:
         b.call("kv__delete", {"key": r.key(h)})
 
 
-def plant_log(r: Review) -> None:
-    from compoworld.tasks.families._common import sheet
+def _log(r: Review) -> Log:
+    return Log(
+        r.plan.log,
+        "Access review log",
+        "Documents/security/access_review_log.csv",
+        "access_review_log",
+        ("date", "name", "tool", "reason"),
+    )
 
+
+def plant_log(r: Review) -> None:
     b = r.b
-    head = ["date", "name", "tool", "reason"]
     hist = []
     mine = {h.person.id for h in r.holders}  # earlier rows name others: a row here is this review's
     staff = [p for p in b.company.employees if p.id != b.me.id and p.id not in mine]
@@ -479,58 +463,15 @@ def plant_log(r: Review) -> None:
             [_day(r.today - timedelta(days=b.rng.randrange(80, 200))), p.name, t, b.rng.choice(REASONS)]
         )
     hist.sort()
-    if r.plan.log == "sheets":
-        r.log_id = sheet(b, "Access review log", "Log", [head, *hist], days_ago=80)["id"]
-    elif r.plan.log == "workspace":
-        b.svc("workspace").write_file(
-            f"{HOME}/Documents/security/access_review_log.csv",
-            ",".join(head) + "\n" + "".join(",".join(x) + "\n" for x in hist),
-        )
-    else:
-        b.plant(
-            "sql__create_table",
-            {
-                "query": "CREATE TABLE access_review_log (id INTEGER PRIMARY KEY, date TEXT, name TEXT, "
-                "tool TEXT, reason TEXT)"
-            },
-        )
-        vals = ", ".join(f"({i + 1}, '{x[0]}', '{x[1]}', '{x[2]}', '{x[3]}')" for i, x in enumerate(hist))
-        b.plant("sql__write_query", {"query": f"INSERT INTO access_review_log VALUES {vals}"})
+    r.log_id = _log(r).plant(b, hist, days_ago=80)
 
 
 def solve_log(r: Review) -> None:
-    from compoworld.tasks.families._common import rows
-
-    b = r.b
     lines = [[_day(r.today), h.person.name, r.tool, h.reason] for h in r.todo()]
-    first = "log" not in r.seen
-    r.seen.add("log")
-    if r.plan.log == "sheets":
-        if first:
-            books = b.call("sheets__google_sheets_list_spreadsheets", {})
-            sid = next(x["id"] for x in rows(books) if x.get("title") == "Access review log")
-            assert sid == r.log_id
-            b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
-        b.call("sheets__google_sheets_append_rows", {"spreadsheet_id": r.log_id, "rows": lines})
-    elif r.plan.log == "workspace":
-        if first:  # the log's columns, before adding rows
-            b.call("workspace__shell", {"command": "head -3 Documents/security/access_review_log.csv"})
-        for ln in lines:
-            b.call(
-                "workspace__shell",
-                {"command": f"echo '{','.join(ln)}' >> Documents/security/access_review_log.csv"},
-            )
-    else:
-        if first:
-            b.call("sql__describe_table", {"table_name": "access_review_log"})
-        for ln in lines:
-            b.call(
-                "sql__write_query",
-                {
-                    "query": "INSERT INTO access_review_log (date, name, tool, reason) VALUES "
-                    f"('{ln[0]}', '{ln[1]}', '{ln[2]}', '{ln[3]}')"
-                },
-            )
+    if "log" not in r.seen:  # the log's columns, before adding rows
+        r.seen.add("log")
+        _log(r).read(r.b, r.log_id)
+    _log(r).append(r.b, r.log_id, lines)
 
 
 def _names(r: Review) -> str:
@@ -609,27 +550,9 @@ def add_checks(r: Review) -> None:
             {"predicate": "record_absent", "service": "kv", "table": "keys", "where": {"id": r.key(h)}},
         )
         where = {"name": h.person.name, "tool": r.tool, "reason": h.reason}
-        if p.log == "sql":
-            b.expect_record(
-                "sql", "access_review_log", where, f"the review log has {h.person.name}, {h.reason}"
-            )
-        elif p.log == "sheets":
-            b.expect_record(
-                "sheets",
-                "spreadsheets",
-                {"id": r.log_id, "sheets.cells": {"contains_all": [h.person.name, r.tool, h.reason]}},
-                f"the review log sheet has {h.person.name}, {r.tool}, {h.reason}",
-            )
-        else:
-            b.expect_record(
-                "workspace",
-                "entries",
-                {
-                    "id": f"{HOME}/Documents/security/access_review_log.csv",
-                    "content": {"contains_all": [h.person.name, r.tool, h.reason]},
-                },
-                f"the review log file has {h.person.name}, {r.tool}, {h.reason}",
-            )
+        _log(r).expect_row(
+            b, r.log_id, [h.person.name, r.tool, h.reason], where, f"{h.person.name}, {h.reason}"
+        )
     for h in kept:
         b.keep("kv", "keys", r.key(h), f"{h.person.name} keeps {r.tool} access")
         if p.log != p.roster:  # the list itself holds every name: only a separate log can be checked

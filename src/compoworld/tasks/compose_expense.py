@@ -1,0 +1,836 @@
+"""Composed work, third theme: an expense-claims run (`composed.expense_claims`).
+
+Someone in finance asks for this month's submitted expense claims to be processed. The work
+crosses the request (a Freshdesk ticket, an email, or the ticket's page in the web app), the claims
+list (a sheet, a SQL table or a CSV export: the aggregate, one row per claim), the expense policy
+(Confluence, a sheet or files in the workspace: the version in force today sets a limit per
+category and names the approver), the payouts log (which also holds what was paid before), the
+approver and the claimants (Slack or Gmail), and back to the request with the total paid.
+
+Built from compose.py's shared machinery: `Stage`s with needs/gives and `wire`, the tier knobs,
+the versioned policy (`plant_versions`/`read_versions`) and the `Log`.
+
+Evidence, not labels: a claim is a duplicate because its receipt was reimbursed months ago, which
+only the payouts log shows (the claims list keeps the last weeks); a claim is over the limit by its
+amount against the category limit of the version in force, which is told by its effective date
+against today (the pages and files name a version number, never a date, and the newest number is
+announced for later); last month's request is closed. No record says any of this.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any, ClassVar
+
+from compoworld.core.company import Person
+from compoworld.tasks.compose import DISPLAY, Log, Stage, dollars, plant_versions, read_versions, wire
+from compoworld.tasks.phrasing import frame
+from compoworld.tasks.workflow import Builder, PlantError
+
+CATEGORIES = ("meals", "travel", "lodging", "software")
+MERCHANTS = {
+    "meals": ("Luigi's Trattoria", "Blue Door Cafe", "Harbor Grill", "Sushi Nori"),
+    "travel": ("Delta Air Lines", "Amtrak", "Uber", "Hertz"),
+    "lodging": ("Marriott Downtown", "Hilton Garden Inn", "Hyatt Place", "Airbnb"),
+    "software": ("JetBrains", "Figma", "Notion", "Zoom"),
+}
+CHANNEL = "expenses"
+CLAIMS_HEAD = [
+    "claim_id",
+    "submitted",
+    "employee",
+    "email",
+    "category",
+    "merchant",
+    "amount_usd",
+    "receipt",
+    "status",
+]
+LOG_HEAD = ("date", "claim_id", "employee", "amount_usd", "receipt")
+
+
+def outcomes(cases: int) -> list[str]:
+    """The submitted claims of a run, in claim order, by their outcome at a tier (its `cases` knob)."""
+    if cases >= 2:
+        return ["pay", "pay", "approval", "duplicate", "pay", "approval", "pay", "duplicate", "pay", "pay"]
+    return ["pay", "approval", "pay", "duplicate", "pay"]
+
+
+@dataclass(frozen=True)
+class ExpensePlan:
+    family: ClassVar[str] = "composed.expense_claims"
+    category: ClassVar[str] = "finance"
+    request: str  # helpdesk | email | browser (the ticket's page in the web app; replies via Freshdesk)
+    claims: str  # sheets | sql | workspace: the claims list (aggregated)
+    policy: str  # wiki | sheets | workspace
+    log: str  # sheets | workspace | sql: the payouts log (read for earlier payouts, then written)
+    notify: str  # chat | email: the approver and the claimants
+
+    def services(self) -> set[str]:
+        req = {"browser", "helpdesk"} if self.request == "browser" else {self.request}
+        return req | {self.claims, self.policy, self.log, self.notify}
+
+    def write_services(self) -> set[str]:
+        return {self.reply_service(), self.log, self.notify}
+
+    def reply_service(self) -> str:
+        return "email" if self.request == "email" else "helpdesk"
+
+    def walk(self, cases: int = 1) -> list[str]:
+        seq = [self.request, self.claims, self.policy, self.log]
+        for o in outcomes(cases):  # each claim in turn: pay it (the log) or tell someone
+            seq.append(self.log if o == "pay" else self.notify)
+        seq.append(self.reply_service())
+        return [s for i, s in enumerate(seq) if i == 0 or seq[i - 1] != s]
+
+
+def all_plans() -> list[ExpensePlan]:
+    return [
+        ExpensePlan(*x)
+        for x in itertools.product(
+            ("helpdesk", "email", "browser"),
+            ("sheets", "sql", "workspace"),
+            ("wiki", "sheets", "workspace"),
+            ("sheets", "workspace", "sql"),
+            ("chat", "email"),
+        )
+    ]
+
+
+PLANS = all_plans()
+
+
+@dataclass
+class Claim:
+    cid: str
+    person: Person
+    category: str
+    merchant: str
+    cents: int
+    receipt: str
+    submitted: date
+    outcome: str  # pay | approval | duplicate
+    paid_before: tuple[str, date] | None = None  # the earlier claim and day its receipt was paid
+
+
+@dataclass
+class Version:
+    effective: date
+    limits: dict[str, int]  # dollars per claim, by category
+    approver: Person
+
+
+@dataclass
+class Run:
+    b: Builder
+    plan: ExpensePlan
+    tier: dict[str, Any]
+    requester: Person
+    claims: list[Claim]
+    versions: list[Version] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    hist: list[list[Any]] = field(default_factory=list)
+    month: str = ""
+    subject: str = ""
+    ticket: int | None = None
+    old_ticket: int | None = None
+    newer: Any = None
+    email_id: str = ""
+    thread: str = ""
+    log_id: str = ""
+    channel: str = ""
+    ask: int = 0
+    only: Claim | None = None
+    seen: set[str] = field(default_factory=set)
+
+    @property
+    def today(self) -> date:
+        return self.b.now.date()
+
+    @property
+    def current(self) -> Version:
+        return self.versions[0]
+
+    @property
+    def log(self) -> Log:
+        return Log(
+            self.plan.log,
+            "Expense payouts log",
+            "Documents/finance/expense_payouts.csv",
+            "expense_payouts",
+            LOG_HEAD,
+            numbers=("amount_usd",),
+        )
+
+    def todo(self) -> list[Claim]:
+        return [self.only] if self.only is not None else self.claims
+
+    def paid(self) -> list[Claim]:
+        return [c for c in self.claims if c.outcome == "pay"]
+
+    def total(self) -> int:
+        return sum(c.cents for c in self.paid())
+
+
+def _day(d: date) -> str:
+    return d.isoformat()
+
+
+# ---- the request -----------------------------------------------------------------------------------
+ASKS = (
+    "process the expense claims {who} asked about, the way our expense policy says",
+    "work through this month's submitted expense claims for {who} by the book",
+    "run the expense claims {who} sent over through our expense policy",
+)
+ECHOES = (
+    "Could you process the submitted expense claims the way our expense policy says?",
+    "Could you work through the submitted expense claims by the book?",
+    "Could you run the submitted expense claims through our expense policy?",
+)
+
+
+def _request_text(r: Run, month: str, echo: bool = False) -> str:
+    if echo:
+        return f"Hi, {ECHOES[r.ask]} It is the {month} batch. Thanks, {r.requester.first}"
+    return (
+        f"Hi, the {month} claims are in. Please handle the submitted ones and tell me what we paid out. "
+        f"Thanks, {r.requester.first}"
+    )
+
+
+def _month(d: date) -> str:
+    return f"{d:%B}"
+
+
+def plant_request(r: Run) -> None:
+    from compoworld.tasks.families._common import hd_ticket, inbox_mail
+    from compoworld.tasks.families.it_admin import _employee_contact
+
+    b = r.b
+    r.subject = "Expense claims"
+    last = _month(r.today.replace(day=1) - timedelta(days=1))
+    r.month = _month(r.today)
+    other = ("Parking permit", f"Could facilities renew my parking permit for next year? {r.requester.first}")
+    if r.plan.request in ("helpdesk", "browser"):
+        contact = _employee_contact(b, r.requester)
+        r.old_ticket = hd_ticket(
+            b,
+            contact,
+            r.subject,
+            _request_text(r, last, echo=True),
+            status=5,
+            days_ago=b.rng.randrange(28, 36),
+        )["id"]
+        r.ticket = hd_ticket(
+            b, contact, r.subject, _request_text(r, r.month), days_ago=b.rng.randrange(1, 3)
+        )["id"]
+        r.newer = hd_ticket(b, contact, other[0], other[1], days_ago=0.2, priority=1)["id"]
+    else:
+        me = b.me.email
+        first = inbox_mail(
+            b,
+            r.requester.email,
+            me,
+            r.subject,
+            _request_text(r, last, echo=True),
+            b.now - timedelta(days=b.rng.randrange(28, 36)),
+            labels=("INBOX",),
+        )
+        inbox_mail(  # my answer in that thread: last month's run was done
+            b,
+            me,
+            r.requester.email,
+            "Re: " + r.subject,
+            f"Hi {r.requester.first}, done: the {last} claims are paid and logged. Best, {b.me.first}",
+            b.now - timedelta(days=26),
+            thread=first["threadId"],
+            labels=("SENT",),
+        )
+        m = inbox_mail(
+            b,
+            r.requester.email,
+            me,
+            r.subject,
+            _request_text(r, r.month),
+            b.now - timedelta(days=b.rng.randrange(1, 3), hours=b.rng.randrange(1, 9)),
+        )
+        r.email_id, r.thread = m["id"], m["threadId"]
+        r.newer = inbox_mail(b, r.requester.email, me, other[0], other[1], b.now - timedelta(hours=3))["id"]
+
+
+def solve_request(r: Run) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = r.b
+    if r.plan.request == "helpdesk":
+        found = b.call("helpdesk__freshdesk_search_contacts_by_name", {"name": r.requester.name})
+        cid = next(x["id"] for x in rows(found) if x["email"].lower() == r.requester.email.lower())
+        tickets = rows(b.call("helpdesk__freshdesk_list_tickets", {"requester_id": cid}))
+        tid = next(t["id"] for t in tickets if t["status"] == 2 and t["subject"] == r.subject)
+        assert tid == r.ticket
+    elif r.plan.request == "browser":
+        from compoworld.tasks.families.xai import _href, _links
+
+        home = b.call("browser__open", {"url": "/"})["page"]
+        page = b.call("browser__open", {"url": _href(home, lambda x: x == "Tickets")})["page"]
+        hits = [h for _e, lab, h in _links(page) if lab.endswith(f"{r.subject} [open]")]
+        mine = None
+        for h in hits:
+            tp = b.call("browser__open", {"url": h})["page"]
+            if r.requester.first in tp and r.month in tp:
+                mine = h
+                break
+        assert mine == f"/tickets/{r.ticket}", (mine, hits)
+    else:
+        found = b.call("email__gmail_search_emails", {"query": r.requester.name, "maxResults": 20})
+        msgs = [m for m in found["messages"] if m["subject"] in (r.subject, "Re: " + r.subject)]
+        for m in sorted(msgs, key=lambda m: m["date"]):
+            b.call("email__gmail_read_email", {"messageId": m["id"]})
+        assert (
+            max((m for m in msgs if m["subject"] == r.subject), key=lambda m: m["date"])["id"] == r.email_id
+        )
+    b.decide()  # which request is this month's: the open ticket / the unanswered email
+
+
+# ---- the claims list (the aggregate) -------------------------------------------------------------
+def plant_claims(r: Run) -> None:
+    from compoworld.tasks.families._common import sheet
+
+    b = r.b
+    head = CLAIMS_HEAD
+    if r.plan.claims == "sheets":  # the open claims on their own tab, the processed ones archived
+        book = sheet(
+            b, "Expense claims", "Submitted", [head, *[x for x in r.rows if x[-1] == "submitted"]], 0.5
+        )
+        old = [head, *[x for x in r.rows if x[-1] != "submitted"]]
+        cells = {f"{chr(65 + c)}{i}": v for i, row in enumerate(old, start=1) for c, v in enumerate(row)}
+        tabs = [*book["sheets"], {"sheetId": 1, "title": "Processed", "cells": cells}]
+        b.svc("sheets").books.update(book["id"], {"sheets": tabs})
+    elif r.plan.claims == "workspace":
+        b.svc("workspace").write_file(
+            "/home/user/Documents/finance/expense_claims.csv",
+            ",".join(head) + "\n" + "".join(",".join(str(v) for v in x) + "\n" for x in r.rows),
+        )
+    else:
+        Log("sql", "", "", "expense_claims", tuple(head), numbers=("amount_usd",)).plant(b, r.rows)
+
+
+def solve_claims(r: Run) -> None:
+    from compoworld.tasks.families._common import rows, sheet_rows
+
+    b = r.b
+    if r.plan.claims == "sheets":
+        books = b.call("sheets__google_sheets_list_spreadsheets", {})
+        sid = next(x["id"] for x in rows(books) if x.get("title") == "Expense claims")
+        tabs = rows(b.call("sheets__google_sheets_list_sheets", {"spreadsheet_id": sid}))
+        tab = next(str(t.get("title")) for t in tabs if t.get("title") == "Submitted")
+        got_rows = sheet_rows(
+            b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid, "range": tab})
+        )
+        got = [str(x[0]) for x in got_rows[1:] if x and x[-1] == "submitted"]
+    elif r.plan.claims == "workspace":
+        b.call("workspace__shell", {"command": "head -2 Documents/finance/expense_claims.csv"})
+        out = b.call(
+            "workspace__shell", {"command": "grep ',submitted$' Documents/finance/expense_claims.csv"}
+        )
+        got = [ln.split(",")[0] for ln in out["stdout"].splitlines() if ln.strip()]
+    else:
+        b.call("sql__list_tables", {})
+        b.call("sql__describe_table", {"table_name": "expense_claims"})
+        res = b.call(
+            "sql__read_query",
+            {"query": "SELECT * FROM expense_claims WHERE status = 'submitted' ORDER BY claim_id"},
+        )
+        got = [x["claim_id"] for x in rows(res)]
+    assert got == [c.cid for c in r.claims], got
+    b.aggregate()
+
+
+# ---- the policy ----------------------------------------------------------------------------------
+def _where(r: Run) -> str:
+    return {
+        "sheets": 'the Google Sheet "Expense payouts log"',
+        "workspace": "Documents/finance/expense_payouts.csv in the workspace",
+        "sql": "the expense_payouts table of the SQL database",
+    }[r.plan.log]
+
+
+def policy_text(r: Run, v: Version) -> list[str]:
+    tell = f"in the #{CHANNEL} channel on Slack, naming them" if r.plan.notify == "chat" else "by email"
+    limits = ", ".join(f"{c} ${v.limits[c]}" for c in CATEGORIES)
+    return [
+        f"Expense policy. Effective {_day(v.effective)}.",
+        f"Per-claim limits by category: {limits}.",
+        f"A submitted claim within its limit is paid: add it to {_where(r)} (date, claim_id, employee, "
+        "amount_usd, receipt).",
+        f"A claim above its limit goes to {v.approver.name} ({v.approver.email}) for approval {tell}, with "
+        "its claim id and amount; it is not paid yet.",
+        f"Each receipt is reimbursed once; the payouts already made are in {_where(r)}. If a claim's receipt "
+        f"was reimbursed before, do not pay it, and tell the employee {tell} which claim it was paid under.",
+        "Then answer the request with the total paid out.",
+    ]
+
+
+def plant_policy(r: Run) -> None:
+    head = ["effective_from", *(f"{c}_limit_usd" for c in CATEGORIES), "approver", "rules"]
+    plant_versions(
+        r.b,
+        r.plan.policy,
+        "Expense policy",
+        "expense_policy",
+        head,
+        [
+            (v.effective, [*(v.limits[c] for c in CATEGORIES), v.approver.email], policy_text(r, v))
+            for v in r.versions
+        ],
+    )
+
+
+def solve_policy(r: Run) -> None:
+    read_versions(r.b, r.plan.policy, "Expense policy", "expense_policy", len(r.versions), ["expense policy"])
+
+
+# ---- the payouts log (evidence first, then the writes) -----------------------------------------------
+def plant_log(r: Run) -> None:
+    r.log_id = r.log.plant(r.b, r.hist, days_ago=b_days(r))
+
+
+def b_days(r: Run) -> float:
+    last = max((date.fromisoformat(str(x[0])) for x in r.hist), default=r.today - timedelta(days=30))
+    return float(max(1, (r.today - last).days))
+
+
+def solve_evidence(r: Run) -> None:
+    """Read the payouts log whole: a submitted claim whose receipt it holds was paid before."""
+    r.log.read(r.b, r.log_id, whole=True)
+    r.seen.add("log")
+    for c in r.claims:
+        assert (c.outcome == "duplicate") == any(str(x[4]) == c.receipt for x in r.hist), c
+    r.b.decide(len(r.claims))  # each claim: pay, send for approval, or a receipt paid before
+
+
+def solve_decide(r: Run) -> None:
+    for c in r.claims:
+        if c.outcome != "duplicate":
+            over = c.cents > r.current.limits[c.category] * 100
+            assert over == (c.outcome == "approval"), c
+    r.b.composed(dollars(r.total()))
+
+
+def _line(r: Run, c: Claim) -> list[Any]:
+    return [_day(r.today), c.cid, c.person.name, dollars(c.cents), c.receipt]
+
+
+def solve_pay(r: Run) -> None:
+    for c in r.todo():
+        if c.outcome == "pay":
+            r.log.append(r.b, r.log_id, [_line(r, c)])
+
+
+def _chat(r: Run, text: str) -> None:
+    from compoworld.tasks.families._common import rows
+
+    b = r.b
+    if "channel" not in r.seen:
+        r.seen.add("channel")
+        chans = b.call("chat__slack_user_list_channels", {"channel_name": CHANNEL})
+        assert next(c["id"] for c in rows(chans) if c["name"] == CHANNEL) == r.channel
+    b.call("chat__slack_user_post_message", {"channel_id": r.channel, "text": text})
+
+
+def solve_notify(r: Run) -> None:
+    b = r.b
+    ap = r.current.approver
+    for c in r.todo():
+        if c.outcome == "approval":
+            text = (
+                f"{ap.name}, claim {c.cid} from {c.person.name} ({c.category}, {c.merchant}) is ${dollars(c.cents)}, "
+                "above the policy limit: can you approve it?"
+            )
+            to, subject = ap, f"Approval needed: expense claim {c.cid}"
+        elif c.outcome == "duplicate":
+            text = (
+                f"Hi {c.person.first}, claim {c.cid} was not paid: receipt {c.receipt} was already reimbursed "
+                "in an earlier payout."
+            )
+            to, subject = c.person, f"Expense claim {c.cid}"
+        else:
+            continue
+        if r.plan.notify == "chat":
+            _chat(r, text if c.outcome == "approval" else f"{c.person.name}: {text}")
+        else:
+            b.call("email__gmail_send_email", {"to": [to.email], "subject": subject, "body": text})
+
+
+def solve_reply(r: Run) -> None:
+    b = r.b
+    paid = ", ".join(c.cid for c in r.paid())
+    text = (
+        f"Hi {r.requester.first}, the {r.month} claims are done: paid ${dollars(r.total())} in total ({paid}); "
+        f"the rest went for approval or were receipts paid before."
+    )
+    if r.plan.request == "email":
+        b.call(
+            "email__gmail_send_email",
+            {
+                "to": [r.requester.email],
+                "subject": "Re: " + r.subject,
+                "body": text,
+                "threadId": r.thread,
+                "inReplyTo": r.email_id,
+            },
+        )
+    else:
+        b.call("helpdesk__freshdesk_reply_to_a_ticket", {"ticket_id": r.ticket, "body": text})
+        b.call("helpdesk__freshdesk_update_ticket", {"ticket_id": r.ticket, "status": 4})
+
+
+# ---- checks ----------------------------------------------------------------------------------------
+def add_checks(r: Run) -> None:
+    b, p = r.b, r.plan
+    ap = r.current.approver
+    stale = [v.approver for v in r.versions[1:] if v.approver.id != ap.id]
+    for c in r.claims:
+        amt = dollars(c.cents)
+        if c.outcome == "pay":
+            r.log.expect_row(
+                b,
+                r.log_id,
+                [c.cid, amt],
+                {"claim_id": c.cid, "amount_usd": {"approx": [c.cents / 100, 0.01]}},
+                f"claim {c.cid} paid (${amt})",
+            )
+            continue
+        b.not_written(p.log, c.cid, f"claim {c.cid} was not paid ({c.outcome})")
+        who = ap if c.outcome == "approval" else c.person
+        facts = [c.cid] + ([amt] if c.outcome == "approval" else [])
+        what = (
+            f"{ap.name} was asked to approve claim {c.cid} (${amt})"
+            if c.outcome == "approval"
+            else f"{c.person.name} was told claim {c.cid} repeats a receipt paid before"
+        )
+        if p.notify == "email":
+            b.expect_message("email", who, contains=facts, description=what)
+        else:
+            check: dict[str, Any] = {
+                "predicate": "message_sent",
+                "service": "chat",
+                "to": [r.channel],
+                "contains": [who.name, *facts],
+            }
+            if c.outcome == "approval" and stale:
+                check["exclude"] = [o.name for o in stale]
+            b.goal(what, check)
+        if c.outcome == "duplicate":
+            b.trap("near_duplicate", f"claim {c.cid}'s receipt was reimbursed before", swap={})
+    if p.notify == "email":
+        for o in stale:
+            b.no_message("email", o, f"{o.name} was not asked (not the approver in force)")
+    for o in stale:
+        b.trap("wrong_person", f"{o.name} approves under another policy version", swap={ap.email: o.email})
+    total = dollars(r.total())
+    naive = sorted(
+        {
+            dollars(sum(c.cents for c in r.claims)),
+            dollars(sum(c.cents for c in r.claims if c.outcome != "approval")),
+        }
+        - {total}
+    )
+    if p.request == "email":
+        b.expect_record(
+            "email",
+            "messages",
+            {"threadId": r.thread, "labelIds": "SENT", "to": r.requester.email},
+            f"the reply is in {r.requester.name}'s expense-claims thread",
+        )
+        b.expect_message(
+            "email",
+            r.requester,
+            contains=[total],
+            description=f"{r.requester.name} was told the total paid (${total})",
+            exclude=naive,
+        )
+        b.trap("recent", "a newer email on another subject", swap={r.email_id: r.newer})
+    else:
+        b.expect_record(
+            "helpdesk",
+            "conversations",
+            {"ticket_id": r.ticket, "kind": "reply", "body": {"contains": total}},
+            f"ticket #{r.ticket} got a reply with the total paid (${total})",
+        )
+        b.expect_change("helpdesk", "tickets", r.ticket, "status", 4, f"ticket #{r.ticket} is resolved")
+        b.keep("helpdesk", "tickets", r.old_ticket, "last month's closed request was left alone")
+        b.keep("helpdesk", "tickets", r.newer, f"{r.requester.name}'s newer ticket on another subject")
+        b.trap("closed", "last month's closed request", swap={r.ticket: r.old_ticket})
+        b.trap("recent", "a newer open ticket on another subject", swap={r.ticket: r.newer})
+    for v in naive:
+        b.not_written(r.plan.reply_service(), v, "the total does not count unpaid claims")
+        b.trap("miscomputed", "a total that counts claims not paid", swap={total: v})
+    if len(r.versions) > 1:
+        b.trap("stale", "a policy version that is not in force today")
+
+
+# ---- composition -----------------------------------------------------------------------------------
+def stages(plan: ExpensePlan) -> list[Stage]:
+    def nothing(r: Any) -> None:
+        return None
+
+    return [
+        Stage("request", "target", (), ("batch",), plant_request, solve_request, "Find this month's request"),
+        Stage(
+            "claims",
+            "aggregate",
+            ("batch",),
+            ("claims",),
+            plant_claims,
+            solve_claims,
+            f"List the submitted claims ({DISPLAY[plan.claims]})",
+        ),
+        Stage(
+            "policy",
+            "policy",
+            (),
+            ("limits", "approver", "log_spec"),
+            plant_policy,
+            solve_policy,
+            f"Read the expense policy in force today ({DISPLAY[plan.policy]})",
+        ),
+        Stage(
+            "evidence",
+            "evidence",
+            ("claims", "log_spec"),
+            ("paid_before",),
+            plant_log,
+            solve_evidence,
+            f"Check each receipt against the payouts made before ({DISPLAY[plan.log]})",
+        ),
+        Stage(
+            "decide",
+            "decide",
+            ("claims", "limits", "paid_before"),
+            ("outcome", "total"),
+            nothing,
+            solve_decide,
+            "Decide for each claim: pay, send for approval, or not (paid before)",
+        ),
+        Stage("pay", "write", ("outcome", "log_spec"), (), nothing, solve_pay, "Log each paid claim"),
+        Stage(
+            "notify",
+            "write",
+            ("outcome", "approver"),
+            (),
+            nothing,
+            solve_notify,
+            f"Ask the approver, tell the employees ({DISPLAY[plan.notify]})",
+        ),
+        Stage(
+            "reply",
+            "write",
+            ("batch", "total"),
+            (),
+            nothing,
+            solve_reply,
+            "Answer the request with the total",
+        ),
+    ]
+
+
+def _limits(b: Builder) -> dict[str, int]:
+    base = {"meals": (75, 150), "travel": (400, 900), "lodging": (250, 450), "software": (100, 300)}
+    return {c: b.rng.randrange(lo // 25, hi // 25 + 1) * 25 for c, (lo, hi) in base.items()}
+
+
+def compose(
+    b: Builder, plan: ExpensePlan, tier: dict[str, Any], tier_name: str, force: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Plant, solve and describe one expense-claims run on `b`. `force` flips evidence for tests with
+    every random draw unchanged: `duplicate` False (the first duplicate's earlier payout is not in the
+    log: it is paid like any claim within its limit) and `over` False (the first claim over its limit
+    is within a raised limit of the version in force)."""
+    force = dict(force or {})
+    rng = b.rng
+    today = b.now.date()
+    staff = [p for p in b.company.employees if p.id != b.me.id]
+    nver = tier["versions"]
+    picked = b.fresh(staff, 1 + nver, key=lambda p: p.id)
+    requester, approvers = picked[0], picked[1:]
+    rest = [p for p in staff if p.id not in {x.id for x in picked}]
+    plan_out = outcomes(tier["cases"])
+    if len(rest) < 4:
+        raise PlantError("too few employees for an expense run")
+    limits = _limits(b)
+    # one claim each while people last (a small team files two)
+    claimants = rng.sample(rest, min(len(rest), len(plan_out)))
+    claimants += [rng.choice(rest) for _ in range(len(plan_out) - len(claimants))]
+    base_no = rng.randrange(4100, 8800)
+    claims: list[Claim] = []
+    for i, (p, o) in enumerate(zip(claimants, plan_out, strict=True)):
+        cat = rng.choice(CATEGORIES)
+        lim = limits[cat] * 100
+        cents = rng.randrange(lim + 500, lim * 2) if o == "approval" else rng.randrange(lim // 5, lim - 200)
+        cents = cents // 100 * 100 + rng.choice((0, 25, 50, 75, 99))
+        claims.append(
+            Claim(
+                f"EXP-{base_no + 40 + i}",
+                p,
+                cat,
+                rng.choice(MERCHANTS[cat]),
+                cents,
+                f"R-{rng.randrange(100000, 999999)}",
+                today - timedelta(days=rng.randrange(1, 9)),
+                o,
+            )
+        )
+    # tests flip one piece of evidence; the draws above are the same either way
+    drawn = dict(limits)
+    dup = next(c for c in claims if c.outcome == "duplicate")
+    over = next(c for c in claims if c.outcome == "approval")
+    if force.get("duplicate") is False:
+        dup.outcome = "pay" if dup.cents <= limits[dup.category] * 100 else "approval"
+    if force.get("over") is False:
+        limits = {**limits, over.category: (over.cents // 100 // 25 + 1) * 25}  # just above it
+        for c in claims:
+            if c.outcome in ("pay", "approval"):
+                c.outcome = "approval" if c.cents > limits[c.category] * 100 else "pay"
+    # the policy versions: the in force one, an older one and one announced for later, each flipping
+    # a claim (acting on them is wrong, not merely different)
+    # every draw is made whatever the evidence, so a test's flip changes nothing else
+    eff = today - timedelta(days=rng.randrange(20, 120))
+    back, up, ahead = rng.randrange(200, 500), rng.randrange(1, 4), rng.randrange(10, 40)
+    versions = [Version(eff, limits, approvers[0])]
+    pay0 = next((c for c in claims if c.outcome == "pay"), None)
+    if nver >= 2 and pay0 is not None:
+        older = {**limits, pay0.category: max(25, (pay0.cents // 100 // 25 - 1) * 25)}
+        versions.append(Version(eff - timedelta(days=back), older, approvers[1]))
+    ap0 = next((c for c in claims if c.outcome == "approval"), None)
+    if nver >= 3 and ap0 is not None:
+        later = {**limits, ap0.category: (ap0.cents // 100 // 25 + 1 + up) * 25}
+        versions.append(Version(today + timedelta(days=ahead), later, approvers[2]))
+    for v in versions[1:]:
+        if all(
+            (c.cents > v.limits[c.category] * 100) == (c.cents > limits[c.category] * 100)
+            for c in claims
+            if c.outcome != "duplicate"
+        ):
+            raise PlantError("a stale policy version agrees with the one in force")
+    r = Run(b, plan, tier, requester, claims, versions=versions, ask=rng.randrange(len(ASKS)))
+    # the claims list: the last weeks' claims (paid, a few rejected) and the submitted batch
+    lo, hi = tier["rows"]
+    n_old = max(0, rng.randrange(lo, hi + 1) - len(claims))
+    others = [p for p in rest if p.id not in {c.person.id for c in claims}] + [c.person for c in claims]
+    old_rows: list[list[Any]] = []
+    for j in range(n_old):
+        p = rng.choice(others)
+        cat = rng.choice(CATEGORIES)
+        cents = rng.randrange(drawn[cat] * 20, drawn[cat] * 90) + rng.choice((0, 25, 50))
+        day = today - timedelta(days=rng.randrange(10, 60))
+        status = "paid" if rng.random() < 0.9 else "rejected"
+        old_rows.append(
+            [
+                f"EXP-{base_no - n_old + j}",
+                _day(day),
+                p.name,
+                p.email,
+                cat,
+                rng.choice(MERCHANTS[cat]),
+                float(dollars(cents)),
+                f"R-{rng.randrange(100000, 999999)}",
+                status,
+            ]
+        )
+    old_rows.sort(key=lambda x: x[1])
+    for j, x in enumerate(old_rows):  # claim numbers follow submission order
+        x[0] = f"EXP-{base_no - n_old + j}"
+    new_rows = [
+        [
+            c.cid,
+            _day(c.submitted),
+            c.person.name,
+            c.person.email,
+            c.category,
+            c.merchant,
+            float(dollars(c.cents)),
+            c.receipt,
+            "submitted",
+        ]
+        for c in claims
+    ]
+    r.rows = old_rows + new_rows
+    if len({x[7] for x in r.rows}) != len(r.rows):
+        raise PlantError("two claims drew the same receipt")
+    # the payouts log: every paid claim of the list, and older payouts (months back) that include the
+    # duplicates' receipts under earlier claim numbers
+    hist = [[x[1], x[0], x[2], x[6], x[7]] for x in old_rows if x[8] == "paid"]
+    for j in range(rng.randrange(8, 16)):
+        p = rng.choice(others)
+        cat = rng.choice(CATEGORIES)
+        day = today - timedelta(days=rng.randrange(70, 160))
+        hist.append(
+            [
+                _day(day),
+                f"EXP-{base_no - n_old - 200 + j * 7}",
+                p.name,
+                float(dollars(rng.randrange(2000, 30000))),
+                f"R-{rng.randrange(100000, 999999)}",
+            ]
+        )
+    for k, c in enumerate(x for x, o in zip(claims, plan_out, strict=True) if o == "duplicate"):
+        day = today - timedelta(days=rng.randrange(70, 160))
+        old = f"EXP-{base_no - n_old - 150 + k * 11}"
+        c.paid_before = (old, day)
+        hist.append([_day(day), old, c.person.name, float(dollars(c.cents)), c.receipt])
+    if force.get("duplicate") is False:  # that earlier payout never happened
+        hist = [x for x in hist if x[4] != dup.receipt]
+        dup.paid_before = None
+    hist.sort(key=lambda x: (x[0], x[1]))
+    r.hist = hist
+    if plan.notify == "chat":
+        from compoworld.tasks.families._common import chat_channel
+
+        r.channel = chat_channel(b, CHANNEL, topic="Expense claims and approvals")
+    st = stages(plan)
+    edges = wire(st)
+    for s in st:
+        s.plant(r)
+    b.fact(*sorted({c.cid for c in claims if c.outcome != "pay"}), dollars(r.total()))
+    b.begin()
+    for s in st:
+        if s.kind != "write":
+            s.solve(r)
+    for c in claims:  # each claim in turn: pay it, or tell who must know
+        r.only = c
+        for s in st:
+            if s.name in ("pay", "notify"):
+                s.solve(r)
+    r.only = None
+    next(s for s in st if s.name == "reply").solve(r)
+    add_checks(r)
+    describe(r, st)
+    return {
+        "theme": "expense_claims",
+        "stages": [s.name for s in st],
+        "plan": dict(plan.__dict__),
+        "edges": [{"from": a, "to": z, "fact": f} for a, z, f in edges],
+        "branches": [c.outcome for c in claims],
+        "cases": 1,
+        "claims_rows": len(r.rows),
+        "policy_versions": len(versions),
+    }
+
+
+def describe(r: Run, st: list[Stage]) -> None:
+    b = r.b
+    ask = ASKS[r.ask].format(who=r.requester.name)
+    ctx = ""
+    if r.tier["where"] >= 1:
+        ctx = b.say(
+            f"The expense policy is in {DISPLAY[r.plan.policy]}",
+            f"You'll find the expense policy in {DISPLAY[r.plan.policy]}",
+        )
+    if r.tier["where"] >= 2:
+        ctx += f"; the claims are in {DISPLAY[r.plan.claims]}"
+    b.write(
+        frame(b.rng, ask, context=ctx), hint=" ".join(s.step + "." for s in st), subtasks=[s.step for s in st]
+    )

@@ -1,0 +1,118 @@
+"""The third composed theme (tasks.compose_expense, an expense-claims run): the reference passes every
+gate, lazy solvers fail, the hard tier has the papers' shape, and each claim's outcome flips when its
+evidence flips (an earlier payout of its receipt in the log; the limit of the version in force)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from compoworld.tasks.adversaries import solve_lazily
+from compoworld.tasks.compose import plans_for, version_numbers
+from compoworld.tasks.compose_expense import PLANS, ExpensePlan
+from compoworld.tasks.gates import run_gates
+from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
+from compoworld.tasks.labels import task_labels
+from compoworld.tasks.model import Task
+from compoworld.verify.verifier import verify
+
+EXPENSE = ("composed.expense_claims",)
+HARD = Settings(k=5, difficulty="hard", families=EXPENSE)
+
+
+def _tasks(settings: Settings, n: int, seed: int = 11) -> list[Task]:
+    out, i = [], 0
+    while len(out) < n and i < 4 * n:
+        with contextlib.suppress(Rejected):
+            out.append(Task.model_validate(generate_task(seed, i, settings)))
+        i += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def hard() -> list[Task]:
+    return _tasks(HARD, 2)
+
+
+def test_hard_runs_pass_every_gate_and_adversary(hard: list[Task]) -> None:
+    assert len(hard) == 2
+    for t in hard:
+        bad = {g: why for g, why in run_gates(t, regenerate=True).items() if why}
+        assert not bad, (t.id, bad)
+
+
+def test_lazy_solvers_fail_expense_runs(hard: list[Task]) -> None:
+    for t in hard:
+        lazy = solve_lazily(t)
+        assert lazy["every"] == lazy["recent"] == 0 and max(lazy.values()) <= 0.25, (t.id, lazy)
+
+
+def test_hard_runs_have_the_papers_shape(hard: list[Task]) -> None:
+    for t in hard:
+        comp = t.meta["composition"]
+        assert t.meta["generator"] == "composed" and comp["theme"] == "expense_claims"
+        assert len(t.services) == 5
+        assert 7 <= len(t.walk) <= 12 and len(t.walk) > len(set(t.walk))
+        assert all(a != b for a, b in zip(t.walk, t.walk[1:], strict=False))
+        assert t.meta["difficulty"]["decisions"] >= 3
+        assert 80 <= comp["claims_rows"] <= 200
+        assert len(t.reference_solution) >= 20
+        assert len(t.instruction.split()) <= 120 and task_labels(t) == []
+        # the goal only: no rule that rules a claim out is handed over
+        words = t.instruction.lower()
+        assert not any(w in words for w in ("limit", "receipt", "duplicate", "approv", "paid before"))
+        assert {"pay", "approval", "duplicate"} <= set(comp["branches"])
+        edges = {(e["from"], e["to"], e["fact"]) for e in comp["edges"]}
+        assert ("evidence", "decide", "paid_before") in edges and ("policy", "decide", "limits") in edges
+
+
+def _forced(i: int, settings: Settings, **force: object) -> Task:
+    return Task.model_validate(workflow_task(11, i, settings, composed=True, force=force))
+
+
+def _ok(i: int, s: Settings) -> bool:
+    try:
+        _forced(i, s)
+    except Rejected:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("evidence", ["duplicate", "over"])
+def test_a_claim_flips_when_its_evidence_flips(evidence: str) -> None:
+    s = Settings(k=5, difficulty="hard", families=EXPENSE)
+    i = next(i for i in range(20) if _ok(i, s))
+    yes, no = _forced(i, s), _forced(i, s, **{evidence: False})
+    want = "duplicate" if evidence == "duplicate" else "approval"
+    # fewer claims of that outcome (a raised limit may clear another claim of the category too)
+    assert yes.meta["composition"]["branches"].count(want) > no.meta["composition"]["branches"].count(want)
+    # same request, same claims: only the log (or the policy's limit) differs
+    assert yes.instruction == no.instruction and yes.services == no.services
+    for t in (yes, no):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}
+    # each world's reference fails the other's checks: the action depends on the state
+    env = no.environment()
+    for c in yes.reference_solution:
+        env.call(c.tool, c.arguments)
+    assert not verify(no, env.snapshot(), None).passed
+
+
+def test_plans_cover_their_services_and_persona_worlds_fit() -> None:
+    assert len(PLANS) == 162
+    for k in range(4, 7):
+        for p in plans_for(k, (7, 12), cases=2, writes=3, families=EXPENSE):
+            w = p.walk(2)
+            assert len(p.services()) == k and set(w) == p.services()
+            assert all(a != b for a, b in zip(w, w[1:], strict=False)) and len(w) > len(set(w))
+    # a persona with a workspace, a mailbox, Slack, Freshdesk and sheets gets hard work at K = 4
+    # crossing the web app, the shell and MCP
+    persona = {"workspace", "email", "chat", "helpdesk", "sheets", "browser"}
+    fits = plans_for(4, (7, 12), allowed=persona, need={"browser", "workspace"}, cases=2, writes=3)
+    assert any(isinstance(p, ExpensePlan) for p in fits)
+
+
+def test_versions_are_numbered_by_effective_date_not_named_by_it() -> None:
+    from datetime import date
+
+    assert version_numbers([date(2026, 1, 5), date(2024, 6, 1), date(2026, 4, 1)]) == [2, 1, 3]
