@@ -473,8 +473,8 @@ def reconcile_missing_order(b: Builder) -> None:
             b.rng,
             ask,
             context=b.say(
-                "Cancelled orders are never booked; match orders on date and total",
-                "An order is booked when the database has one of that customer on the same day for the same total; cancelled ones are not booked",
+                "Match orders on date and total",
+                "An order is booked when the database has one of that customer on the same day for the same total",
             ),
         ),
         hint="Query the customer's orders and contact emails in SQL, list Shopify orders, keep the customer's non-cancelled ones of the window, match each to a database order by day and total, insert the one without a match and answer with its number.",
@@ -631,8 +631,8 @@ def text_late_orders(b: Builder) -> None:
             b.rng,
             ask,
             context=b.say(
-                "The promise and the follow-up window are in the Late order follow-ups sheet; respect SMS opt-outs",
-                "Use the settings in the Late order follow-ups sheet, and never text a number that opted out",
+                "The promise and the follow-up window are in the Late order follow-ups sheet",
+                "Use the settings in the Late order follow-ups sheet",
             ),
         ),
         hint="Read the settings (promise, window) in the Late order follow-ups sheet, list open Shopify orders, keep the unfulfilled ones placed more than the promise and at most the window ago, look up each shipping phone for opt-outs, text the rest with their order number, and append them to the Texted tab.",
@@ -815,8 +815,8 @@ def receive_supplier_delivery(b: Builder) -> None:
             b.rng,
             ask,
             context=b.say(
-                "Only book what a delivery note confirms, at the location it names (not always the main warehouse)",
-                "Deliveries do not always come to the main warehouse: the supplier's delivery note says what arrived and where",
+                "The supplier sends a delivery note with each delivery",
+                "Book it from the supplier's delivery note",
             ),
         ),
         hint="Read the open POs and the supplier's address in the Purchase orders sheet, find the supplier's delivery note for an open PO, add the delivered quantity to that exact variant at that location in Shopify, and set the PO's status to received.",

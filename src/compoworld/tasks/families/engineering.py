@@ -344,8 +344,8 @@ def close_merged_fix(b: Builder) -> None:
                 f"now that {author.first}'s {short} fix in {rname} is merged, move its Jira issue to Done with a comment pointing at the PR, and comment the key on the PR",
             ),
             context=b.say(
-                f"It was {cust.name}'s problem. Only the merged PR counts; the ticket is the one it says it fixes",
-                "Make sure you use the PR that actually got merged, and the ticket it names",
+                f"It was {cust.name}'s problem",
+                "The ticket is the one the PR names",
             ),
         ),
         hint="Search the repository's pull requests for the fix, take the merged one (not the closed-unmerged workaround), read the Jira key from its body, comment the PR on that issue and move it to Done, then comment the key on the PR.",

@@ -468,8 +468,8 @@ def chase_new_overdue(b: Builder) -> None:
                 "email reminders for the invoices that turned overdue over the last two weeks and note the reminder date in our collections tracker",
             ),
             context=b.say(
-                "Reminders go to the billing contact in the 2026 collections tracker; customers on a payment plan are not chased, and older overdue invoices are already with the agency",
-                "Use the billing contacts from the 2026 tracker, skip anyone on a payment plan, and leave older overdue invoices to the agency",
+                "Reminders go to the billing contact in the collections tracker",
+                "Use the billing contacts from the collections tracker",
             ),
         ),
         hint="Read the 2026 collections tracker in Sheets, query overdue invoices with their due dates and customers in SQL, keep the ones due in the last 14 days of customers not on a payment plan, email each billing contact, then write today's date in their Last reminder cell.",
@@ -842,8 +842,8 @@ def dispute_with_fulfillment_evidence(b: Builder) -> None:
             b.rng,
             ask,
             context=b.say(
-                "Their other dispute is a separate matter; leave it",
-                "Only the non-delivery dispute needs an answer now",
+                "",
+                "",
                 "",
             ),
         ),

@@ -484,7 +484,6 @@ def rotate_leaked_key(b: Builder) -> None:
                 f"rotate the API key {person.name} of {cust.name} says leaked, reply on the ticket and tell #security",
                 f"rotate in Redis the API key that {person.name} ({cust.name}) reported leaked, answer the ticket and post in #security",
             ),
-            context="Only the key that leaked gets a new value",
         ),
         hint="Find the requester's open leak ticket (it says which key), set a new value for that apikey key in Redis, reply on the ticket, then post the customer name in #security.",
         subtasks=[

@@ -203,10 +203,8 @@ def webinar_followup_audience(b: Builder) -> None:
                 f'put yesterday\'s "{title}" attendees on the follow-up list named in the Meet invite',
             ),
             context=b.say(
-                "Only people who actually joined the Meet count, tag them 'webinar'. Anyone marked do-not-contact in "
-                "HubSpot stays off, and never re-add someone who unsubscribed from that audience",
-                "Compliance rule: only real joiners (not no-shows), nobody flagged do-not-contact in HubSpot, and "
-                "nobody who already unsubscribed from the list. Tag new members 'webinar'",
+                "Tag them 'webinar'",
+                "Tag new members 'webinar'",
             ),
         ),
         hint="Find yesterday's session in past Meet meetings, read the audience its description names, take the attendees who joined, drop those already on the "
@@ -390,10 +388,8 @@ def trade_show_segment(b: Builder) -> None:
                 f"sync our {show} leads from Airtable to the '{show} {year} follow-up' audience in Mailchimp",
             ),
             context=b.say(
-                f"Only leads from that show with marketing consent that haven't been synced yet, and never anyone flagged do-not-contact "
-                f"in HubSpot. Tag them '{slug}' and tick Synced on each row you add",
-                f"Rule: consent ticked, not synced before, and not do-not-contact in HubSpot. Tag new members '{slug}' and mark their "
-                "Airtable rows as Synced",
+                f"Tag them '{slug}' and tick Synced on each row you add",
+                f"Tag new members '{slug}' and mark their Airtable rows as Synced",
             ),
         ),
         hint="List the 'Trade show leads' table in the Events base, keep the show's consenting, unsynced rows, drop those with "
@@ -869,10 +865,10 @@ def cancelled_demo_reengage(b: Builder) -> None:
                 "re-engage the prospects who cancelled their platform demo in Calendly recently",
             ),
             context=b.say(
-                "That's anyone whose Platform demo was cancelled in the last 14 days and who hasn't booked a new one, unless they're "
-                "do-not-contact in HubSpot. Tag them 'demo-cancelled' and leave a note on their HubSpot contact",
-                "Rule: Platform demo cancelled within the past two weeks, no new demo booked, not flagged do-not-contact in HubSpot. "
-                "Add them to the 'Demo re-engagement' audience tagged 'demo-cancelled' and note it on the contact",
+                "That's Platform demos cancelled in the last 14 days. Tag them 'demo-cancelled' and leave a note on their "
+                "HubSpot contact",
+                "Platform demos cancelled within the past two weeks: add them to the 'Demo re-engagement' audience tagged "
+                "'demo-cancelled' and note it on the contact",
             ),
         ),
         hint="List cancelled Calendly events, keep Platform demos from the last 14 days and their invitees, drop anyone with an "

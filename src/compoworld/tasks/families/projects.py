@@ -184,8 +184,8 @@ def cover_while_on_leave(b: Builder) -> None:
                 f"move whatever {away.first} has open and overdue in Asana to the person covering for them, then post it in #project-updates",
             ),
             context=b.say(
-                f"{away.first} started leave yesterday; the cover is on the wiki's leave plan. Leave anything not yet due with {away.first}",
-                f"{away.name} is out for two weeks. Only overdue, unfinished work moves, and the wiki's leave plan names who covers",
+                f"{away.first} started leave yesterday; the cover is on the wiki's leave plan",
+                f"{away.name} is out for two weeks, and the wiki's leave plan names who covers",
             ),
         ),
         hint="List the person's Asana tasks, keep the open ones due before today, read their cover from the Confluence leave plan (this leave, not an earlier one), reassign those tasks and post who covers how many in #project-updates.",

@@ -434,7 +434,7 @@ def rebook_cancelled_demo(b: Builder) -> None:
             ask,
             context=b.say(
                 "Stage should read 'Demo rescheduled' afterwards, with the new date",
-                "Keep the same demo length; the pipeline stage becomes 'Demo rescheduled'",
+                "The pipeline stage becomes 'Demo rescheduled'",
             ),
         ),
         hint="Find the cancelled upcoming Calendly demo of the person and the time they proposed in the cancel reason, look up their live row in the Airtable demo pipeline for the SE, create the Meet with both, then update the row's date and stage.",
