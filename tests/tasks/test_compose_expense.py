@@ -116,3 +116,22 @@ def test_versions_are_numbered_by_effective_date_not_named_by_it() -> None:
     from datetime import date
 
     assert version_numbers([date(2026, 1, 5), date(2024, 6, 1), date(2026, 4, 1)]) == [2, 1, 3]
+
+
+def test_a_persona_world_at_k4_crossing_every_interface_gets_composed_work() -> None:
+    # gui is reached by the browser or the computer: a plan needs one of them, not both (requiring
+    # both fitted no plan, and generation rejected every index of such a world)
+    import random
+
+    from compoworld.tasks.generator import composed_plans, interface_of
+
+    s = Settings(k=4, difficulty="hard", interfaces=("cli", "gui", "mcp"))
+    persona = {"workspace", "email", "calendar", "chat", "helpdesk", "sheets", "browser"}
+    for seed in range(5):
+        plan, tier = composed_plans(s, random.Random(seed), persona)
+        w = plan.walk(2)
+        seq = [interface_of(x) for x in w]
+        assert tier == "hard" and plan.services() <= persona and len(plan.services()) == 4
+        assert {"cli", "gui", "mcp"} <= set(seq) and sum(
+            a != b for a, b in zip(seq, seq[1:], strict=False)
+        ) >= 3

@@ -816,6 +816,7 @@ def compose(
         "branches": [c.outcome for c in claims],
         "cases": 1,
         "claims_rows": len(r.rows),
+        "aggregated_rows": len(r.rows),
         "policy_versions": len(versions),
     }
 

@@ -107,8 +107,8 @@ def depth(tasks: list[Task], labels: bool = True) -> dict[str, Any]:
         "write_services": _dist([len(d.get("write_services", [])) for d in diff]),
         "share_writes_3plus_services": round(sum(len(d.get("write_services", [])) >= 3 for d in diff) / n, 4),
         "aggregated_rows": _dist(
-            [  # each theme names its aggregated list: the usage rows, an access list
-                c.get("usage_rows", c.get("roster_rows", 0))
+            [  # each theme names its aggregated list: the usage rows, an access list (newer: aggregated_rows)
+                c.get("aggregated_rows", c.get("usage_rows", c.get("roster_rows", 0)))
                 for t in tasks
                 if (c := t.meta.get("composition"))
             ]
