@@ -348,3 +348,21 @@ def test_generate_takes_every_service_that_families_lists(library, monkeypatch) 
     assert len(tasks) == 1 and tasks[0].meta["family"].startswith(f"compiled.{name}.")
     with pytest.raises(RuntimeError, match="no moves for service"):
         generate(1, 0, Settings(pool=("no_such_service",)))
+
+
+def test_families_compiled_json_agrees_with_the_families_generate_draws(library) -> None:
+    """`tasks families --compiled --json` names per service the families `tasks generate` can draw
+    (every one it lists is registered; a service with none states a cause for each resource)."""
+    from typer.testing import CliRunner
+
+    from compoworld.cli.main import app
+    from compoworld.tasks.families.compiled import compiled_families
+
+    r = CliRunner().invoke(app, ["tasks", "families", "--compiled", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["services"] == len(out["coverage"]) and out["with_families"] >= 1
+    drawn = set(compiled_families())
+    for svc, c in out["coverage"].items():
+        assert {f"compiled.{svc}.{k}" for k in c["families"]} <= drawn
+        assert c["families"] or c["causes"], svc

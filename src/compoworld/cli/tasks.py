@@ -582,6 +582,11 @@ def list_families(
         if not cov:
             err.print("[red]error:[/red] no compiled service is loaded (pass --manifests DIR)")
             raise typer.Exit(2)
+        if as_json:
+            have = sum(1 for c in cov.values() if c["families"])
+            out = {"services": len(cov), "with_families": have, "coverage": cov}
+            typer.echo(json.dumps(out, indent=1, ensure_ascii=False))
+            return
         table = Table(title="compiled services: families, or why none")
         for col in ("service", "families", "resources without a family: cause"):
             table.add_column(col)
