@@ -135,3 +135,20 @@ def test_a_patch_rebuilds_any_state_from_any_base(base: dict, s0: dict) -> None:
     )
     want = orjson.loads(orjson.dumps(s["services"], option=orjson.OPT_SORT_KEYS))
     assert [(t, list(v)) for t, v in got["svc"].items()] == [(t, list(v)) for t, v in want["svc"].items()]
+
+
+CELLS = st.dictionaries(
+    st.builds(lambda c, r: f"{c}{r}", st.sampled_from(["A", "B", "C", "Z", "AA", "AZ"]), st.integers(1, 30)),
+    st.one_of(st.none(), st.integers(-3, 3), st.floats(allow_nan=False), st.text(max_size=4), st.booleans()),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cells=CELLS, other=st.dictionaries(st.text(max_size=3), st.integers(-99, 99), max_size=9))
+def test_sheet_cells_packed_as_grids_come_back_exactly(cells: dict, other: dict) -> None:
+    from compoworld.tasks.model import _cells, _grids
+
+    plain = {"sheets": [{"cells": dict(sorted(cells.items())), "title": "Log"}], "other": other}
+    back = _cells(orjson.loads(orjson.dumps(_grids(plain))))
+    assert orjson.dumps(back) == orjson.dumps(plain)  # the same values, types and key order

@@ -38,23 +38,49 @@ def replay(
     skip: set[int] = frozenset(),
     marks: dict[int, dict[str, Any]] | None = None,
     track: bool = True,
+    quiet: set[int] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
     """Run reference calls (except `skip`) from the environment's current state: the final snapshot,
     the envelopes, and the indices of the calls that really wrote (changed non-UI state; a shell
     `grep` is declared mutating but only reads; none unless `track`). `marks` collects the state
-    before each mutating call (snapshots are persistent values)."""
+    before each mutating call (snapshots are persistent values); `quiet` the calls declared
+    read-only that changed nothing at all (not even a UI table or a counter)."""
     results = []
     writes = []
     for i, c in enumerate(calls):
         if i in skip:
             continue
-        before = env.snapshot() if (track or marks is not None) and _mutates(env, c["tool"]) else None
+        mutates = _mutates(env, c["tool"])
+        before = env.snapshot() if (track or marks is not None) and mutates else None
         if marks is not None and before is not None:
             marks[i] = before
-        results.append(env.call(c["tool"], c["arguments"]))
+        if quiet is not None and not mutates:
+            was = env.snapshot()
+            results.append(env.call(c["tool"], c["arguments"]))
+            if _untouched(was, env.snapshot()):
+                quiet.add(i)
+        else:
+            results.append(env.call(c["tool"], c["arguments"]))
         if track and before is not None and _wrote(env, before):
             writes.append(i)
     return env.snapshot(), results, writes
+
+
+def _untouched(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """The same state: the clock, and every table (and database image) the very same object."""
+    if a.get("clock") != b.get("clock"):
+        return False
+    for name, x in a["services"].items():
+        y = b["services"].get(name)
+        if x is y:
+            continue
+        if not isinstance(x, dict) or not isinstance(y, dict) or x.keys() != y.keys():
+            return False
+        for t, v in x.items():
+            w = y[t]
+            if v is not w and not (isinstance(v, dict) and isinstance(w, dict) and v == w and "image" in v):
+                return False
+    return True
 
 
 def _wrote(env: Environment, before: dict[str, Any]) -> bool:
@@ -101,28 +127,32 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         out["initial_unsatisfied"] = f"doing nothing earns partial credit {v0.score}"
     calls = [c.model_dump() for c in task.reference_solution]
     marks: dict[int, dict[str, Any]] = {}
-    final, results, mutating = replay(env, calls, marks=marks)
+    quiet: set[int] = set()
+    final, results, mutating = replay(env, calls, marks=marks, quiet=quiet)
     enums = {c["tool"]: tool_enums(env, c["tool"]) for c in calls}
     composed = task.meta.get("composed", [])
     _, problems = ground(task_system_prompt(task), task.instruction, calls, results, enums, composed)
     if problems:
         out["grounded"] = problems[0]
     bad = [r for r in results if not r["success"]]
-    v1 = verify(task, final, task.answer)
-    if bad or not v1.passed:
+    verdicts = Verdicts(task)  # V alone for the states below: it stops at the first failing check
+    if bad or not verdicts.passed(final, task.answer):
         why = (
             bad[0]["error"]["message"]
             if bad
-            else "; ".join(f"{c.id}: {c.detail}" for c in v1.checks if not c.passed)
+            else "; ".join(
+                f"{c.id}: {c.detail}" for c in verify(task, final, task.answer).checks if not c.passed
+            )
         )
         out["solvable"] = f"replaying the reference fails: {why}"
     h1 = env.state_hash()
-    verdicts = Verdicts(task)  # V alone for the states below: it stops at the first failing check
     for i in mutating:
         # the calls before step i are the reference's own: start from its state before step i (a
-        # replay is deterministic, and `deterministic` below checks that) instead of replaying them
+        # replay is deterministic, and `deterministic` below checks that) instead of replaying them;
+        # the reads that changed nothing in the reference are left out too (their envelopes are
+        # not used here, and a read-only tool that wrote nothing there is no write)
         env.restore(marks[i])
-        final_i, _, _ = replay(env, calls[i + 1 :], track=False)
+        final_i, _, _ = replay(env, [c for k, c in enumerate(calls) if k > i and k not in quiet], track=False)
         if verdicts.passed(final_i, task.answer):
             out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
             break

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from pydantic import BaseModel
 
 from compoworld.verify.predicates import PREDICATES, CheckContext, validate_check
@@ -161,8 +162,8 @@ class _Reads(StateView):
         return self._quiet(("s",), super().services)
 
     def token(self, dep: tuple[str, ...]) -> Any:
-        """What a read saw: the table object (an empty one for any empty table), the service's
-        data, every service's, or the snapshot itself; compared by identity."""
+        """What a read saw: the table (any empty one alike), the service's table names (its keys
+        and its database image), every service's data, or the snapshot itself (see `_same`)."""
         svcs = self._snapshot.get("services", {})
         if dep[0] == "t":
             try:
@@ -171,7 +172,10 @@ class _Reads(StateView):
                 return object()
             return got if got else _EMPTY
         if dep[0] == "T":
-            return svcs.get(dep[1], _EMPTY)
+            svc = svcs.get(dep[1])
+            if not isinstance(svc, dict):
+                return _EMPTY if svc is None else object()
+            return _Names((*svc, (svc.get("_sqlite") or {}).get("image") if "_sqlite" in svc else None))
         if dep[0] == "s":
             return tuple(svcs.items())
         return self._snapshot
@@ -195,10 +199,39 @@ class _Ctx(CheckContext):
 _EMPTY: Any = object()
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
-    return a is b
+class _Names(tuple):
+    """A service's table names (and its database image): equal when equal."""
+
+
+def _same(a: Any, b: Any, blobs: dict[int, tuple[Any, bytes | None]]) -> bool:
+    """Two reads saw the same: the very same object, or tables whose JSON is byte-identical (runs
+    from s0 build new tables with the same records; bytes keep types and order apart, which `==`
+    would not: 1 == 1.0 == True)."""
+    if a is b:
+        return True
+    if type(a) is _Names:
+        return type(b) is _Names and a == b
+    if type(a) is tuple:  # every service: by identity
+        return (
+            type(b) is tuple
+            and len(a) == len(b)
+            and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a, b, strict=True))
+        )
+    if type(a) is not dict or type(b) is not dict or len(a) != len(b):
+        return False
+    x, y = _blob(a, blobs), _blob(b, blobs)
+    return x is not None and x == y
+
+
+def _blob(table: dict[str, Any], blobs: dict[int, tuple[Any, bytes | None]]) -> bytes | None:
+    hit = blobs.get(id(table))
+    if hit is None or hit[0] is not table:
+        try:
+            data = orjson.dumps(table)
+        except TypeError:  # keys or values JSON cannot hold: never the same
+            data = None
+        hit = blobs[id(table)] = (table, data)
+    return hit[1]
 
 
 class Verdicts:
@@ -210,7 +243,8 @@ class Verdicts:
     - a check is a pure function of what it reads: s0 (fixed here), the tables of the final state
       it read, and the answer if it read it. Each verdict is kept with those reads; a state whose
       tables are the very same objects (copy-on-write snapshots share every table a run did not
-      write) and the same answer, where it was read, gets the kept verdict without running.
+      write) or byte-identical JSON, and the same answer where it was read, gets the kept verdict
+      without running.
     The rubric and s0 are read once; neither may change meanwhile."""
 
     def __init__(self, task: Task) -> None:
@@ -219,6 +253,7 @@ class Verdicts:
             _validated(_fields(i)["check"] if not isinstance(i, dict) else i["check"]) for i in task.rubric
         ]
         self._order = list(range(len(self._checks)))
+        self._blobs: dict[int, tuple[Any, bytes | None]] = {}  # a table's JSON, by the table (kept)
         # per check: (reads, what each read saw, whether it read the answer, the answer, verdict)
         self._kept: list[list[tuple[tuple[tuple[str, ...], ...], tuple[Any, ...], bool, Any, bool]]] = [
             [] for _ in self._checks
@@ -237,7 +272,7 @@ class Verdicts:
             ok = None
             for deps, toks, read_answer, ans, verdict in self._kept[i]:
                 if (not read_answer or ans == answer) and all(
-                    _same(token(d), t) for d, t in zip(deps, toks, strict=True)
+                    _same(token(d), t, self._blobs) for d, t in zip(deps, toks, strict=True)
                 ):
                     ok = verdict
                     break
