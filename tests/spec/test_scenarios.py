@@ -464,6 +464,70 @@ def test_a_records_number_names_it_whatever_its_json_type() -> None:
     assert _code(missing) == 404
 
 
+def test_a_header_is_never_stored_and_a_body_field_named_body_is_text() -> None:
+    """open-mcp's `header: {x-consumer-id}` is how a call travels; a comment's `body: {body}` wraps
+    the comment's own `body` text."""
+    header = {"type": "object", "properties": {"x-consumer-id": S}}
+    spec = {
+        "tools": [
+            _tool(
+                "comments_add",
+                {"header": header, "body": {"type": "object", "properties": {"body": S}}},
+                [],
+                "Create comment",
+                **{"x-http-method": "post", "x-http-path": "/comments"},
+            ),
+            _tool(
+                "comments_update",
+                {
+                    "path": {"type": "object", "properties": {"id": S}, "required": ["id"]},
+                    "header": header,
+                    "body": {"type": "object", "properties": {"body": S}},
+                },
+                ["path"],
+                "Update comment",
+                **{"x-http-method": "patch", "x-http-path": "/comments/{id}"},
+            ),
+            _tool(
+                "comments_all",
+                {"header": header},
+                [],
+                "List comments",
+                **{"x-http-method": "get", "x-http-path": "/comments"},
+            ),
+        ]
+    }
+    env, m = _env(spec)
+    fields = m["resources"]["comment"]["fields"]
+    assert "header" not in fields and fields.get("body") == "string"
+    made = _ok(
+        env.call("svc__comments_add", {"header": {"x-consumer-id": "c1"}, "body": {"body": "Looks good"}})
+    )
+    assert made["body"] == "Looks good" and "header" not in made
+    up = {"path": {"id": made["id"]}, "body": {"body": "Ship it"}}
+    assert _ok(env.call("svc__comments_update", up))["body"] == "Ship it"
+
+
+def test_a_search_with_no_noun_searches_the_records_its_description_names() -> None:
+    spec = {
+        "tools": [
+            _tool("create_issue", {"summary": S, "project": S}, ["summary"], "Create a Jira issue."),
+            _tool("get_issue", {"issue_key": S}, ["issue_key"], "Get an issue."),
+            _tool("search", {"query": S, "limit": INT}, ["query"], "Search Jira issues using text."),
+            _tool("find", {"query": S}, ["query"], "Find anything on the web using an engine, issues too."),
+        ]
+    }
+    env, m = _env(spec)
+    ops = _ops(m)
+    assert (ops["search"]["status"], ops["search"]["op"]["resource"]) == ("compiled", "issue")
+    # "anything on the web": what it searches is no record type of the server
+    assert ops["find"]["status"] == "simulated" and ops["find"]["cause"] == "no_resource"
+    made = _ok(env.call("svc__create_issue", {"summary": "Login page times out"}))
+    _ok(env.call("svc__create_issue", {"summary": "Export fails on Safari"}))
+    hits = _ok(env.call("svc__search", {"query": "login page"}))["items"]
+    assert [h["id"] for h in hits] == [made["id"]]
+
+
 def test_seeded_records_look_like_the_product() -> None:
     spec = {
         "tools": [

@@ -17,6 +17,7 @@ from compoworld.spec.compiler import (
     LIMIT_PARAMS,
     OFFSET_PARAMS,
     QUERY_PARAMS,
+    TRANSPORT_WRAPPERS,
     norm,
     switch_param,
 )
@@ -489,6 +490,7 @@ def _control(param: str) -> bool:
         or n in OFFSET_PARAMS
         or n in QUERY_PARAMS
         or n in FIELDS_SWITCHES
+        or n in TRANSPORT_WRAPPERS  # `header: {...}`: how the call travels
         or switch_param(param, {"type": "string"}) is not None
     )
 

@@ -1174,6 +1174,43 @@ def _list_params(tool: SpecTool, op: dict[str, Any]) -> list[str]:
     return out
 
 
+SEARCH_VERBS = {"search", "find", "query", "lookup"}
+SEARCH_STOPS = {
+    "in",
+    "by",
+    "using",
+    "with",
+    "from",
+    "across",
+    "within",
+    "on",
+    "via",
+    "through",
+    "of",
+    "to",
+    "for",
+}
+
+
+def _bare_searches(tools: list[SpecTool], ops: dict[str, dict[str, Any]]) -> None:
+    """`jira_search(jql)`, gdrive's `search(query)`: a search whose name has no noun searches the records
+    the first sentence of its description names ("Search Jira issues", "Search for files in Google
+    Drive"), where the server keeps that record type; otherwise it stays simulated (`no_resource`)."""
+    named = {op["resource"] for op in ops.values() if op.get("resource") and op["kind"] not in ("simulated",)}
+    for t in tools:
+        op = ops.get(t.name) or {}
+        if op.get("cause") != "no_resource" or not SEARCH_VERBS & set(tokens(t.name)):
+            continue
+        words = re.findall(r"[A-Za-z]+", t.description.split(".")[0])
+        # what it searches comes before how or where ("Search Jira issues using JQL", "Search for files
+        # in Google Drive"; "objects by a property" names no record type, "the web using an engine" none)
+        cut = next((i for i, w in enumerate(words) if i > 1 and w.lower() in SEARCH_STOPS), len(words))
+        for w in words[:cut]:
+            if singular(w.lower()) in named and w[:1].islower():
+                ops[t.name] = {"resource": singular(w.lower()), "verb": "search", "kind": "list"}
+                break
+
+
 def _sub_key(tool: SpecTool, idp: str) -> bool:
     """Another required parameter names a part of the record (`column_name`, `template_name`): the
     call changes that part, keyed by both, not the record itself."""
@@ -1553,6 +1590,7 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
             or _compute_op(t, prefix)
             or infer_op(t, prefix)
         )
+    _bare_searches(spec.tools, ops)
     _one_resource_per_object(ops)
     if (expand := _expand_op(spec)) is not None:
         ops["expandSchema"] = expand
@@ -1717,6 +1755,8 @@ def compile_manifest(spec: Spec, name: str | None = None) -> dict[str, Any]:
                 ):
                     continue
                 inner = s.get("properties") if _type_of(s) == "object" else None
+                if norm(p) in TRANSPORT_WRAPPERS:
+                    continue  # `header: {...}`: how the call travels, never what the record holds
                 if isinstance(inner, dict) and inner and _is_envelope_param(p):
                     op.setdefault("nested", []).append(
                         p

@@ -353,7 +353,9 @@ class CompiledService(Service):
         fields = self._res(op)["fields"]
         parent = op.get("parent")
         skip = skip | ({parent["param"]} if parent else set())
-        out = {k: v for k, v in args.items() if k in fields and k not in skip}
+        # a wrapper is no field even where one inside it shares its name (a comment's `body: {body}`)
+        wrappers = set(op.get("nested", ()))
+        out = {k: v for k, v in args.items() if k in fields and k not in skip and k not in wrappers}
         for wrapper in op.get("nested", ()):  # `body: {...}`: its fields are the record's own
             inner = args.get(wrapper)
             if not isinstance(inner, dict):
