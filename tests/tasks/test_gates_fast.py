@@ -142,3 +142,36 @@ def test_attacks_given_the_envelopes_decide_as_attacks_that_replay(tasks: list[T
             given = attack(task, env, final, observed=results)
             env.restore(final)
             assert given == adversaries.attack(task, env, final), task.id
+
+
+def test_verdicts_on_malformed_states_fail_as_verify_fails(tasks: list[Task]) -> None:
+    task = tasks[-1]
+    v = Verdicts(task)
+    env = task.environment()
+    final, _, _ = replay(env, [c.model_dump() for c in task.reference_solution])
+    assert v.passed(final, task.answer)  # verdicts kept from a good state first
+    for bad in ({"services": []}, {"services": {s: 5 for s in final["services"]}}, {}, {"clock": None}):
+        assert v.passed(bad, task.answer) is verify(task, bad, task.answer).passed is False
+
+
+def test_stopping_early_reports_the_gate_a_full_run_reports_first(tasks: list[Task]) -> None:
+    from compoworld.tasks.gates import GATES
+
+    def first(out: dict[str, str | None]) -> str | None:
+        return next((g for g in GATES if out[g]), None)
+
+    task = tasks[-1]
+    env = task.environment()
+    _, _, wrote = replay(env, [c.model_dump() for c in task.reference_solution])
+    last = task.reference_solution[wrote[-1]]
+    broken = [
+        task,
+        task.model_copy(update={"reference_solution": [*task.reference_solution, last]}),  # necessary
+        task.model_copy(update={"reference_solution": task.reference_solution[:-1]}),  # solvable
+        task.model_copy(update={"initial_state_hash": "0" * 32}),  # deterministic
+        _without_guards(task),  # adversarial, where a guard was what stopped an attack
+        task.model_copy(update={"reference_solution": task.reference_solution[::-1]}),  # grounded
+    ]
+    got = [first(run_gates(t, regenerate=False, stop_early=True)) for t in broken]
+    assert got == [first(run_gates(t, regenerate=False)) for t in broken]
+    assert got[0] is None and len({g for g in got[1:] if g}) >= 2, got

@@ -107,9 +107,11 @@ def _wrote(env: Environment, before: dict[str, Any]) -> bool:
     return False
 
 
-def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
+def run_gates(task: Task, regenerate: bool = True, stop_early: bool = False) -> dict[str, str | None]:
     """Gate -> None when it passes, else why it failed; `adversary:NAME` entries give each
-    adversary's result (None: it got V = 0)."""
+    adversary's result (None: it got V = 0). With `stop_early` (the pipeline, which reports only
+    the first failing gate in `GATES` order) it returns once that gate is known, the later ones
+    unrun (None)."""
     from compoworld.agents.prompt import task_system_prompt
     from compoworld.tasks.adversaries import ADVERSARIES, attack
     from compoworld.tasks.grounding import ground, tool_enums
@@ -145,6 +147,8 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
             )
         )
         out["solvable"] = f"replaying the reference fails: {why}"
+    if stop_early and any(out[g] for g in GATES[:3]):
+        return out
     h1 = env.state_hash()
     for i in mutating:
         # the calls before step i are the reference's own: start from its state before step i (a
@@ -156,10 +160,14 @@ def run_gates(task: Task, regenerate: bool = True) -> dict[str, str | None]:
         if verdicts.passed(final_i, task.answer):
             out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
             break
+    if stop_early and out["necessary"]:
+        return out
     env.reset()
     replay(env, calls, track=False)
     if env.state_hash() != h1 and out["deterministic"] is None:
         out["deterministic"] = "two replays of the reference end in different states"
+    if stop_early and out["deterministic"]:
+        return out
     if out["solvable"] is None:
         for name, why in attack(task, env, final, verdicts, results).items():
             out[f"adversary:{name}"] = why

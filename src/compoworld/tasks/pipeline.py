@@ -38,7 +38,7 @@ def make_one(seed: int, index: int, settings: Settings) -> tuple[Task | None, st
         task = Task.model_validate(generate_task(seed, index, settings))
     except Rejected as e:
         return None, e.gate
-    gates = run_gates(task, regenerate=True)
+    gates = run_gates(task, regenerate=True, stop_early=True)  # the first failing gate is reported
     failed = [g for g, why in gates.items() if why and not g.startswith("adversary:")]
     if failed:
         if failed[0] == "adversarial":
