@@ -140,6 +140,7 @@ class Run:
     email_id: str = ""
     thread: str = ""
     log_id: str = ""
+    old_log: str = ""
     channel: str = ""
     ask: int = 0
     only: Claim | None = None
@@ -394,7 +395,18 @@ def solve_policy(r: Run) -> None:
 
 # ---- the payouts log (evidence first, then the writes) -----------------------------------------------
 def plant_log(r: Run) -> None:
-    r.log_id = r.log.plant(r.b, r.hist, days_ago=b_days(r))
+    b = r.b
+    r.log_id = r.log.plant(b, r.hist, days_ago=b_days(r))
+    if r.plan.log == "sheets":  # last year's log, closed at the year end: the current one is not the oldest
+        from compoworld.tasks.families._common import sheet
+
+        year = r.today.year - 1
+        old = [
+            list(LOG_HEAD),
+            [f"{year}-12-1{b.rng.randrange(0, 9)}", "EXP-1000", b.me.name, 42.0, "R-100000"],
+        ]
+        days = (r.today - date(year, 12, 31)).days + b.rng.randrange(1, 20)
+        r.old_log = sheet(b, f"Expense payouts log {year}", "Log", old, days_ago=days)["id"]
 
 
 def b_days(r: Run) -> float:
@@ -568,6 +580,9 @@ def add_checks(r: Run) -> None:
     for v in naive:
         b.not_written(r.plan.reply_service(), v, "the total does not count unpaid claims")
         b.trap("miscomputed", "a total that counts claims not paid", swap={total: v})
+    if r.old_log:
+        b.keep("sheets", "spreadsheets", r.old_log, "last year's payouts log was left alone")
+        b.trap("stale", "last year's payouts log", swap={r.log_id: r.old_log})
     if len(r.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
 
