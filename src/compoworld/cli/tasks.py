@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -434,7 +435,9 @@ def show(
     for col in ("id", "kind", "weight", "description", "check"):
         rub.add_column(col, overflow="fold")  # long ids and JSON wrap; nothing is cut
     for r in task.rubric:
-        rub.add_row(r.id, r.kind, str(r.weight), r.description, json.dumps(r.check, ensure_ascii=False))
+        # escaped: JSON such as "values": [false] is data, not Rich markup
+        check = escape(json.dumps(r.check, ensure_ascii=False))
+        rub.add_row(r.id, r.kind, str(r.weight), escape(r.description), check)
     console.print(rub)
     if task.traps:
         console.print("[bold]traps[/bold] " + "; ".join(f"{t.kind}: {t.description}" for t in task.traps))
@@ -446,7 +449,7 @@ def show(
             str(c.turn),
             str(c.step),
             c.tool,
-            json.dumps(c.arguments, ensure_ascii=False),
+            escape(json.dumps(c.arguments, ensure_ascii=False)),
             ", ".join(f"{k}<-{v}" for k, v in c.sources.items()),
         )
     console.print(ref)

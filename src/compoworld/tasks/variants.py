@@ -19,7 +19,7 @@ A verifier must pass each of these (the equivalence suite in tests/verify and th
 - mention_forms: a chat message names each person by @-mention of their id, their @handle, or a
   first name nobody else in the company has, in turn (never the full name);
 - rows_reformatted: a log's rows written in the other order, amounts as "$1,234.50" and dates as
-  "March 2, 2026" (sheet rows and CSV lines appended by shell).
+  "March 2, 2026" (sheet rows, CSV lines appended by shell, a cell written alone).
 A variant that does not apply to a task (no text, no answer, one write) is left out.
 """
 
@@ -442,8 +442,9 @@ _ECHO = re.compile(r"^echo '([^']*)' >> (\S+)$")
 
 
 def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
-    """The rows appended to each log (a sheet's append calls, a CSV file's echo lines) in the other
-    order, their amounts and dates in other written forms."""
+    """The rows appended to each log (a sheet tab's append calls, a CSV file's echo lines) in the
+    other order, their amounts and dates in other written forms; a cell written alone in another
+    form too."""
     import csv
     import io
 
@@ -452,13 +453,18 @@ def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
     for i, c in enumerate(ref):
         a = c["arguments"]
         if c["tool"].endswith("append_rows") and isinstance(a.get("rows"), list):
-            sheets.setdefault(str(a.get("spreadsheet_id")), []).append(i)
+            sheets.setdefault(f"{a.get('spreadsheet_id')}/{a.get('sheet_name')}", []).append(i)  # one tab
         elif isinstance(a.get("command"), str) and _ECHO.match(a["command"].strip()):
             path = _ECHO.match(a["command"].strip()).group(2)  # type: ignore[union-attr]
             if path.endswith(".csv"):
                 files.setdefault(path, []).append(i)
     out = [dict(c) for c in ref]
     changed = False
+    for i, c in enumerate(ref):  # one cell written: the same value in another written form
+        a = c["arguments"]
+        if c["tool"].endswith("write_to_cell") and _cell_form(a.get("value")) != a.get("value"):
+            out[i] = {**c, "arguments": {**a, "value": _cell_form(a["value"])}}
+            changed = True
     for idx in sheets.values():
         rows = [r for i in idx for r in ref[i]["arguments"]["rows"]]
         if len(rows) < 2:

@@ -332,7 +332,8 @@ def _message_miss(ctx: CheckContext, a: MessageArgs) -> str:
     """What was looked for and the sent message that comes closest, with what it lacks (so a player
     or a trainer sees why the check failed)."""
     forms = [a.to] if isinstance(a.to, str) else list(a.to or [])
-    want = f"looked for a {a.service} message" + (f" to {forms[0]!r}" if forms else "")
+    article = "an" if a.service[:1] in "aeiou" else "a"
+    want = f"looked for {article} {a.service} message" + (f" to {forms[0]!r}" if forms else "")
     if a.contains:
         want += " carrying " + ", ".join(_fact_label(f) for f in a.contains)
     if a.subject_contains:
