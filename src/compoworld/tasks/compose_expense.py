@@ -364,12 +364,12 @@ def policy_text(r: Run, v: Version) -> list[str]:
     return [
         f"Expense policy. Effective {_day(v.effective)}.",
         f"Per-claim limits by category: {limits}.",
-        f"A submitted claim within its limit is paid: add it to {_where(r)} (date, claim_id, employee, "
-        "amount_usd, receipt).",
+        f"We pay valid claims within their category limit: add each payment to {_where(r)} (date, claim_id, "
+        "employee, amount_usd, receipt).",
         f"A claim above its limit goes to {v.approver.name} ({v.approver.email}) for approval {tell}, with "
         "its claim id and amount; it is not paid yet.",
-        f"Each receipt is reimbursed once; the payouts already made are in {_where(r)}. If a claim's receipt "
-        f"was reimbursed before, do not pay it, and tell the employee {tell} which claim it was paid under.",
+        # no rule about receipts paid before: the payouts log shows them, the agent must look
+        f"An employee whose claim is rejected is told why {tell}, naming the claim.",
         "Then answer the request with the total paid out.",
     ]
 
