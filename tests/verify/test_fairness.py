@@ -376,3 +376,18 @@ def test_sql_log_rows_are_read_whole_on_generated_tasks() -> None:
         assert run([q[1], q[0], *q[2:]]), t.id
         tried += 1
     assert tried >= 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "ok"),
+    [
+        ("Q3 close checklist (or maybe Offsite agenda draft)", False),  # "draft" is the rival's own word
+        ("Q3 close checklist, or the Offsite agenda draft", False),
+        ("Q3 close checklist", True),
+        ("It is Q3 close checklist. Offsite agenda draft was an older broadcast and does not count.", True),
+    ],
+)
+def test_a_label_word_inside_a_rivals_name_labels_nothing(answer, ok) -> None:
+    check = {"predicate": "answer_matches", "value": "Q3 close checklist", "kind": "text"}
+    check["exclude"] = ["Offsite agenda draft", "Onboarding welcome letter"]
+    assert _check(check, {"services": {}}, {"services": {}}, answer).passed is ok

@@ -108,6 +108,11 @@ def commitment_problem(
     answer that gives the value; `others` are known competing candidates."""
     if _REFUSAL.search(answer):
         return "the answer refuses or doubts instead of committing"
+
+    def labelled(clause: str) -> bool:
+        # a label word inside a candidate's own name ("Offsite agenda draft") labels nothing
+        return bool(_LABEL.search(_without_values(clause, [value, *others])))
+
     spans = _spans(answer, _CLAUSE)
     sentences = _spans(answer, _SENTENCE)
     at = hit[0] if hit else 0
@@ -117,7 +122,7 @@ def commitment_problem(
         if not (sentence[0] <= s < sentence[1]):
             continue
         hedged = _HEDGE.search(_without_value(c, value)) or (c in own and _NEAR.search(c))
-        if (c in own or not _LABEL.search(c)) and hedged:
+        if (c in own or not labelled(c)) and hedged:
             return "the answer hedges the value (an alternative, a maybe or a question)"
     if kind == "number":
         want = _num(value)
@@ -144,7 +149,7 @@ def commitment_problem(
         if is_list:
             return None
         rivals = [f for f in found if abs(f[0] - want) > tol and (not money or _moneyish(answer, f))]
-        loose = [f for f in rivals if not _LABEL.search(_clause_at(spans, f[2]))]
+        loose = [f for f in rivals if not labelled(_clause_at(spans, f[2]))]
         in_own = [f for f in loose if any(s <= f[2] < e for s, e, c in spans if c in own)]
         parts_sum = sum(f[0] for f in rivals)
         if rivals and abs(parts_sum - want) <= tol * max(1, len(rivals)):
@@ -164,7 +169,7 @@ def commitment_problem(
         for m in re.finditer(r"(?<![\w])" + re.escape(o) + r"(?![\w])", answer, re.I):
             if not (hit and m.start() >= hit[0] and m.end() <= hit[1]):
                 cands.append(m)
-    loose = [m for m in cands if not _LABEL.search(_clause_at(spans, m.start()))]
+    loose = [m for m in cands if not labelled(_clause_at(spans, m.start()))]
     if any(any(s <= m.start() < e for s, e, c in spans if c in own) for m in loose):
         return "the answer names other candidates beside the value"
     if len(loose) >= 2:
@@ -194,6 +199,12 @@ def _moneyish(answer: str, f: tuple[float, str | None, int, int]) -> bool:
 def _without_value(text: str, value: str) -> str:
     """The clause without the value itself (a value may contain '?' or 'or' in a name)."""
     return re.sub(re.escape(value), " ", text, flags=re.I) if value else text
+
+
+def _without_values(text: str, values: list[str]) -> str:
+    for v in sorted((str(x) for x in values if x), key=len, reverse=True):
+        text = re.sub(r"(?<![\w])" + re.escape(v) + r"(?![\w])", " ", text, flags=re.I)
+    return text
 
 
 def _num(v: str) -> float:

@@ -309,7 +309,7 @@ def _names_rival(text: str, facts: list[str], rivals: list[str]) -> bool:
     """The text names a rival value as a word of its own, once the facts asked for are taken out
     (a rival inside the right value, "Engineer" in "Senior Engineer", names nothing); a rival in
     labelled context ("X is no longer with the company") names no rival either."""
-    rest = _text(_outside_context(text, facts))
+    rest = _text(_outside_context(text, facts, rivals))
     forms = [
         x for f in facts for x in (f.get("forms") or [f.get("value")] if isinstance(f, dict) else [f]) if x
     ]
@@ -481,7 +481,7 @@ def _reads(text: str, a: TextArgs, rcpt: list[Any] = ()) -> tuple[bool, str, int
         return False, "the text does not carry " + ", ".join(_fact_label(f) for f in missing), len(missing)
     if a.substance and not any(carries(text, w) for w in a.substance):
         return False, "the text says nothing of what it is about", 1
-    rest = _outside_context(text, a.facts)
+    rest = _outside_context(text, a.facts, a.forbid)
     bad = [v for v in a.forbid if names_value(rest, v)]
     if bad:
         return False, f"the text names {bad[0]!r}, which it must not", 1
@@ -495,21 +495,27 @@ def _addressed(fact: Any, rcpt: list[Any]) -> bool:
     return any(person_matches(v, forms) for v in rcpt)
 
 
-def _outside_context(text: str, facts: list[Any]) -> str:
+def _outside_context(text: str, facts: list[Any], rivals: list[str] = ()) -> str:  # type: ignore[assignment]
     """The text without its labelled context: a sentence or clause that says what another record or
     person is ("Felix Murphy is no longer with the company", "#1016 was already closed") and carries
-    none of the facts asked for. A rival there is context, as in answers (`verify.answers`)."""
-    from compoworld.verify.answers import _CLAUSE, _LABEL, _SENTENCE, _spans
+    none of the facts asked for. A rival there is context, as in answers (`verify.answers`); a label
+    word inside a rival's own name ("Offsite agenda draft") labels nothing."""
+    from compoworld.verify.answers import _CLAUSE, _LABEL, _SENTENCE, _spans, _without_values
 
     if not _LABEL.search(text):
         return text
+    names = [str(r) for r in rivals if isinstance(r, str) and _LABEL.search(r)]
+
+    def label(c: str) -> bool:
+        return bool(_LABEL.search(_without_values(c, names) if names else c))
+
     cut: list[tuple[int, int]] = []
     for s0, _e0, sent in _spans(text, _SENTENCE):
-        if _LABEL.search(sent) and not any(carries(sent, f) for f in facts):
+        if label(sent) and not any(carries(sent, f) for f in facts):
             cut.append((s0, s0 + len(sent)))
             continue
         for c0, _c1, c in _spans(sent, _CLAUSE):
-            if _LABEL.search(c) and not any(carries(c, f) for f in facts):
+            if label(c) and not any(carries(c, f) for f in facts):
                 cut.append((s0 + c0, s0 + c0 + len(c)))
     out = list(text)
     for x, y in cut:
@@ -731,7 +737,7 @@ def answer_matches(ctx: CheckContext, a: AnswerMatchArgs) -> tuple[bool, str]:
     if why:
         return False, why
     # a competing candidate counts unless its own clause labels it ("#1018 was already booked")
-    context = _labelled_context(ans, [a.value, *a.alternates])
+    context = _labelled_context(ans, [a.value, *a.alternates], a.exclude)
     rivals = [
         x
         for x in a.exclude
@@ -760,14 +766,18 @@ def _hit(answer: str, values: list[str], kind: str, tol: float) -> tuple[int, in
     return None
 
 
-def _labelled_context(answer: str, values: list[str] | None = None) -> str:
+def _labelled_context(answer: str, values: list[str] | None = None, rivals: list[str] = ()) -> str:  # type: ignore[assignment]
     """The clauses, and the sentences without the value, that label other records (already booked,
-    closed, not counted)."""
-    from compoworld.verify.answers import _CLAUSE, _LABEL, _SENTENCE, _spans
+    closed, not counted); a label word inside a candidate's own name ("Offsite agenda draft")
+    labels nothing."""
+    from compoworld.verify.answers import _CLAUSE, _LABEL, _SENTENCE, _spans, _without_values
 
-    parts = [c for _s, _e, c in _spans(answer, _CLAUSE) if _LABEL.search(c)]
+    def label(c: str) -> bool:
+        return bool(_LABEL.search(_without_values(c, [*(values or []), *rivals])))
+
+    parts = [c for _s, _e, c in _spans(answer, _CLAUSE) if label(c)]
     for _s, _e, c in _spans(answer, _SENTENCE):
-        if _LABEL.search(c) and not any(v and v.casefold() in c.casefold() for v in values or []):
+        if label(c) and not any(v and v.casefold() in c.casefold() for v in values or []):
             parts.append(c)
     return " | ".join(parts)
 
