@@ -331,6 +331,12 @@ def test_a_person_known_by_first_and_last_name_is_found_by_both(library) -> None
         # the namesake is stored in two fields, and the target shares its surname, not its first name
         assert any((p["first_name"], p["last_name"]) == (first, last) for p in people)
         assert any(p["last_name"] == last and p["first_name"] != first for p in people)
+        # the near-duplicate shares the surname too: a search by it shows a record older than the
+        # target, so "the oldest one shown" is not the target
+        near = next(tr for tr in t.traps if tr.kind == "near_duplicate")
+        n_first, n_last = near.description.split()[-2:]
+        assert n_last == last and n_first not in (first,)
+        assert any((p["first_name"], p["last_name"]) == (n_first, n_last) for p in people)
 
 
 def test_generate_takes_every_service_that_families_lists(library, monkeypatch) -> None:

@@ -796,7 +796,13 @@ def _setup(b: Builder, res: Res) -> dict[str, Any]:
         domain = target.email.rsplit("@", 1)[-1]
         old = b.pick([c.domain for c in b.company.customers if c.domain != domain])
         phones = [p.phone for p in b.company.people if p.id not in (target.id, near_p.id, who.id)]
-        subjects["target"], subjects["near"] = _subject(target), _subject(near_p)
+        # the near-duplicate shares the target's surname, so the list's search by it shows the older
+        # look-alike too (else the target would be the oldest record a search shows)
+        firsts = [p.first for p in b.company.people if p.first not in (target.first, who.first, near_p.first)]
+        nf = b.pick(sorted(set(firsts))) if firsts else near_p.first
+        phone = b.pick([p.phone for p in b.company.people if p.id not in (target.id, near_p.id, who.id)])
+        near_sub = Subject(nf, target.last, f"{nf}.{target.last}@{domain}".lower(), phone)
+        subjects["target"], subjects["near"] = _subject(target), near_sub
         subjects["closed"] = Subject(
             target.first, target.last, f"{target.first}.{target.last}@{old}".lower(), b.pick(phones)
         )
@@ -804,7 +810,7 @@ def _setup(b: Builder, res: Res) -> dict[str, Any]:
             who.first, target.last, f"{who.first}.{target.last}@{domain}".lower(), b.pick(phones)
         )
         label = _label_value(res, target, purpose)
-        near = _label_value(res, near_p, other)
+        near = {"key": _slug(near_sub.name), "email": near_sub.email}.get(res.label_kind, near_sub.name)
         twin = {"key": _slug(subjects["namesake"].name), "email": subjects["namesake"].email}.get(
             res.label_kind, subjects["namesake"].name
         )
