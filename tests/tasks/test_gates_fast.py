@@ -100,6 +100,7 @@ def test_prefix_runs_end_where_fresh_runs_end(tasks: list[Task], monkeypatch: py
     def checked(self: Prefixes, calls: list[dict[str, Any]]) -> dict[str, Any]:
         out = plain(self, calls)
         fresh = Task.environment(current[0])
+        fresh.restore(self.at[0])  # s0, or the reference's end state for a spray
         _run(fresh, calls)
         runs.append((self.env.state_hash(), fresh.state_hash()))
         return out

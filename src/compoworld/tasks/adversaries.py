@@ -99,9 +99,10 @@ def _call_key(c: dict[str, Any]) -> Any:
 
 
 class Prefixes:
-    """Variants of the reference's writes run from s0, each from the state after the longest prefix
-    it shares with the writes (an attack edits a text, a recipient or an amount further on; the
-    calls before it are the reference's own). A call's effect is a function of the state it runs
+    """Variants of the reference's writes run from a start state (s0, or the reference's end state
+    for a spray), each from the state after the longest prefix it shares with the writes (an
+    attack edits a text, a recipient or an amount further on; the calls before it are the
+    reference's own). A call's effect is a function of the state it runs
     in, so the state after the shared prefix is the state the whole run would reach there; states
     are kept as snapshots (persistent values)."""
 
@@ -111,7 +112,7 @@ class Prefixes:
         self.at: dict[int, dict[str, Any]] = {0: s0}
 
     def run(self, calls: list[dict[str, Any]]) -> dict[str, Any]:
-        """The state after `calls` from s0 (the environment is left in it)."""
+        """The state after `calls` from the start state (the environment is left in it)."""
         j, n = 0, min(len(calls), len(self.writes))
         while j < n and (calls[j] is self.writes[j] or _call_key(calls[j]) == self.keys[j]):
             j += 1
@@ -288,6 +289,7 @@ def attack(
         out["noop"] = "doing nothing passes"
     writes = write_calls(env, task)
     prefixes = Prefixes(env, s0, writes)
+    sprays = Prefixes(env, final, writes)  # the writes again on top of the reference's end state
     answer = task.answer
     env.restore(final)
     h_final = env.state_hash()  # a write that changes nothing (refused by the service) is no attack
@@ -300,11 +302,10 @@ def attack(
         state = prefixes.run(swapped)
         if out["decoy"] is None and passes(state, trap.answer or answer):
             out["decoy"] = f"acting on the {trap.kind} candidate passes ({trap.description})"
-        env.restore(final)
-        _run(env, swapped)
+        state = sprays.run(swapped)
         if env.state_hash() == h_final:
             continue  # the decoy refuses the write (a closed ticket): nothing to spray
-        if out["spray"] is None and passes(env.snapshot(), answer):
+        if out["spray"] is None and passes(state, answer):
             out["spray"] = f"acting on the target and the {trap.kind} candidate passes"
     others = _others(env, task)
     for c in writes:
