@@ -27,15 +27,19 @@ interpreter), started on the first limited call. It never reads or writes enviro
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from compoworld.core.envelope import RuleViolation
 
+DEMOTE_AFTER_S = 0.02  # CPU seconds after which a call's GIL-free engine work runs at idle priority
+DEMOTED: set[int] = set()  # threads left at idle priority (an unprivileged thread cannot raise it back)
 PERIOD = 0.01  # seconds between the watchdog's checks while calls run
 IDLE_PERIOD = 0.05  # ... and while none does (a call is first seen within this)
 DEFAULT_CPU_S = 2.0
@@ -81,7 +85,21 @@ class ResourceLimit(RuleViolation):
 
 
 class _Reg:
-    __slots__ = ("tid", "limits", "budget", "cpu0", "rss0", "depth", "active", "fired", "used0", "demoted")
+    __slots__ = (
+        "tid",
+        "limits",
+        "budget",
+        "cpu0",
+        "rss0",
+        "depth",
+        "active",
+        "fired",
+        "used0",
+        "demoted",
+        "stops",
+        "native",
+        "gil_free",
+    )
 
     def __init__(self, tid: int, limits: CallLimits | None, budget: Budget | None) -> None:
         self.tid = tid
@@ -96,6 +114,11 @@ class _Reg:
         self.fired: type[CallLimitExceeded] | None = None
         self.used0 = budget.used if budget is not None else 0
         self.demoted = False
+        # what stops the call's C engine from outside (SQLite's interrupt), called by the watchdog
+        # when it fires: the engine then needs no Python callback (and no GIL) while it runs
+        self.stops: list[Any] = []
+        self.native = threading.get_native_id()  # the kernel's id, to set the thread's priority from outside
+        self.gil_free = False  # inside an engine's C call that runs without the GIL (see `gil_free`)
 
     def cpu(self) -> float:
         """CPU seconds the call has used (read from the calling thread itself)."""
@@ -157,8 +180,15 @@ class _Watchdog:
         """Stop the call now (from any thread), as if it had passed its limit."""
         with self.lock:
             if reg.active and reg.fired is None:
+                if reg.demoted and _set_policy(reg.native, False):
+                    # back to normal priority before the engine is stopped: what runs next holds the
+                    # GIL, and a thread at idle priority holding it would stall every other thread
+                    reg.demoted = False
+                    DEMOTED.discard(reg.tid)
                 reg.fired = exc
                 _set_exc(reg.tid, exc)
+                for stop in reg.stops:
+                    stop()
 
     def _loop(self) -> None:
         while True:
@@ -178,11 +208,32 @@ class _Watchdog:
                     reg.cpu0 = now
                 if now - reg.cpu0 > limits.cpu_s:
                     self.fire(reg, CpuLimitExceeded)
+                    continue
+                if reg.gil_free and not reg.demoted and now - reg.cpu0 > DEMOTE_AFTER_S:
+                    self.demote(reg)
                 elif rss is not None:
                     if reg.rss0 is None:
                         reg.rss0 = rss
                     elif rss - reg.rss0 > limits.memory_bytes:
                         self.fire(reg, MemoryLimitExceeded)
+
+    def demote(self, reg: _Reg) -> None:
+        """Drop a call's thread to idle CPU priority while it runs an engine's GIL-free C code (it
+        then takes only CPU no one else wants); `gil_free` restores it before Python runs again."""
+        with self.lock:
+            if reg.active and reg.gil_free and not reg.demoted and _set_policy(reg.native, True):
+                reg.demoted = True
+                DEMOTED.add(reg.tid)
+
+
+def _set_policy(native: int, idle: bool) -> bool:
+    if not hasattr(os, "sched_setscheduler"):
+        return False
+    try:
+        os.sched_setscheduler(native, os.SCHED_IDLE if idle else os.SCHED_OTHER, os.sched_param(0))
+    except (OSError, AttributeError):
+        return False  # unprivileged threads cannot leave SCHED_IDLE; others cannot enter it
+    return True
 
 
 WATCHDOG = _Watchdog()
@@ -195,6 +246,15 @@ def current() -> _Reg | None:
     return WATCHDOG.regs.get(threading.get_ident())
 
 
+def on_stop(stop: Any) -> None:
+    """Have the watchdog call `stop()` (from its own thread) if the running call passes a limit:
+    for C code that runs without the GIL and can be stopped from another thread (SQLite's
+    `Connection.interrupt`). No-op outside a limited call."""
+    reg = current()
+    if reg is not None and reg.limits is not None and stop not in reg.stops:
+        reg.stops.append(stop)
+
+
 def remaining(default: float = DEFAULT_CPU_S) -> float:
     """CPU seconds the running call has left (`default` outside a limited call): engines that run
     C code which cannot be interrupted give it this as their own timeout."""
@@ -202,10 +262,6 @@ def remaining(default: float = DEFAULT_CPU_S) -> float:
     if reg is None or reg.limits is None:
         return default
     return max(0.0, reg.limits.cpu_s - reg.cpu())
-
-
-DEMOTE_AFTER_S = 0.02  # CPU seconds after which a call's GIL-free engine work runs at idle priority
-DEMOTED: set[int] = set()  # threads left at idle priority (an unprivileged thread cannot raise it back)
 
 
 def yield_cpu(now: bool = False) -> None:
@@ -226,6 +282,26 @@ def yield_cpu(now: bool = False) -> None:
         return
     reg.demoted = True
     DEMOTED.add(reg.tid)
+
+
+@contextlib.contextmanager
+def gil_free() -> Iterator[None]:
+    """Around an engine's C call that runs without the GIL and that the watchdog can stop from
+    outside (`on_stop`): past `DEMOTE_AFTER_S` of the call's CPU the watchdog drops the thread to
+    idle priority, and it is raised again here, before Python runs. Nothing in between takes the
+    GIL at idle priority (no progress callback), so a runaway query costs the quiet sessions
+    neither the GIL nor the CPU they want."""
+    reg = current()
+    if reg is None or reg.limits is None:
+        yield
+        return
+    reg.gil_free = True
+    try:
+        yield
+    finally:
+        with WATCHDOG.lock:
+            reg.gil_free = False
+            _restore_priority(reg)
 
 
 def _restore_priority(reg: _Reg) -> None:

@@ -27,7 +27,6 @@ from compoworld.services.sql.state import SqlState
 
 DB = "_sqlite"  # the pseudo-table that carries the serialised database in snapshots
 MAX_ROWS = 1000
-PROGRESS_OPS = 20_000  # SQLite VM steps between checks of the call's deadline (~0.1-1 ms)
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,
     sqlite3.SQLITE_READ,
@@ -46,12 +45,6 @@ _ALLOWED = {
 _FORBIDDEN_FUNCS = {"random", "randomblob", "load_extension", "changes", "last_insert_rowid", "total_changes"}
 _CLOCK = re.compile(r"'now'|\bcurrent_(timestamp|date|time)\b", re.I)
 _COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
-
-
-def _progress() -> bool:
-    """SQLite's progress handler: stop at the call's CPU limit; past a few ms, run at idle priority."""
-    limits.yield_cpu()
-    return limits.expired()
 
 
 def _authorizer(
@@ -250,11 +243,11 @@ class SqlService(Service):
 
     @staticmethod
     def _bound(db: sqlite3.Connection) -> None:
-        """Bound every query from inside the engine: SQLite releases the GIL while it runs, so a
-        runaway query cannot be stopped from outside; its progress handler stops it at the call's
-        CPU limit (`core.limits`), and sorts and temporary tables stay in memory (never a host file)."""
+        """Sorts and temporary tables stay in memory (never a host file). A runaway query is
+        stopped by the call's watchdog through `Connection.interrupt` (see `_run`), not by a
+        progress handler: that would run Python, and so take the GIL from the quiet sessions'
+        threads, every few thousand VM steps of a query that otherwise runs without it."""
         db.execute("PRAGMA temp_store = MEMORY")
-        db.set_progress_handler(_progress, PROGRESS_OPS)
 
     def _cap(self) -> None:
         """Let SQLite refuse any write that would take the database past `quota_bytes`."""
@@ -278,11 +271,13 @@ class SqlService(Service):
 
     # ---- execution --------------------------------------------------------------------
     def _run(self, sql: str, write: bool) -> dict[str, Any]:
+        limits.on_stop(self.db.interrupt)  # past the call's limit the watchdog interrupts the query
         try:
             if not write:
-                cur = self.db.execute(sql)
+                with limits.gil_free():  # past a few ms, SQLite's own work runs at idle priority
+                    cur = self.db.execute(sql)
+                    rows = cur.fetchmany(MAX_ROWS + 1)
                 cols = [d[0] for d in cur.description] if cur.description else []
-                rows = cur.fetchmany(MAX_ROWS + 1)
                 return {
                     "columns": cols,
                     "rows": [dict(zip(cols, map(_plain, r), strict=True)) for r in rows[:MAX_ROWS]],
@@ -291,10 +286,11 @@ class SqlService(Service):
             self._cap()
             self.db.execute("SAVEPOINT tool_call")
             try:
-                cur = self.db.execute(sql)
+                with limits.gil_free():
+                    cur = self.db.execute(sql)
+                    if cur.description:
+                        cur.fetchall()
                 affected = cur.rowcount
-                if cur.description:
-                    cur.fetchall()
                 self.db.execute("RELEASE tool_call")
             except BaseException:
                 if self.db.in_transaction:  # SQLITE_FULL has already rolled the transaction back
