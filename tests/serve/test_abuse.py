@@ -102,7 +102,7 @@ def test_a_call_thread_left_at_idle_priority_retires() -> None:
     pool = CallThreads()
 
     def ident(demote: bool) -> threading.Thread:
-        if demote:  # as `yield_cpu` leaves it when the priority cannot be raised again
+        if demote:  # as the watchdog leaves it when the priority cannot be raised again
             DEMOTED.add(threading.get_ident())
         return threading.current_thread()
 

@@ -264,26 +264,6 @@ def remaining(default: float = DEFAULT_CPU_S) -> float:
     return max(0.0, reg.limits.cpu_s - reg.cpu())
 
 
-def yield_cpu(now: bool = False) -> None:
-    """Called by engines between steps that run without the GIL (SQLite's progress handler, the
-    regex matcher): once the call has used `DEMOTE_AFTER_S` of CPU, its thread drops to idle CPU
-    priority, so a runaway query takes only CPU no one else wants. Python code is never demoted
-    (a thread holding the GIL at idle priority would stall every other thread). The priority is
-    restored when the call ends where that is allowed; otherwise the thread is in `DEMOTED`, and
-    the server's call threads retire it."""
-    reg = current()
-    if reg is None or reg.demoted or not hasattr(os, "sched_setscheduler"):
-        return
-    if not now and reg.cpu() < DEMOTE_AFTER_S:
-        return
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # 0: this thread
-    except (OSError, AttributeError):
-        return
-    reg.demoted = True
-    DEMOTED.add(reg.tid)
-
-
 @contextlib.contextmanager
 def gil_free() -> Iterator[None]:
     """Around an engine's C call that runs without the GIL and that the watchdog can stop from

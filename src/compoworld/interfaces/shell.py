@@ -27,7 +27,6 @@ MAX_FILE = 1024 * 1024  # bytes in one file
 MAX_FILES = 5000
 MAX_TREE_BYTES = 16 * 1024 * 1024  # default byte budget of a whole tree (paths + file contents)
 MAX_STAGES = 64  # commands in one command line
-QUICK_MATCH_S = 0.02  # a grep line match this quick runs at normal priority
 
 
 class ShellError(Exception):
@@ -444,12 +443,10 @@ def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
     def matches(line: str) -> bool:
         # A backtracking pattern can take exponential time inside C: the matcher releases the GIL
         # (other sessions keep running) and stops at what is left of the call's CPU limit.
+        # Past a few ms the watchdog runs it at idle priority, raised again before Python runs.
         try:
-            try:  # a few ms at the normal priority, then the rest at idle priority (see yield_cpu)
-                return rx.search(line, timeout=QUICK_MATCH_S, concurrent=True) is not None
-            except TimeoutError:
-                limits.yield_cpu(now=True)
-            return rx.search(line, timeout=max(0.001, limits.remaining()), concurrent=True) is not None
+            with limits.gil_free():
+                return rx.search(line, timeout=max(0.001, limits.remaining()), concurrent=True) is not None
         except TimeoutError:
             raise ShellError(
                 f"grep: pattern {pattern[:60]!r} is too slow to match (stopped at the call's time "

@@ -245,7 +245,7 @@ EXPIRED = "this MCP session has expired or was closed: ask the harness for a new
 
 class CallThreads:
     """The worker threads tool calls run in, off the event loop. A thread whose call dropped to
-    idle CPU priority (`core.limits.yield_cpu`) and could not raise it again (no privilege)
+    idle CPU priority (`core.limits.gil_free`) and could not raise it again (no privilege)
     retires after that call instead of serving the next session at idle priority."""
 
     IDLE_S = 30.0  # an idle thread exits after this
