@@ -12,10 +12,11 @@ Why a watchdog thread and an asynchronous exception, not a process per call or a
   `resource_limit` naming the limit. Arming a call costs one dict entry and one clock read.
 
 What an asynchronous exception cannot stop is C code that never returns to bytecode while holding
-the GIL. The engines that could run such code bound themselves from inside, reading the same
-deadline (`remaining()`): SQLite through a progress handler (and row limits), regexes through a
-matcher with a timeout that releases the GIL, spreadsheet formulas by depth and cell count, bulk
-writes by count.
+the GIL. SQLite runs without the GIL and is stopped from outside: the watchdog calls the call's
+`on_stop` (`Connection.interrupt`) when it fires (and `gil_free` demotes the query's thread while it
+runs). The other engines bound themselves from inside, reading the same deadline (`remaining()`):
+regexes through a matcher with a timeout that releases the GIL, spreadsheet formulas by depth and
+cell count, bulk writes by count (and SQLite by row limits).
 
 Memory: the watchdog samples the process's resident size; a call that has grown it by more than
 `memory_bytes` since the watchdog first saw it running is stopped the same way. The state a
