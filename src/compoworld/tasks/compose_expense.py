@@ -210,16 +210,18 @@ def plant_request(r: Run) -> None:
     from compoworld.tasks.families.it_admin import _employee_contact
 
     b = r.b
-    r.subject = "Expense claims"
     last = _month(r.today.replace(day=1) - timedelta(days=1))
     r.month = _month(r.today)
+    # last month's request is titled the way the ask is worded; this month's names the month: the
+    # request that best matches the instruction's words is the closed one
+    old_subject, r.subject = "Expense claims", f"Claims for {r.month}"
     other = ("Parking permit", f"Could facilities renew my parking permit for next year? {r.requester.first}")
     if r.plan.request in ("helpdesk", "browser"):
         contact = _employee_contact(b, r.requester)
         r.old_ticket = hd_ticket(
             b,
             contact,
-            r.subject,
+            old_subject,
             _request_text(r, last, echo=True),
             status=5,
             days_ago=b.rng.randrange(28, 36),
@@ -234,7 +236,7 @@ def plant_request(r: Run) -> None:
             b,
             r.requester.email,
             me,
-            r.subject,
+            old_subject,
             _request_text(r, last, echo=True),
             b.now - timedelta(days=b.rng.randrange(28, 36)),
             labels=("INBOX",),
@@ -243,7 +245,7 @@ def plant_request(r: Run) -> None:
             b,
             me,
             r.requester.email,
-            "Re: " + r.subject,
+            "Re: " + old_subject,
             f"Hi {r.requester.first}, done: the {last} claims are paid and logged. Best, {b.me.first}",
             b.now - timedelta(days=26),
             thread=first["threadId"],
@@ -286,7 +288,7 @@ def solve_request(r: Run) -> None:
         assert mine == f"/tickets/{r.ticket}", (mine, hits)
     else:
         found = b.call("email__gmail_search_emails", {"query": r.requester.name, "maxResults": 20})
-        msgs = [m for m in found["messages"] if m["subject"] in (r.subject, "Re: " + r.subject)]
+        msgs = [m for m in found["messages"] if "claims" in m["subject"].lower()]  # this month's and last
         for m in sorted(msgs, key=lambda m: m["date"]):
             b.call("email__gmail_read_email", {"messageId": m["id"]})
         assert (
@@ -375,17 +377,14 @@ def policy_text(r: Run, v: Version) -> list[str]:
 
 
 def plant_policy(r: Run) -> None:
-    head = ["effective_from", *(f"{c}_limit_usd" for c in CATEGORIES), "approver", "rules"]
+    # a sheet of versions holds each one's text beside its date (no column a guess could pick a row by)
     plant_versions(
         r.b,
         r.plan.policy,
         "Expense policy",
         "expense_policy",
-        head,
-        [
-            (v.effective, [*(v.limits[c] for c in CATEGORIES), v.approver.email], policy_text(r, v))
-            for v in r.versions
-        ],
+        ["effective_from", "policy"],
+        [(v.effective, [], policy_text(r, v)) for v in r.versions],
     )
 
 
@@ -406,7 +405,8 @@ def plant_log(r: Run) -> None:
             [f"{year}-12-1{b.rng.randrange(0, 9)}", "EXP-1000", b.me.name, 42.0, "R-100000"],
         ]
         days = (r.today - date(year, 12, 31)).days + b.rng.randrange(1, 20)
-        r.old_log = sheet(b, f"Expense payouts log {year}", "Log", old, days_ago=days)["id"]
+        # titled the way people asked then: the sheet that best matches the ask's words is not this year's
+        r.old_log = sheet(b, f"Expense claims and payouts {year}", "Log", old, days_ago=days)["id"]
 
 
 def b_days(r: Run) -> float:
@@ -416,7 +416,12 @@ def b_days(r: Run) -> float:
 
 def solve_evidence(r: Run) -> None:
     """Read the payouts log whole: a submitted claim whose receipt it holds was paid before."""
-    r.log.read(r.b, r.log_id, whole=True)
+    if r.plan.log == "sql":  # the receipts of this batch, looked up among the payouts made
+        r.b.call("sql__describe_table", {"table_name": r.log.table})
+        inside = ", ".join(f"'{c.receipt}'" for c in r.claims)
+        r.b.call("sql__read_query", {"query": f"SELECT * FROM {r.log.table} WHERE receipt IN ({inside})"})
+    else:
+        r.log.read(r.b, r.log_id, whole=True)
     r.seen.add("log")
     for c in r.claims:
         assert (c.outcome == "duplicate") == any(str(x[4]) == c.receipt for x in r.hist), c
