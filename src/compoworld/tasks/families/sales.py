@@ -1082,18 +1082,33 @@ def renewal_decision_maker(b: Builder) -> None:
     po, pn = old["properties"], new["properties"]
     close = b.days(b.rng.randrange(18, 45)).replace(hour=9, minute=0, second=0, microsecond=0)
     year = b.now.year
-    deal = b.plant(
-        "crm__hubspot_create_deal",
-        {
-            "properties": {
-                "dealname": f"{cust.name} renewal {year}",
-                "amount": f"{b.rng.randrange(8, 90) * 500}.00",
-                "dealstage": "contractsent",
-                "closedate": b.iso(close),
-                "dealtype": "existingbusiness",
-            }
-        },
-    )
+
+    def renewal(name: str, when: datetime, stage: str) -> dict:
+        return b.plant(
+            "crm__hubspot_create_deal",
+            {
+                "properties": {
+                    "dealname": f"{name} renewal {year}",
+                    "amount": f"{b.rng.randrange(8, 90) * 500}.00",
+                    "dealstage": stage,
+                    "closedate": b.iso(when),
+                    "dealtype": "existingbusiness",
+                }
+            },
+        )
+
+    # other accounts renew this year too, and ours is anywhere among them: the top hit of a search
+    # for renewals is not the deal to log on
+    pool = [c for c in b.company.customers if c.id != cust.id and not c.name.startswith(cust.name)]
+    others = b.rng.sample(pool, min(len(pool), b.rng.randrange(2, 5)))
+    at = b.rng.randrange(len(others) + 1)
+    deal: dict = {}
+    for o in [*others[:at], cust, *others[at:]]:
+        if o is cust:
+            deal = renewal(cust.name, close, "contractsent")
+        else:
+            when = b.days(b.rng.randrange(10, 60)).replace(hour=9, minute=0, second=0, microsecond=0)
+            renewal(o.name, when, b.rng.choice(["appointmentscheduled", "qualifiedtobuy", "contractsent"]))
     last = b.plant(
         "crm__hubspot_create_deal",
         {
