@@ -367,3 +367,16 @@ def test_a_state_written_in_pieces_is_the_same_json_as_one_dump(monkeypatch) -> 
     assert out.getvalue() == orjson.dumps(value)
     with pytest.raises(TypeError, match="keys must be strings"):
         work.write_json({1: "x"}, io.BytesIO())
+
+
+def test_a_state_dumped_in_a_forked_child_is_the_same_file(tmp_path) -> None:
+    from compoworld.serve import work
+
+    snap = {"files": {"/a": {"content": "é" * 70000 + '"x"'}, "/b": {"rows": [[1, None, 2.5]] * 300}}}
+    here, apart = tmp_path / "here.json", tmp_path / "apart.json"
+    n = work.write_state(str(here), "s1", "abc", snap, 7)
+    assert work.write_state_apart(str(apart), "s1", "abc", snap, 7) == n
+    assert apart.read_bytes() == here.read_bytes()
+    assert json.loads(apart.read_bytes())["state"] == snap
+    with pytest.raises(RuntimeError, match="child process failed"):  # a dump that cannot be written
+        work.write_state_apart(str(tmp_path / "no" / "such" / "dir.json"), "s1", "abc", snap, 7)

@@ -40,7 +40,7 @@ from starlette.routing import Route
 from compoworld.core.environment import Environment
 from compoworld.core.limits import CallLimits
 from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, EnvSession, build_server
-from compoworld.serve.work import verify_snapshot, write_state
+from compoworld.serve.work import verify_snapshot, write_state_apart
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
@@ -335,7 +335,9 @@ def build_app(
             fd, path = tempfile.mkstemp(prefix="compoworld-state-", suffix=".json")
             os.close(fd)
             try:
-                size = await anyio.to_thread.run_sync(write_state, path, s.id, state_hash, snap, n_calls)
+                size = await anyio.to_thread.run_sync(
+                    write_state_apart, path, s.id, state_hash, snap, n_calls
+                )
                 f = open(path, "rb")  # noqa: SIM115 (closed by the stream below)
             finally:
                 os.unlink(path)  # the open file stays readable; nothing is left behind on disk
