@@ -391,3 +391,37 @@ def test_a_label_word_inside_a_rivals_name_labels_nothing(answer, ok) -> None:
     check = {"predicate": "answer_matches", "value": "Q3 close checklist", "kind": "text"}
     check["exclude"] = ["Offsite agenda draft", "Onboarding welcome letter"]
     assert _check(check, {"services": {}}, {"services": {}}, answer).passed is ok
+
+
+# ---- 6. a guard on new messages holds for every message, not for "as many as the reference" --------
+def test_a_rival_guard_reads_every_new_message_and_needs_no_count() -> None:
+    """The reference wrote two emails to the approver; an honest agent writes one that asks about both.
+    The guard "no new email names a rival" must pass that one email, and fail a clean email sent beside
+    one that names the rival (the old count-of-clean-records rule passed it and failed the honest one)."""
+    guard = {
+        "predicate": "text_carries",
+        "service": "chat",
+        "table": "messages",
+        "paths": ["text"],
+        "key": None,
+        "forbid": ["Emma Ortiz"],
+        "every": True,
+    }
+    s0 = _chat(_USERS)
+    one = _chat(_USERS, "Daniel Lee: claims 14 and 17 are over the limit, please approve or reject both.")
+    spray = _chat(_USERS, "Daniel Lee: claim 14 is over the limit.", "Emma Ortiz: claim 17 too.")
+    assert _check(guard, s0, one).passed
+    assert not _check(guard, s0, spray).passed and "Emma Ortiz" in _check(guard, s0, spray).detail
+    assert _check(guard, s0, s0).passed  # no message at all: the goals ask for them, not this guard
+    counted = {k: v for k, v in guard.items() if k != "every"} | {"count": 2}
+    assert not _check(counted, s0, one).passed  # the rule the guard no longer follows
+
+
+def test_derived_rival_guards_read_every_message_on_generated_tasks(hard) -> None:
+    guards = [
+        i.check
+        for t in hard
+        for i in t.rubric
+        if i.kind == "guard" and i.check.get("predicate") == "text_carries" and i.check.get("key") is None
+    ]
+    assert guards and all(g.get("every") and g.get("count", 1) == 1 for g in guards)

@@ -636,7 +636,9 @@ class Derivation:
                 )
         out = []
         for sig, item in items.items():
-            if item["check"]["key"] is None:
+            if item["check"]["key"] is None and item["kind"] == "guard":
+                item["check"]["every"] = True  # no record may name a rival: not "N clean ones"
+            elif item["check"]["key"] is None:
                 item["check"]["count"] = specs[sig]
             out.append(item)
         return out

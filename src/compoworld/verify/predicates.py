@@ -452,6 +452,9 @@ class TextArgs(_Args):
     substance: list[str] = []  # at least one of these (the text says what it is about, not "Done.")
     forbid: list[str] = []  # none may be named (a rival's value, a secret in clear text)
     count: int = 1  # at least this many records carry it (one note per contact)
+    # a guard: no new record names what it must not, however many the work wrote (none need exist:
+    # the goals ask for the records); one combined message is as good as the reference's several
+    every: bool = False
 
 
 def new_text(before: Any, after: Any, path: str) -> str:
@@ -549,10 +552,18 @@ def text_carries(ctx: CheckContext, a: TextArgs) -> tuple[bool, str]:
     for k, r in t1.items():
         if k in t0 or not isinstance(r, dict) or not match(r, a.where):
             continue
+        if a.every:
+            ok, w, _n = _reads(" ".join(new_text(None, r, p) for p in a.paths), a, _addressees(r))
+            if not ok:
+                return False, f"{a.service}.{a.table}/{k}: {w}"
+            good += 1
+            continue
         ok, w, n = _reads(" ".join(new_text(None, r, p) for p in a.paths), a, _addressees(r))
         good += ok
         if least is None or n < least:  # the detail speaks of the record that comes closest
             why, least = w, n
+    if a.every:
+        return True, f"none of {good} new record(s) names what it must not"
     return good >= max(a.count, 1), f"{good} record(s) carry it" + ("" if good else f" ({why})")
 
 
