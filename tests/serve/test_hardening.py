@@ -380,3 +380,15 @@ def test_a_state_dumped_in_a_forked_child_is_the_same_file(tmp_path) -> None:
     assert json.loads(apart.read_bytes())["state"] == snap
     with pytest.raises(RuntimeError, match="child process failed"):  # a dump that cannot be written
         work.write_state_apart(str(tmp_path / "no" / "such" / "dir.json"), "s1", "abc", snap, 7)
+
+
+def test_a_state_dump_child_that_hangs_is_killed(tmp_path, monkeypatch) -> None:
+    """A forked child can hang on a lock another thread held at the fork: the server's worker thread
+    gets an error after the timeout instead of waiting forever."""
+    import time as _time
+
+    from compoworld.serve import work
+
+    monkeypatch.setattr(work, "write_state", lambda *a, **k: _time.sleep(3600))  # the child's copy hangs
+    with pytest.raises(RuntimeError, match="ran past 1 s and was killed"):
+        work.write_state_apart(str(tmp_path / "s.json"), "s1", "abc", {}, 0, timeout_s=1.0)

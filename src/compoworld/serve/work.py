@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import threading
 import time
 from typing import Any
@@ -123,7 +124,9 @@ def write_state(
         return f.tell()
 
 
-def write_state_apart(path: str, sid: str, state_hash: str, snapshot: dict[str, Any], calls: int) -> int:
+def write_state_apart(
+    path: str, sid: str, state_hash: str, snapshot: dict[str, Any], calls: int, timeout_s: float = 600.0
+) -> int:
     """`write_state` in a forked child, at a lower CPU priority: the child is a copy-on-write image
     of the server, so the snapshot is already in its memory (nothing is pickled, unlike a worker
     pool), and its serialising holds its own GIL, not the one the other sessions' calls need
@@ -142,7 +145,18 @@ def write_state_apart(path: str, sid: str, state_hash: str, snapshot: dict[str, 
             code = 0
         finally:
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
+    # a child that hangs (a lock some other thread held at the fork) is killed, not waited on forever
+    deadline, pause = time.monotonic() + timeout_s, 0.005
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise RuntimeError(f"the state dump's child process ran past {timeout_s:.0f} s and was killed")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"the state dump's child process failed (exit status {status})")
     return os.path.getsize(path)
