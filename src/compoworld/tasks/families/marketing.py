@@ -867,8 +867,8 @@ def cancelled_demo_reengage(b: Builder) -> None:
             context=b.say(
                 "That's Platform demos cancelled in the last 14 days. Tag them 'demo-cancelled' and leave a note on their "
                 "HubSpot contact",
-                "Platform demos cancelled within the past two weeks: add them to the 'Demo re-engagement' audience tagged "
-                "'demo-cancelled' and note it on the contact",
+                "I mean Platform demos cancelled within the past two weeks; they go in tagged 'demo-cancelled', with a "
+                "note on the contact",
             ),
         ),
         hint="List cancelled Calendly events, keep Platform demos from the last 14 days and their invitees, drop anyone with an "
