@@ -9,6 +9,7 @@ plan never goes here: it belongs to the hint and the subtasks.
 from __future__ import annotations
 
 import random
+import re
 
 _POLITE = (
     "Could you",
@@ -47,6 +48,8 @@ def frame(
 ) -> str:
     """The instruction: `ask` (lower-case imperative, no final period) in a voice drawn from `rng`."""
     ctx = _period(_cap(context)) if context else ""
+    # context that points back at the ask ("That means: ...", "That's ...") can only follow it
+    back = bool(re.match(r"(that|this)('s|\b)", context.strip(), re.I))
     styles = ["terse", "polite", "greet", "question", "context"]
     if who:
         styles.append("forward")
@@ -56,15 +59,28 @@ def frame(
     if style == "terse":
         out = f"{_period(_cap(ask))} {ctx}"
     elif style == "polite":
-        out = f"{ctx} {rng.choice(_POLITE)} {ask}? {rng.choice(_SIGN)}"
+        lead = rng.choice(_POLITE)
+        out = (
+            f"{lead} {ask}? {ctx} {rng.choice(_SIGN)}" if back else f"{ctx} {lead} {ask}? {rng.choice(_SIGN)}"
+        )
     elif style == "greet":
-        out = f"{rng.choice(_GREET)} {ctx} {_period(_cap(ask))} {rng.choice(_SIGN)}"
+        hi = rng.choice(_GREET)
+        first = f"{_period(_cap(ask))} {ctx}" if back else f"{ctx} {_period(_cap(ask))}"
+        out = f"{hi} {first} {rng.choice(_SIGN)}"
     elif style == "question":
         t = rng.choice(_Q)
-        out = t.format(ask=ask, ctx=ctx, ctx_q=(ctx + " ") if ctx else "")
+        if ask.rstrip().endswith("today"):  # "... who leaves today today?"
+            t = t.replace(" today?", "?")
+        if back and t.startswith("{ctx_q}"):
+            out = t.format(ask=ask, ctx=ctx, ctx_q="") + f" {ctx}"
+        else:
+            out = t.format(ask=ask, ctx=ctx, ctx_q=(ctx + " ") if ctx else "")
     elif style == "context":
         lead = rng.choice(("FYI: ", "Context: ", "", "Note: ", "Background: "))
-        out = f"{lead}{ctx} {_period(_cap(ask))}" if ctx else f"{_period(_cap(ask))} {rng.choice(_SIGN)}"
+        if ctx and back:
+            out = f"{_period(_cap(ask))} {ctx}"
+        else:
+            out = f"{lead}{ctx} {_period(_cap(ask))}" if ctx else f"{_period(_cap(ask))} {rng.choice(_SIGN)}"
     elif style == "forward":
         out = rng.choice(_FWD).format(who=who, ask=ask) + (f" {ctx}" if ctx else "")
     else:  # checklist
