@@ -60,7 +60,7 @@ def server_url():
             "--port",
             str(port),
             "--n_ctx",
-            "2048",
+            "4096",
             "--chat_format",
             "chatml-function-calling",
         ],
