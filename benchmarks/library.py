@@ -27,9 +27,9 @@ import tracemalloc
 from collections import Counter
 from pathlib import Path
 
+from compoworld.compiler import compile_spec, load_spec
+from compoworld.compiler.compiler import unique_service_names
 from compoworld.core.environment import NAME_RE, Environment
-from compoworld.spec import compile_spec, load_spec
-from compoworld.spec.compiler import unique_service_names
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "mcp-specs"
 HAND_BUILT = ["email", "chat", "calendar", "crm", "helpdesk", "issues", "files", "sql", "payments", "shop"]
@@ -79,8 +79,8 @@ def main() -> None:
     if not files:
         sys.exit(f"error: no *.json specs under {a.specs}")
     os.environ.pop("COMPOWORLD_MANIFESTS", None)
+    from compoworld.compiler.runtime import CompiledService
     from compoworld.services import registry
-    from compoworld.spec.runtime import CompiledService
 
     hand = registry()
     names = unique_service_names(files, set(hand))

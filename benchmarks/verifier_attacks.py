@@ -152,7 +152,7 @@ def main() -> None:
             )
             results.append(measure("persona", args.seed, args.n, Settings(world=str(folder))))
         if "compiled" in wanted and SPECS.is_dir():
-            from compoworld.spec import compile_spec
+            from compoworld.compiler import compile_spec
 
             man = Path(tmp) / "manifests"
             man.mkdir()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from compoworld.compiler import compile_spec
 from compoworld.services import registry
-from compoworld.spec import compile_spec
 from compoworld.tasks import generator, moves
 from compoworld.tasks.workflow import DOMAINS
 

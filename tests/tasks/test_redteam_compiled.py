@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from compoworld.compiler import compile_spec
 from compoworld.services import registry
-from compoworld.spec import compile_spec
 from compoworld.tasks import generator, moves
 
 SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"

@@ -160,8 +160,8 @@ SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
     not (SPECS / "klavis_shopify.json").is_file(), reason="shared/mcp-specs is not checked out"
 )
 def test_compiled_services_join_persona_worlds_where_a_skill_fits(tmp_path: Path, monkeypatch) -> None:
+    from compoworld.compiler import compile_spec
     from compoworld.services import registry
-    from compoworld.spec import compile_spec
     from compoworld.tasks import generator
     from compoworld.worlds.compiled import fit
 

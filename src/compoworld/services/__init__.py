@@ -54,8 +54,8 @@ def compiled_services() -> list[type[Service]]:
     paths = os.environ.get(MANIFESTS_ENV, "")
     if not paths:
         return []
-    from compoworld.spec.domains import assign
-    from compoworld.spec.runtime import load_manifest
+    from compoworld.compiler.domains import assign
+    from compoworld.compiler.runtime import load_manifest
 
     return [assign(load_manifest(f)) for f in manifest_files(paths)]  # domains from the corpus's
 

@@ -15,11 +15,11 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Any
 
+from compoworld.compiler.domains import apart
 from compoworld.core.clock import derive_rng
 from compoworld.core.company import make_company
 from compoworld.core.environment import Environment
 from compoworld.services import registry
-from compoworld.spec.domains import apart
 from compoworld.tasks.moves import (
     NOUNS,
     Fact,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from compoworld.compiler import compile_spec, service_from_manifest
+from compoworld.compiler.adversarial import _companion
 from compoworld.core.environment import Environment
-from compoworld.spec import compile_spec, service_from_manifest
-from compoworld.spec.adversarial import _companion
 
 SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="the corpus of real specs is not here")

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from compoworld.compiler import compile_spec, load_spec, service_from_manifest
+from compoworld.compiler.compiler import blind_list, compile_manifest, meaningful
+from compoworld.compiler.runtime import off_enum
 from compoworld.core.environment import Environment
-from compoworld.spec import compile_spec, load_spec, service_from_manifest
-from compoworld.spec.compiler import blind_list, compile_manifest, meaningful
-from compoworld.spec.runtime import off_enum
 
 S = {"type": "string"}
 INT = {"type": "integer"}
@@ -608,7 +608,7 @@ def test_corpus_report_shares() -> None:
 
 # ---- a compiled copy never sits beside the hand-built service of its product ---------------------
 def test_a_compiled_copy_never_joins_the_hand_built_service_of_its_product() -> None:
-    from compoworld.spec.domains import apart, product_of
+    from compoworld.compiler.domains import apart, product_of
 
     def svc(spec: str | None) -> type:
         return type("S", (), {"spec": spec})

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compoworld.compiler import compile_spec, service_from_manifest
 from compoworld.core.envelope import is_envelope
 from compoworld.core.environment import Environment
-from compoworld.spec import compile_spec, service_from_manifest
+from tests.compiler.fixtures import crm, tasker
 from tests.core.test_properties import pools
-from tests.spec.fixtures import crm, tasker
 from tests.strategies import arguments_for
 
 TASKER = service_from_manifest(compile_spec(tasker(), "tasker"))

@@ -19,6 +19,9 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from compoworld.compiler.compiler import LIMIT_PARAMS, MANIFEST_VERSION, OFFSET_PARAMS, QUERY_PARAMS, norm
+from compoworld.compiler.compute import run_compute, run_expand, run_geo, run_info, run_now, run_service_info
+from compoworld.compiler.values import flat_args, from_pattern
 from compoworld.core.envelope import (
     Conflict,
     InvalidArguments,
@@ -31,9 +34,6 @@ from compoworld.core.schema import schema_violations
 from compoworld.core.service import SeedContext, Service, decode_arguments
 from compoworld.core.state import META
 from compoworld.core.tool import ToolSpec
-from compoworld.spec.compiler import LIMIT_PARAMS, MANIFEST_VERSION, OFFSET_PARAMS, QUERY_PARAMS, norm
-from compoworld.spec.compute import run_compute, run_expand, run_geo, run_info, run_now, run_service_info
-from compoworld.spec.values import flat_args, from_pattern
 
 PY_TYPES: dict[str, Any] = {
     "string": str,
@@ -1231,7 +1231,9 @@ def load_manifest(path: str | Path) -> type[CompiledService]:
     except (OSError, json.JSONDecodeError) as e:
         raise ManifestError(f"cannot read manifest {path}: {e}") from e
     if isinstance(data, dict) and data.get("implemented") and (Path(path).parent / "service.py").is_file():
-        from compoworld.spec.implement import load_implemented  # `spec implement`: kept tools in a sandbox
+        from compoworld.compiler.implement import (
+            load_implemented,  # `spec implement`: kept tools in a sandbox
+        )
 
         return load_implemented(path)
     return service_from_manifest(data)

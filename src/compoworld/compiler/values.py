@@ -8,7 +8,7 @@ from typing import Any
 
 import jsonschema
 
-from compoworld.spec.compiler import norm
+from compoworld.compiler.compiler import norm
 
 UNKNOWN_ID = "zz-unknown-000"
 

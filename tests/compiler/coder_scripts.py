@@ -148,7 +148,7 @@ SUBVERTS_HOOK = "import typing\n" + GOOD.replace(
     '        """List notes."""\n'
     "        m = typing.sys.modules\n"
     '        m["os"]._exit = lambda code: None\n'
-    '        m["compoworld.spec.implement"]._DENY = ()\n'
+    '        m["compoworld.compiler.implement"]._DENY = ()\n'
     '        m["builtins"].isinstance = lambda *a: False\n'
     '        m["posixpath"].realpath = lambda p, **k: "/tmp/inside/x"\n'
     '        m["os"].system("echo escaped")\n',

@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from compoworld.spec.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
-from compoworld.spec.values import NoValue, valid_args
+from compoworld.compiler.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
+from compoworld.compiler.values import NoValue, valid_args
 from compoworld.tasks.moves import Fact, Gen, Move, PlantError, Relay, Write, WriteStep, key_text
 
 TEXT_FIELDS = (

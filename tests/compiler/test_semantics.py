@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from compoworld.compiler import compile_manifest, compile_spec, load_spec, service_from_manifest
+from compoworld.compiler.compiler import singular, unique_service_names
 from compoworld.core.environment import NAME_RE, Environment
-from compoworld.spec import compile_manifest, compile_spec, load_spec, service_from_manifest
-from compoworld.spec.compiler import singular, unique_service_names
 
 SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 S = {"type": "string"}

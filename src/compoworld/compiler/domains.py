@@ -99,7 +99,7 @@ def product_of(cls: Any) -> str | None:
     """The product a service models, by the spec file it comes from (`klavis_jira.json` -> `jira`,
     `docker_stripe.json` and `stripe-official.json` -> `stripe`): a compiled service and a hand-built
     one of the same product have the same tools, so they never sit in one environment."""
-    from compoworld.spec.compiler import SOURCE_WORDS, TLD_WORDS, tokens
+    from compoworld.compiler.compiler import SOURCE_WORDS, TLD_WORDS, tokens
 
     spec = getattr(cls, "spec", None)
     if not isinstance(spec, str) or not spec:

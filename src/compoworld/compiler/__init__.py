@@ -1,9 +1,9 @@
 """MCP tool specs -> service manifests -> executable services (no LLM needed)."""
 
-from compoworld.spec.adversarial import run_adversarial
-from compoworld.spec.compiler import compile_manifest
-from compoworld.spec.ingest import Spec, SpecTool, load_spec
-from compoworld.spec.runtime import CompiledService, ManifestError, load_manifest, service_from_manifest
+from compoworld.compiler.adversarial import run_adversarial
+from compoworld.compiler.compiler import compile_manifest
+from compoworld.compiler.ingest import Spec, SpecTool, load_spec
+from compoworld.compiler.runtime import CompiledService, ManifestError, load_manifest, service_from_manifest
 
 
 def compile_spec(source, name: str | None = None, seed: int = 0) -> dict:

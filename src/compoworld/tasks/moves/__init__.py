@@ -4,7 +4,7 @@ A *relay* move plants a record in its service, found by a key fact (a person, a 
 number, a reference code) and revealing a value fact in its text; the agent must search the service
 for the key to learn the value. A *write* move acts with the incoming fact (send it, file it,
 schedule on it) and is checked by declarative predicates; some writes reveal a new fact of their
-own (the key of the issue they created). Services declare their moves in `services/<name>/moves.py`.
+own (the key of the issue they created). Services declare their moves in `tasks/moves/<name>.py`.
 """
 
 from __future__ import annotations
@@ -110,24 +110,24 @@ Move = Relay | Write
 
 @cache
 def all_moves() -> tuple[Move, ...]:
-    """Moves of every library service that declares some (services/<name>/moves.py: MOVES)."""
+    """Moves of every library service that declares some (tasks/moves/<name>.py: MOVES)."""
     from compoworld import services
 
     out: list[Move] = []
     for mod in sorted(m.name for m in pkgutil.iter_modules(services.__path__) if m.ispkg):
         try:
-            module = importlib.import_module(f"compoworld.services.{mod}.moves")
+            module = importlib.import_module(f"compoworld.tasks.moves.{mod}")
         except ModuleNotFoundError as e:
-            if e.name != f"compoworld.services.{mod}.moves":
+            if e.name != f"compoworld.tasks.moves.{mod}":
                 raise
             continue
         out.extend(module.MOVES)
+    from compoworld.compiler.runtime import CompiledService
     from compoworld.services import registry
-    from compoworld.spec.runtime import CompiledService
 
     for cls in registry().values():  # services compiled from MCP specs bring generic moves
         if issubclass(cls, CompiledService):
-            from compoworld.spec.moves import compiled_moves
+            from compoworld.tasks.moves.compiled import compiled_moves
 
             out.extend(compiled_moves(cls))
     return tuple(out)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from compoworld.compiler import compile_spec, service_from_manifest
 from compoworld.core.environment import Environment
-from compoworld.spec import compile_spec, service_from_manifest
 
 SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="the corpus of real specs is not here")

@@ -11,8 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from compoworld.core.environment import Environment
-from compoworld.spec.compiler import (
+from compoworld.compiler.compiler import (
     FIELDS_SWITCHES,
     LIMIT_PARAMS,
     OFFSET_PARAMS,
@@ -21,8 +20,8 @@ from compoworld.spec.compiler import (
     norm,
     switch_param,
 )
-from compoworld.spec.runtime import epoch, service_from_manifest
-from compoworld.spec.values import (
+from compoworld.compiler.runtime import epoch, service_from_manifest
+from compoworld.compiler.values import (
     UNKNOWN_ID,
     NoValue,
     flat_args,
@@ -33,6 +32,7 @@ from compoworld.spec.values import (
     valid_args,
     wrong_type,
 )
+from compoworld.core.environment import Environment
 
 
 class Failed(Exception):

@@ -202,7 +202,7 @@ def static_check(code: str) -> None:
 
 
 # ---- the sandbox -------------------------------------------------------------------------------
-_CHILD = "from compoworld.spec.implement import _child; _child()"
+_CHILD = "from compoworld.compiler.implement import _child; _child()"
 
 
 class Sandbox:
@@ -556,7 +556,7 @@ def tool_tests(
 ) -> list[str]:
     """Spec-derived tests of one tool of the implemented service (kept and compiled tools share
     its state): the failures (empty: kept)."""
-    from compoworld.spec.values import NoValue, sample, wrong_type
+    from compoworld.compiler.values import NoValue, sample, wrong_type
 
     schema = t["input_schema"]
     props, required = schema.get("properties") or {}, list(schema.get("required") or [])
@@ -654,8 +654,8 @@ def compiler_tests(env: Any, svc: Any, manifest: dict[str, Any], t: dict[str, An
     implementation: bounds, stated rules, bad input, and each kind's semantics."""
     if t.get("status") != "compiled" or (t.get("op") or {}).get("kind") in ("dispatch", "simulated"):
         return []
-    from compoworld.spec.adversarial import Failed, _run
-    from compoworld.spec.values import NoValue
+    from compoworld.compiler.adversarial import Failed, _run
+    from compoworld.compiler.values import NoValue
 
     by_name = {x["name"]: x for x in manifest["tools"]}
     env.restore(env.initial)
@@ -722,10 +722,10 @@ def implemented_service(
     only if the call wrote; the new tables must fit the service's typed model (else a 500 and
     nothing changes). Arguments are checked against the spec's schema first, as compiled tools
     check them. Nothing of the module runs in this process."""
+    from compoworld.compiler.runtime import service_from_manifest
     from compoworld.core.envelope import failure
     from compoworld.core.service import decode_arguments
     from compoworld.core.state import META
-    from compoworld.spec.runtime import service_from_manifest
 
     base = service_from_manifest(manifest)
     kept = frozenset(kept)
@@ -797,7 +797,7 @@ def load_implemented(where: str | Path, limits: Limits = Limits()) -> type:
     return (
         implemented_service(manifest, code, kept, limits)
         if kept
-        else __import__("compoworld.spec.runtime", fromlist=["service_from_manifest"]).service_from_manifest(
+        else __import__("compoworld.compiler.runtime", fromlist=["service_from_manifest"]).service_from_manifest(
             manifest
         )
     )
@@ -943,8 +943,8 @@ async def implement(
     spec: str | Path, client: Any, out: Path, limits: Limits = Limits(), seed: int = 0, rounds: int = 1
 ) -> dict[str, Any]:
     """Write, sandbox-test and keep what passes; `out` gets service.py, manifest.json and report.json."""
+    from compoworld.compiler import compile_spec
     from compoworld.llm.client import EndpointError
-    from compoworld.spec import compile_spec
 
     manifest = compile_spec(spec, None, seed)
     messages = implement_messages(manifest)

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from compoworld.spec.compute import (
+from compoworld.compiler.compute import (
     described_default,
     match_clock,
     match_compute,
@@ -24,7 +24,7 @@ from compoworld.spec.compute import (
     match_info,
     match_service_info,
 )
-from compoworld.spec.ingest import Dispatch, Spec, SpecTool, dispatch_of
+from compoworld.compiler.ingest import Dispatch, Spec, SpecTool, dispatch_of
 
 MANIFEST_VERSION = 1
 

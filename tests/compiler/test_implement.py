@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from compoworld.cli.main import app
-from compoworld.spec import compile_spec, load_manifest
-from compoworld.spec.implement import Limits, Violation, evaluate, static_check
+from compoworld.compiler import compile_spec, load_manifest
+from compoworld.compiler.implement import Limits, Violation, evaluate, static_check
+from tests.compiler import coder_scripts as c
 from tests.scripted_server import ScriptedServer, say
-from tests.spec import coder_scripts as c
 
 runner = CliRunner()
 FAST = Limits(seconds=3.0, cpu_seconds=10, memory_mb=768)
@@ -108,7 +108,7 @@ def test_what_the_module_prints_never_reaches_the_parent(manifest):
 
 
 def test_the_runtime_hook_also_stops_a_plain_import_when_the_static_check_is_skipped(manifest):
-    from compoworld.spec.implement import Sandbox
+    from compoworld.compiler.implement import Sandbox
 
     with pytest.raises(Violation) as e:
         Sandbox("import os\nos.system('echo hi')\n", FAST, static=False)
@@ -178,8 +178,8 @@ def test_cli_implement_refuses_a_file_that_is_no_spec(tmp_path):
 
 
 def test_kept_tools_serve_from_the_sandbox_and_share_one_state_with_the_compiled_ones(spec, tmp_path):
+    from compoworld.compiler.implement import load_implemented
     from compoworld.core.environment import Environment
-    from compoworld.spec.implement import load_implemented
 
     out = tmp_path / "impl"
     with ScriptedServer([fenced(c.WRONG_SCHEMA)]) as srv:
@@ -217,8 +217,8 @@ def test_kept_tools_serve_from_the_sandbox_and_share_one_state_with_the_compiled
 
 
 def test_a_write_the_typed_model_refuses_changes_nothing(manifest):
+    from compoworld.compiler.implement import implemented_service
     from compoworld.core.environment import Environment
-    from compoworld.spec.implement import implemented_service
 
     cls = implemented_service(manifest, c.BAD_STATE, ["create_note"], FAST)
     env = Environment([cls], seed=0, size="small")
@@ -271,7 +271,7 @@ def test_the_manifest_loads_into_the_library_with_its_kept_tools(spec, tmp_path)
 
 
 def test_the_sandbox_has_no_network_namespace_where_unshare_can_make_one(manifest):
-    from compoworld.spec.implement import Sandbox, _netns
+    from compoworld.compiler.implement import Sandbox, _netns
 
     with Sandbox(c.GOOD, FAST) as sb:
         assert sb.isolated == bool(_netns())
@@ -280,8 +280,8 @@ def test_the_sandbox_has_no_network_namespace_where_unshare_can_make_one(manifes
 def test_a_slow_session_holds_only_its_own_worker(manifest):
     import threading
 
+    from compoworld.compiler.implement import implemented_service
     from compoworld.core.environment import Environment
-    from compoworld.spec.implement import implemented_service
 
     slow = c.GOOD.replace(
         '        """List notes."""\n',

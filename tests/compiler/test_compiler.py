@@ -10,11 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from compoworld.compiler import (
+    compile_manifest,
+    compile_spec,
+    load_spec,
+    run_adversarial,
+    service_from_manifest,
+)
+from compoworld.compiler.runtime import ManifestError
 from compoworld.core.envelope import is_envelope
 from compoworld.core.environment import Environment
-from compoworld.spec import compile_manifest, compile_spec, load_spec, run_adversarial, service_from_manifest
-from compoworld.spec.runtime import ManifestError
-from tests.spec.fixtures import crm, tasker
+from tests.compiler.fixtures import crm, tasker
 
 SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from compoworld.compiler import compile_spec, load_spec, service_from_manifest
+from compoworld.compiler.compiler import id_param
+from compoworld.compiler.ingest import dispatch_of
 from compoworld.core.environment import Environment
-from compoworld.spec import compile_spec, load_spec, service_from_manifest
-from compoworld.spec.compiler import id_param
-from compoworld.spec.ingest import dispatch_of
 
 SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 GITLAB = SPECS / "corpus" / "docker_gitlab-mcp-server.json"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compoworld.spec.domains import domains_of
+from compoworld.compiler.domains import domains_of
 from compoworld.tasks.workflow import DOMAINS
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from compoworld.compiler import compile_spec, service_from_manifest
+from compoworld.compiler.compiler import stated_bounds
+from compoworld.compiler.compute import described_default
+from compoworld.compiler.values import from_pattern
 from compoworld.core.environment import Environment
-from compoworld.spec import compile_spec, service_from_manifest
-from compoworld.spec.compiler import stated_bounds
-from compoworld.spec.compute import described_default
-from compoworld.spec.values import from_pattern
 
 SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 corpus = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is not checked out")
