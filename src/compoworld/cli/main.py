@@ -112,18 +112,15 @@ def _global(
         except ValueError as e:
             err.print(f"[red]error:[/red] {e}")
             raise typer.Exit(2) from None
-    if manifests:
-        import os
+    # The library this command runs on: exactly what --manifests (or COMPOWORLD_MANIFESTS) names.
+    from compoworld.compiler.library import library_for
+    from compoworld.core import library
 
-        from compoworld.services import MANIFESTS_ENV, manifest_files, use_manifests
-
-        try:
-            manifest_files(manifests)
-        except FileNotFoundError as e:
-            err.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from None
-        os.environ.pop(MANIFESTS_ENV, None)
-        use_manifests(manifests)
+    try:
+        library.use(library_for(manifests) if manifests else None)
+    except (FileNotFoundError, ValueError, RuntimeError) as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
 
 
 def _split(services: str) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from compoworld.core.clock import SimClock, derive_rng
 from compoworld.core.company import Company, make_company
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure
+from compoworld.core.library import Library, active
 from compoworld.core.limits import Budget, CallLimits, limited_call
 from compoworld.core.schema import typed_properties
 from compoworld.core.service import SIZES, SeedContext, Service
@@ -82,9 +83,8 @@ class Environment:
         seed: int = 0,
         start_time: datetime | str | None = None,
         size: str = "default",
+        library: Library | None = None,
     ) -> None:
-        from compoworld.services import get_service
-
         if size not in SIZES:
             raise ValueError(f"unknown size {size!r}: expected one of {', '.join(SIZES)}")
         if not services:
@@ -95,8 +95,9 @@ class Environment:
         self.company: Company = make_company(self.seed, size)
         self.services: dict[str, Service] = {}
         self._tools: dict[str, tuple[Service, ToolSpec]] = {}
+        self.library = library if library is not None else active()
         for item in services:
-            cls = get_service(item) if isinstance(item, str) else item
+            cls = self.library.service(item) if isinstance(item, str) else item
             if cls.name in self.services:
                 raise ValueError(f"service {cls.name!r} listed twice")
             svc = cls(seed=self.seed, clock=self.clock)
@@ -114,11 +115,12 @@ class Environment:
         self.initial = self.snapshot()
 
     @classmethod
-    def from_snapshot(cls, services: Sequence[str], snapshot: dict[str, Any]) -> Environment:
+    def from_snapshot(
+        cls, services: Sequence[str], snapshot: dict[str, Any], library: Library | None = None
+    ) -> Environment:
         """An environment in exactly `snapshot`'s state, without running any seeding (cheap)."""
-        from compoworld.services import get_service
-
         env = cls.__new__(cls)
+        env.library = library if library is not None else active()
         env.seed = 0
         env.size = "snapshot"
         env.clock = SimClock(snapshot.get("clock"))
@@ -126,7 +128,7 @@ class Environment:
         env.services = {}
         env._tools = {}
         for name in services:
-            svc_cls = get_service(name)
+            svc_cls = env.library.service(name)
             svc = svc_cls(seed=0, clock=env.clock)
             env.services[name] = svc
             for tname, spec in svc_cls.tool_specs.items():
@@ -250,7 +252,5 @@ class Environment:
         return out
 
     @classmethod
-    def available(cls) -> Iterable[str]:
-        from compoworld.services import registry
-
-        return registry().keys()
+    def available(cls, library: Library | None = None) -> Iterable[str]:
+        return (library if library is not None else active()).keys()

@@ -19,6 +19,7 @@ from compoworld.compiler.domains import apart
 from compoworld.core.clock import derive_rng
 from compoworld.core.company import make_company
 from compoworld.core.environment import Environment
+from compoworld.core.library import Library, active
 from compoworld.services import registry
 from compoworld.tasks.moves import (
     NOUNS,
@@ -113,10 +114,18 @@ class Rejected(Exception):
         self.detail = detail
 
 
+def base_world(world_seed: int, size: str, library: Library | None = None) -> dict[str, Any]:
+    """The seeded state of every service of `library` (default: the active one), built once per world
+    and library, then shared copy-on-write."""
+    return _base_world(world_seed, size, library if library is not None else active())
+
+
 @lru_cache(maxsize=4)
-def base_world(world_seed: int, size: str) -> dict[str, Any]:
-    """The seeded state of every library service (built once per world, then shared copy-on-write)."""
-    return Environment(services=list(registry()), seed=world_seed, size=size).snapshot()
+def _base_world(world_seed: int, size: str, library: Library) -> dict[str, Any]:
+    return Environment(services=list(library), seed=world_seed, size=size, library=library).snapshot()
+
+
+base_world.cache_clear = _base_world.cache_clear  # type: ignore[attr-defined]
 
 
 def _world_index(folder: str) -> dict[str, Any]:

@@ -131,11 +131,11 @@ class Task(BaseModel):
     def all_services(self) -> list[str]:
         return [*self.services, *self.distractors]
 
-    def environment(self):
-        """A fresh environment in this task's initial state."""
+    def environment(self, library=None):
+        """A fresh environment in this task's initial state (services from `library`, default: the active one)."""
         from compoworld.core.environment import Environment
 
-        return Environment.from_snapshot(self.all_services, self.initial_state)
+        return Environment.from_snapshot(self.all_services, self.initial_state, library=library)
 
     def to_json(self) -> bytes:
         """The whole task, s0 included, as canonical JSON (what regeneration compares)."""

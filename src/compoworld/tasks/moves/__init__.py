@@ -19,6 +19,7 @@ from typing import Any
 
 from compoworld.core.company import Company, Person
 from compoworld.core.environment import Environment
+from compoworld.core.library import Library, active
 
 KEY_TYPES = ("person", "customer", "phone", "code")
 VALUE_TYPES = ("person", "customer", "phone", "code", "amount", "date")
@@ -108,24 +109,24 @@ class WriteStep:
 Move = Relay | Write
 
 
+def all_moves(library: Library | None = None) -> tuple[Move, ...]:
+    """Moves of every service of `library` (default: the active one) that declares some.
+
+    A hand-built service's moves live in `tasks/moves/<package>.py` (`MOVES`); services compiled
+    from MCP specs bring generic moves derived from their manifests (`tasks/moves/compiled.py`)."""
+    return _all_moves(library if library is not None else active())
+
+
 @cache
-def all_moves() -> tuple[Move, ...]:
-    """Moves of every library service that declares some (tasks/moves/<name>.py: MOVES)."""
-    from compoworld import services
+def _all_moves(library: Library) -> tuple[Move, ...]:
+    from compoworld.compiler.runtime import CompiledService
 
     out: list[Move] = []
-    for mod in sorted(m.name for m in pkgutil.iter_modules(services.__path__) if m.ispkg):
-        try:
-            module = importlib.import_module(f"compoworld.tasks.moves.{mod}")
-        except ModuleNotFoundError as e:
-            if e.name != f"compoworld.tasks.moves.{mod}":
-                raise
+    for mod in sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.ispkg):
+        if mod == "compiled":  # not a service: the moves every compiled service gets
             continue
-        out.extend(module.MOVES)
-    from compoworld.compiler.runtime import CompiledService
-    from compoworld.services import registry
-
-    for cls in registry().values():  # services compiled from MCP specs bring generic moves
+        out.extend(importlib.import_module(f"{__name__}.{mod}").MOVES)
+    for cls in library.values():
         if issubclass(cls, CompiledService):
             from compoworld.tasks.moves.compiled import compiled_moves
 
@@ -133,9 +134,12 @@ def all_moves() -> tuple[Move, ...]:
     return tuple(out)
 
 
-def moves_by_service() -> dict[str, list[Move]]:
+all_moves.cache_clear = _all_moves.cache_clear  # type: ignore[attr-defined]
+
+
+def moves_by_service(library: Library | None = None) -> dict[str, list[Move]]:
     out: dict[str, list[Move]] = {}
-    for m in all_moves():
+    for m in all_moves(library):
         out.setdefault(m.service, []).append(m)
     return out
 
