@@ -2,65 +2,29 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from functools import lru_cache
+from typing import Any
 
 from compoworld.core.clock import SimClock, derive_rng
 from compoworld.core.company import Company, make_company
-from compoworld.core.envelope import ENVELOPE_SCHEMA, failure
+from compoworld.core.envelope import failure
 from compoworld.core.library import Library, active
 from compoworld.core.limits import Budget, CallLimits, limited_call
-from compoworld.core.schema import typed_properties
+from compoworld.core.listing import (  # noqa: F401  (re-exported: the names callers import from here)
+    MODES,
+    NAME_RE,
+    SEP,
+    Format,
+    Mode,
+    check_name,
+    full_name,
+    tool_entry,
+)
 from compoworld.core.service import SIZES, SeedContext, Service
 from compoworld.core.state import META, Change, combine, hash_value
 from compoworld.core.tool import ToolSpec
-
-SEP = "__"
-NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,63}$")
-Format = Literal["openai", "mcp"]
-Mode = Literal["direct", "gateway", "gateway-compat"]
-MODES: tuple[str, ...] = ("direct", "gateway", "gateway-compat")
-
-
-def full_name(service: str, tool: str) -> str:
-    return f"{service}{SEP}{tool}"
-
-
-def check_name(service: str, tool: str) -> str:
-    name = full_name(service, tool)
-    if SEP in service or SEP in tool or not NAME_RE.match(name):
-        raise ValueError(
-            f"tool name {name!r} is invalid: it must match {NAME_RE.pattern} as service__tool, "
-            "with no '__' inside either part"
-        )
-    return name
-
-
-def tool_entry(name: str, spec: ToolSpec, fmt: Format) -> dict[str, Any]:
-    """One tool in OpenAI function-calling or MCP `tools/list` form.
-
-    Every parameter carries a `type` (`typed_properties`): compiled specs come with unions and
-    untyped parameters that some consumers (verl's schema model) reject."""
-    params = typed_properties(spec.input_schema)
-    if fmt == "openai":
-        return {
-            "type": "function",
-            "function": {"name": name, "description": spec.description, "parameters": params},
-        }
-    if fmt == "mcp":
-        out = dict(ENVELOPE_SCHEMA)
-        if spec.output_schema:
-            out = {**out, "properties": {**out["properties"], "data": spec.output_schema}}
-        return {
-            "name": name,
-            "description": spec.description,
-            "inputSchema": params,
-            "outputSchema": out,
-            "annotations": {"readOnlyHint": not spec.mutates},
-        }
-    raise ValueError(f"unknown tool format {fmt!r}: expected 'openai' or 'mcp'")
 
 
 class Environment:
@@ -254,3 +218,10 @@ class Environment:
     @classmethod
     def available(cls, library: Library | None = None) -> Iterable[str]:
         return (library if library is not None else active()).keys()
+
+
+@lru_cache(maxsize=4)
+def seeded_world(library: Library, seed: int, size: str) -> dict[str, Any]:
+    """The seeded state of every service of `library` (built once per world and library, then shared
+    copy-on-write): what tasks are planted on (`tasks.generator.base_world`) and persona worlds extend."""
+    return Environment(services=list(library), seed=seed, size=size, library=library).snapshot()

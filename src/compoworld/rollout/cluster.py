@@ -10,22 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-
-def connect(address: str | None = "auto", num_cpus: int | None = None) -> Any:
-    """The `ray` module, initialised for `address` (reusing a connection already made)."""
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError("--ray needs Ray: pip install 'compoworld[ray]'") from None
-    if not ray.is_initialized():
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local cluster needs no tokens
-        kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if address in (None, "", "local"):
-            kw["num_cpus"] = num_cpus
-        else:
-            kw["address"] = address
-        ray.init(**kw)
-    return ray
+from compoworld.core.cluster import connect  # noqa: F401  (re-exported: rollout.cluster.connect)
 
 
 # ---- rollouts on Ray ---------------------------------------------------------------------------
