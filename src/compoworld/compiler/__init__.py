@@ -1,15 +1,10 @@
 """MCP tool specs -> service manifests -> executable services (no LLM needed)."""
 
-from compoworld.compiler.adversarial import run_adversarial
+from compoworld.compiler.adversarial import compile_spec, run_adversarial
 from compoworld.compiler.compiler import compile_manifest
 from compoworld.compiler.ingest import Spec, SpecTool, load_spec
-from compoworld.compiler.runtime import CompiledService, ManifestError, load_manifest, service_from_manifest
-
-
-def compile_spec(source, name: str | None = None, seed: int = 0) -> dict:
-    """Read, normalise, compile and adversarially test one spec: its manifest, statuses included."""
-    return run_adversarial(compile_manifest(load_spec(source), name), seed)
-
+from compoworld.compiler.library import load_manifest
+from compoworld.compiler.runtime import CompiledService, ManifestError, service_from_manifest
 
 __all__ = [
     "CompiledService",

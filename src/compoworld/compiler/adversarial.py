@@ -601,3 +601,11 @@ def _check_player(env: Environment, svc: Any, t: dict[str, Any], args: dict[str,
     bad = {k: rec.get(k) for k, v in want.items() if rec.get(k) != v}
     if bad:
         raise Failed("player_not_changed", f"{a} left the player with {bad}")
+
+
+def compile_spec(source, name: str | None = None, seed: int = 0) -> dict:
+    """Read, normalise, compile and adversarially test one spec: its manifest, statuses included."""
+    from compoworld.compiler.compiler import compile_manifest
+    from compoworld.compiler.ingest import load_spec
+
+    return run_adversarial(compile_manifest(load_spec(source), name), seed)

@@ -943,7 +943,7 @@ async def implement(
     spec: str | Path, client: Any, out: Path, limits: Limits = Limits(), seed: int = 0, rounds: int = 1
 ) -> dict[str, Any]:
     """Write, sandbox-test and keep what passes; `out` gets service.py, manifest.json and report.json."""
-    from compoworld.compiler import compile_spec
+    from compoworld.compiler.adversarial import compile_spec
     from compoworld.llm.client import EndpointError
 
     manifest = compile_spec(spec, None, seed)

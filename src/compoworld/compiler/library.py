@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from compoworld.compiler.runtime import CompiledService, ManifestError, service_from_manifest
 from compoworld.core import library as _library
 from compoworld.core.library import Library
 
@@ -26,10 +28,26 @@ def manifest_files(paths: str) -> list[Path]:
     return out
 
 
+def load_manifest(path: str | Path) -> type[CompiledService]:
+    """The service a manifest file describes: compiled, or implemented in a sandbox (`spec implement`).
+
+    Here, above both `runtime` and `implement`, so neither imports the other back."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ManifestError(f"cannot read manifest {path}: {e}") from e
+    if isinstance(data, dict) and data.get("implemented") and (Path(path).parent / "service.py").is_file():
+        from compoworld.compiler.implement import (
+            load_implemented,  # `spec implement`: kept tools in a sandbox
+        )
+
+        return load_implemented(path)
+    return service_from_manifest(data)
+
+
 def load_library(manifests: Sequence[str | Path] = ()) -> Library:
     """The hand-built library plus one compiled service per manifest file (domains from the corpus's)."""
     from compoworld.compiler.domains import assign
-    from compoworld.compiler.runtime import load_manifest
     from compoworld.services import hand_built
 
     base = hand_built()

@@ -8,12 +8,10 @@ was simulated.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -1223,17 +1221,3 @@ def service_from_manifest(manifest: dict[str, Any]) -> type[CompiledService]:
     cls.tool_specs = specs
     cls.action_specs = action_specs  # a dispatch tool's actions: called through it, never listed
     return cls
-
-
-def load_manifest(path: str | Path) -> type[CompiledService]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise ManifestError(f"cannot read manifest {path}: {e}") from e
-    if isinstance(data, dict) and data.get("implemented") and (Path(path).parent / "service.py").is_file():
-        from compoworld.compiler.implement import (
-            load_implemented,  # `spec implement`: kept tools in a sandbox
-        )
-
-        return load_implemented(path)
-    return service_from_manifest(data)
