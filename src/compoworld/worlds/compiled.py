@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from compoworld.worlds.skills import Day, prose
+from compoworld.worlds.day import Day, prose
 
 TITLE = ("name", "title", "subject", "summary")
 TEXT = ("description", "body", "body_html", "notes", "content", "desc")
