@@ -1,4 +1,4 @@
-"""The system prompt and the finish tool every episode shares."""
+"""The system prompt and the finish tool every episode shares (part of a task: references are grounded in it)."""
 
 from __future__ import annotations
 
