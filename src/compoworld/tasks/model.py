@@ -305,7 +305,8 @@ def state_hash_of(snapshot: dict[str, Any]) -> str:
 
 # ---- compact initial states: a base world plus a patch ----------------------------------------
 def _base_world(ref: WorldRef, near: Path | None = None, services: list[str] | None = None) -> dict[str, Any]:
-    from compoworld.tasks.generator import base_world
+    from compoworld.core.environment import seeded_world
+    from compoworld.core.library import active
 
     if ref.lived is not None:  # only the task's services, each sorted and cached on its own
         from compoworld.worlds.store import lived_services
@@ -314,7 +315,7 @@ def _base_world(ref: WorldRef, near: Path | None = None, services: list[str] | N
         return lived_services(
             lv.name, lv.digest, lv.persona, lv.day, ref.seed, ref.size, services or [], near
         )
-    return base_world(ref.seed, ref.size)
+    return seeded_world(active(), ref.seed, ref.size)  # `tasks.generator.base_world`
 
 
 def state_patch(base: dict[str, Any], s0: dict[str, Any]) -> dict[str, Any]:

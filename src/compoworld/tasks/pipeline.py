@@ -148,7 +148,7 @@ def _results_ray(
     seed: int, settings: Settings, address: str
 ) -> Iterator[tuple[int, Task | None, str | None]]:
     """The same chunks as `_results`, run as Ray tasks a window at a time and yielded in order."""
-    from compoworld.rollout.cluster import connect
+    from compoworld.core.cluster import connect
 
     ray = connect(address)
     remote = ray.remote(_chunk_json)

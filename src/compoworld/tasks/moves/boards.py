@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compoworld.tasks.moves import Fact, Gen, Relay, Write, WriteStep, key_text
+from compoworld.tasks.moves.base import Fact, Gen, Relay, Write, WriteStep, key_text
 
 
 def _plant(g: Gen, key: Fact, value: Fact, text: str, decoy: bool) -> list:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compoworld.interfaces.web import slug
-from compoworld.tasks.moves import Fact, Gen, Relay
+from compoworld.tasks.moves.base import Fact, Gen, Relay
 
 
 def _plant(g: Gen, key: Fact, value: Fact, text: str, decoy: bool) -> list:

@@ -12,7 +12,7 @@ from typing import Any
 
 from compoworld.compiler.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
 from compoworld.compiler.values import NoValue, valid_args
-from compoworld.tasks.moves import Fact, Gen, Move, PlantError, Relay, Write, WriteStep, key_text
+from compoworld.tasks.moves.base import Fact, Gen, Move, PlantError, Relay, Write, WriteStep, key_text
 
 TEXT_FIELDS = (
     "description",

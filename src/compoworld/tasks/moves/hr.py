@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from compoworld.services.hr.seed import emp_id
-from compoworld.tasks.moves import Fact, Gen, Relay, Write, WriteStep
+from compoworld.tasks.moves.base import Fact, Gen, Relay, Write, WriteStep
 
 
 def _employee(g: Gen, key: Fact) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from compoworld.tasks.moves import Fact, Gen, Relay, Write, WriteStep, key_text
+from compoworld.tasks.moves.base import Fact, Gen, Relay, Write, WriteStep, key_text
 
 
 def _slug(s: str) -> str:

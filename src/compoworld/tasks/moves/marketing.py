@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compoworld.services.marketing.service import subscriber_hash
-from compoworld.tasks.moves import Fact, Gen, Write, WriteStep
+from compoworld.tasks.moves.base import Fact, Gen, Write, WriteStep
 
 
 def _subscribe(g: Gen, fact: Fact) -> WriteStep:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from compoworld.core.clock import format_time
-from compoworld.tasks.moves import Fact, Gen, Relay, Write, WriteStep
+from compoworld.tasks.moves.base import Fact, Gen, Relay, Write, WriteStep
 
 
 def _plant(g: Gen, key: Fact, value: Fact, text: str, decoy: bool) -> list:

@@ -6,7 +6,7 @@ import re
 import shlex
 
 from compoworld.services.workspace.service import HOME
-from compoworld.tasks.moves import Fact, Gen, Relay, Write, WriteStep, key_text
+from compoworld.tasks.moves.base import Fact, Gen, Relay, Write, WriteStep, key_text
 
 
 def _slug(s: str) -> str:
