@@ -1,4 +1,8 @@
-"""MCP tool specs -> service manifests -> executable services (no LLM needed)."""
+"""The compiler (layer 3, beside `worldmodel`): MCP tool specs -> service manifests -> executable
+services (no LLM needed), and the `Library` of hand-built plus compiled services (`compiler.library`).
+
+May import: `core`, `services`, `llm` (`spec implement`'s coder). Never tasks or anything above.
+"""
 
 from compoworld.compiler.adversarial import compile_spec, run_adversarial
 from compoworld.compiler.compiler import compile_manifest
