@@ -34,9 +34,11 @@ class EpisodeWorker:
     """A Ray actor that holds environments and runs many episodes at once on its own event loop
     (Ray runs an async actor's calls concurrently, up to `max_concurrency`)."""
 
-    def __init__(self, agent_spec: dict[str, Any], cfg: dict[str, Any]) -> None:
+    def __init__(self, agent_spec: dict[str, Any], cfg: dict[str, Any], library: Any = None) -> None:
+        from compoworld.core import library as libraries
         from compoworld.rollout.runner import RunConfig
 
+        libraries.use(library)  # the driver's library (rebuilt here from its manifests)
         self.agent = build_agent(agent_spec)
         self.cfg = RunConfig(**cfg)
         self.tasks: dict[str, Any] = {}
@@ -72,7 +74,9 @@ class RayExecutor:
 
         self.ray = connect(address)
         self._cls = self.ray.remote(max_concurrency=per_actor, num_cpus=0)(EpisodeWorker)
-        self._args = (agent_spec, asdict(cfg))
+        from compoworld.core.library import chosen
+
+        self._args = (agent_spec, asdict(cfg), chosen())
         self.actors = [self._cls.remote(*self._args) for _ in range(actors)]
         self._next = 0
         self._refs: dict[str, Any] = {}
