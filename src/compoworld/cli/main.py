@@ -112,15 +112,15 @@ def _global(
         except ValueError as e:
             err.print(f"[red]error:[/red] {e}")
             raise typer.Exit(2) from None
-    # The library this command runs on: exactly what --manifests (or COMPOWORLD_MANIFESTS) names.
-    from compoworld.compiler.library import library_for
-    from compoworld.core import library
+    if manifests:  # the library this command runs on: the hand-built one plus these manifests
+        from compoworld.compiler.library import library_for
+        from compoworld.core import library
 
-    try:
-        library.use(library_for(manifests) if manifests else None)
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
+        try:
+            library.use(library_for(manifests))
+        except (FileNotFoundError, ValueError, RuntimeError) as e:
+            err.print(f"[red]error:[/red] {e}")
+            raise typer.Exit(2) from None
 
 
 def _split(services: str) -> list[str]:
