@@ -15,11 +15,13 @@ demo: $(BIN)/compoworld
 	$(BIN)/compoworld tasks show runs/tasks.jsonl
 
 test: $(BIN)/compoworld
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n auto
 
 lint: $(BIN)/compoworld
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports  # the layers: pyproject.toml's import contracts
 
 bench: $(BIN)/compoworld
 	$(BIN)/python benchmarks/core.py

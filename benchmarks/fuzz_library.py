@@ -27,12 +27,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from compoworld.compiler import compile_spec, load_spec, service_from_manifest
+from compoworld.compiler.compiler import unique_service_names
+from compoworld.compiler.runtime import off_enum
+from compoworld.compiler.values import NoValue, valid_args, wrong_type
 from compoworld.core.envelope import is_envelope
 from compoworld.core.environment import Environment
-from compoworld.spec import compile_spec, load_spec, service_from_manifest
-from compoworld.spec.compiler import unique_service_names
-from compoworld.spec.runtime import off_enum
-from compoworld.spec.values import NoValue, valid_args, wrong_type
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "mcp-specs"
 AGENT_CODES = {400, 404, 409, 422}

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -27,9 +26,9 @@ import tracemalloc
 from collections import Counter
 from pathlib import Path
 
+from compoworld.compiler import compile_spec, load_spec
+from compoworld.compiler.compiler import unique_service_names
 from compoworld.core.environment import NAME_RE, Environment
-from compoworld.spec import compile_spec, load_spec
-from compoworld.spec.compiler import unique_service_names
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "mcp-specs"
 HAND_BUILT = ["email", "chat", "calendar", "crm", "helpdesk", "issues", "files", "sql", "payments", "shop"]
@@ -48,23 +47,16 @@ def _memory(build) -> float:
 
 
 LOAD = (
-    "import time; t = time.perf_counter(); from compoworld.services import registry; "
-    "n = len(registry()); print(time.perf_counter() - t)"
+    "import sys, time; t = time.perf_counter(); from compoworld.compiler.library import library_for; "
+    "n = len(library_for(sys.argv[1] if len(sys.argv) > 1 else None)); print(time.perf_counter() - t)"
 )
 
 
 def _load_seconds(manifests: Path | None, repeat: int = 3) -> float:
     """Median seconds a fresh process takes to import and list the library (cold: no module cached)."""
-    env = {k: v for k, v in os.environ.items() if k != "COMPOWORLD_MANIFESTS"}
-    if manifests is not None:
-        env["COMPOWORLD_MANIFESTS"] = str(manifests)
+    argv = [sys.executable, "-c", LOAD, *([str(manifests)] if manifests is not None else [])]
     runs = [
-        float(
-            subprocess.run(
-                [sys.executable, "-c", LOAD], env=env, capture_output=True, text=True, check=True
-            ).stdout
-        )
-        for _ in range(repeat)
+        float(subprocess.run(argv, capture_output=True, text=True, check=True).stdout) for _ in range(repeat)
     ]
     return statistics.median(runs)
 
@@ -78,9 +70,10 @@ def main() -> None:
     files = sorted(a.specs.rglob("*.json"))[: a.sample or None]
     if not files:
         sys.exit(f"error: no *.json specs under {a.specs}")
-    os.environ.pop("COMPOWORLD_MANIFESTS", None)
+    from compoworld.compiler.library import library_for
+    from compoworld.compiler.runtime import CompiledService
+    from compoworld.core import library
     from compoworld.services import registry
-    from compoworld.spec.runtime import CompiledService
 
     hand = registry()
     names = unique_service_names(files, set(hand))
@@ -111,9 +104,8 @@ def main() -> None:
 
     hand_load_s = _load_seconds(None)
     load_s = _load_seconds(out)
-    os.environ["COMPOWORLD_MANIFESTS"] = str(out)
-    registry.cache_clear()
-    lib = registry()
+    lib = library_for(str(out))
+    library.use(lib)  # what `compoworld --manifests OUT` runs on
     hand_lib = hand
     compiled = [n for n, c in lib.items() if issubclass(c, CompiledService)]
     tools = sum(len(c.tool_specs) for c in lib.values())

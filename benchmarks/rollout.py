@@ -137,8 +137,8 @@ def main(n: int = 512, concurrency: int = 256) -> None:
     url = f"http://127.0.0.1:{port}/v1"
     k = n // len(tasks)
     try:
-        from compoworld.agents.prompt import FINISH_TOOL
         from compoworld.export.tools import episode_tools
+        from compoworld.tasks.prompt import FINISH_TOOL
 
         async def bare(tasks) -> float:  # baseline: the client alone, same requests count and tool lists
             client = LLMClient(LLMConfig(base_url=url, model="bench", timeout=60))

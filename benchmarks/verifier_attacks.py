@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -152,13 +151,16 @@ def main() -> None:
             )
             results.append(measure("persona", args.seed, args.n, Settings(world=str(folder))))
         if "compiled" in wanted and SPECS.is_dir():
-            from compoworld.spec import compile_spec
+            from compoworld.compiler import compile_spec
 
             man = Path(tmp) / "manifests"
             man.mkdir()
             for spec, svc in COMPILED.items():
                 (man / f"{svc}.json").write_text(json.dumps(compile_spec(SPECS / spec, svc, 0)))
-            os.environ["COMPOWORLD_MANIFESTS"] = str(man)
+            from compoworld.compiler.library import library_for
+            from compoworld.core import library
+
+            library.use(library_for(str(man)))  # what `compoworld --manifests` runs on
             _clear_library()
             results.append(measure("compiled", args.seed, args.n, Settings(families=("compiled",))))
     total = {
@@ -201,13 +203,8 @@ def main() -> None:
 
 
 def _clear_library() -> None:
-    from compoworld.services import registry
-    from compoworld.tasks import generator, moves
     from compoworld.tasks.families import compiled
 
-    registry.cache_clear()
-    moves.all_moves.cache_clear()
-    generator.base_world.cache_clear()
     compiled._families_for.cache_clear()
     compiled._survey.cache_clear()
 

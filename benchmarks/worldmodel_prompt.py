@@ -15,12 +15,12 @@ import json
 import random
 import sys
 
+from compoworld.compiler.values import NoValue
 from compoworld.core.environment import Environment
 from compoworld.core.state import META
 from compoworld.llm.client import LLMConfig
 from compoworld.llm.profiles import estimate_tokens
 from compoworld.services import registry
-from compoworld.spec.values import NoValue
 from compoworld.worldmodel.fidelity import random_args
 from compoworld.worldmodel.simulator import SYSTEM, WorldModel
 

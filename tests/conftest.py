@@ -21,21 +21,11 @@ import pytest  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _library_stays_as_it_was():
-    """`compoworld --manifests` run in-process (CliRunner) adds manifests to this process's library
-    through an environment variable; undo that after the test, so no later test on the same worker
+    """`compoworld --manifests` run in-process (CliRunner) makes a library with compiled services the
+    process's active one; put back the one before after the test, so no later test on the same worker
     sees another test's compiled services."""
-    from compoworld.services import MANIFESTS_ENV
+    from compoworld.core import library
 
-    before = os.environ.get(MANIFESTS_ENV)
+    before = library.chosen()
     yield
-    if os.environ.get(MANIFESTS_ENV) != before:
-        if before is None:
-            os.environ.pop(MANIFESTS_ENV, None)
-        else:
-            os.environ[MANIFESTS_ENV] = before
-        from compoworld.services import registry
-        from compoworld.tasks import generator, moves
-
-        registry.cache_clear()
-        moves.all_moves.cache_clear()
-        generator.base_world.cache_clear()
+    library.use(before)

@@ -82,7 +82,7 @@ def _print_tools(tools: list[dict[str, Any]]) -> None:
 
 
 def start(args: argparse.Namespace) -> None:
-    from compoworld.agents.prompt import hint_suffix, system_prompt, task_user
+    from compoworld.tasks.prompt import hint_suffix, system_prompt, task_user
 
     folder = Path(args.session)
     if (folder / "session.json").exists() and not args.force:

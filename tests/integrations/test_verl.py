@@ -188,7 +188,7 @@ def test_typed_unions_validate_exactly_what_they_did() -> None:
 
 @pytest.mark.skipif(not SPECS.exists(), reason="shared/mcp-specs is not next to the checkout")
 def test_compiled_corpus_schemas_pass_verls_model() -> None:
-    from compoworld.spec import load_spec
+    from compoworld.compiler import load_spec
 
     files = sorted(SPECS.glob("*.json")) + sorted((SPECS / "corpus").glob("*.json"))[::10]
     n = 0

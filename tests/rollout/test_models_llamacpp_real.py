@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from compoworld.cli.main import app
 from tests.agents.test_llamacpp_real import server_url  # noqa: F401 (the fixture)
-from tests.spec.coder_scripts import NOTES_SPEC
+from tests.compiler.coder_scripts import NOTES_SPEC
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()

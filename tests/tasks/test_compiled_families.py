@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from compoworld.compiler import compile_spec
 from compoworld.services import registry
-from compoworld.spec import compile_spec
-from compoworld.tasks import generator, moves
 from compoworld.tasks.workflow import DOMAINS
 
 SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
@@ -31,9 +30,6 @@ pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is 
 def _clear() -> None:
     from compoworld.tasks.families import compiled
 
-    registry.cache_clear()
-    moves.all_moves.cache_clear()
-    generator.base_world.cache_clear()
     compiled._families_for.cache_clear()
     compiled._survey.cache_clear()
 
@@ -43,11 +39,13 @@ def library(tmp_path_factory):
     out = tmp_path_factory.mktemp("manifests")
     for spec, name in {**SAMPLE, **PARENTED, **TWO_NAMES}.items():
         (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
-    mp = pytest.MonkeyPatch()
-    mp.setenv("COMPOWORLD_MANIFESTS", str(out))
+    from compoworld.compiler.library import library_for
+    from compoworld.core import library as libraries
+
+    before = libraries.use(library_for(str(out)))  # the library these tests run on: a value, given
     _clear()
     yield out
-    mp.undo()
+    libraries.use(before)
     _clear()
 
 

@@ -8,11 +8,12 @@ import contextlib
 import pytest
 
 from compoworld.tasks.adversaries import solve_lazily
-from compoworld.tasks.compose import PLANS, Stage, plans_for, wire
+from compoworld.tasks.compose import PLANS, Stage, wire
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
 from compoworld.tasks.labels import label_in, labelled, task_labels
 from compoworld.tasks.model import Task
+from compoworld.tasks.themes import plans_for
 from compoworld.tasks.workflow import PlantError
 
 CREDIT = ("composed.service_credit",)  # the credit theme's own plans (tasks.compose_access has its tests)

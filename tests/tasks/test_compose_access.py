@@ -9,12 +9,12 @@ import contextlib
 import pytest
 
 from compoworld.tasks.adversaries import solve_lazily
-from compoworld.tasks.compose import plans_for, themes
 from compoworld.tasks.compose_access import PLANS, REASONS
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
 from compoworld.tasks.labels import task_labels
 from compoworld.tasks.model import Task
+from compoworld.tasks.themes import plans_for, themes
 
 ACCESS = ("composed.access_review",)
 HARD = Settings(k=5, difficulty="hard", families=ACCESS)

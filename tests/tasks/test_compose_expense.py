@@ -9,12 +9,13 @@ import contextlib
 import pytest
 
 from compoworld.tasks.adversaries import solve_lazily
-from compoworld.tasks.compose import plans_for, version_numbers
+from compoworld.tasks.compose import version_numbers
 from compoworld.tasks.compose_expense import PLANS, ExpensePlan
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
 from compoworld.tasks.labels import task_labels
 from compoworld.tasks.model import Task
+from compoworld.tasks.themes import plans_for
 from compoworld.verify.verifier import verify
 
 EXPENSE = ("composed.expense_claims",)

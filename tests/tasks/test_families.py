@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from compoworld.tasks.families import families
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Rejected, Settings, generate_task
 from compoworld.tasks.model import Task
-from compoworld.tasks.workflow import DOMAINS, families
+from compoworld.tasks.workflow import DOMAINS
 
 NAMES = sorted(families())
 

@@ -168,7 +168,7 @@ def test_tasks_check_counts_the_attack_suite_per_family(tmp_path) -> None:
 
 
 def _hand_built() -> list[str]:
-    from compoworld.tasks.workflow import families
+    from compoworld.tasks.families import families
 
     return sorted(n for n in families() if not n.startswith("compiled."))
 

@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from compoworld.cli.main import app
+from compoworld.compiler.values import NoValue
 from compoworld.core.environment import Environment
 from compoworld.llm.client import LLMConfig
 from compoworld.services import registry
-from compoworld.spec.values import NoValue
 from compoworld.worldmodel import WorldModel
 from compoworld.worldmodel.fidelity import FidelityError, measure, random_args
 from tests.scripted_server import ScriptedServer, say

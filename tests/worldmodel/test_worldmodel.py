@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from compoworld.compiler import compile_spec, service_from_manifest
 from compoworld.core.environment import Environment
 from compoworld.llm.client import LLMConfig
-from compoworld.spec import compile_spec, service_from_manifest
 from compoworld.worldmodel import SimulationError, WorldModel, apply_patch, configure
 from compoworld.worldmodel.fidelity import measure
+from tests.compiler.fixtures import tasker
 from tests.scripted_server import ScriptedServer, say
-from tests.spec.fixtures import tasker
 
 TASKER = service_from_manifest(compile_spec(tasker(), "tasker"))
 SIM = "tasker__tasker_summarize_workload"

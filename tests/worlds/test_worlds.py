@@ -160,20 +160,18 @@ SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
     not (SPECS / "klavis_shopify.json").is_file(), reason="shared/mcp-specs is not checked out"
 )
 def test_compiled_services_join_persona_worlds_where_a_skill_fits(tmp_path: Path, monkeypatch) -> None:
-    from compoworld.services import registry
-    from compoworld.spec import compile_spec
-    from compoworld.tasks import generator
+    from compoworld.compiler import compile_spec
+    from compoworld.compiler.library import library_for
+    from compoworld.core import library
     from compoworld.worlds.compiled import fit
 
     def clear() -> None:
-        registry.cache_clear()
         fit.cache_clear()
-        generator.base_world.cache_clear()
 
     (tmp_path / "shopify.json").write_text(
         json.dumps(compile_spec(SPECS / "klavis_shopify.json", "shopify", 0))
     )
-    monkeypatch.setenv("COMPOWORLD_MANIFESTS", str(tmp_path / "shopify.json"))
+    library.use(library_for(str(tmp_path / "shopify.json")))
     clear()
     try:
         create, _, update, _, _ = fit("shopify")
@@ -188,10 +186,12 @@ def test_compiled_services_join_persona_worlds_where_a_skill_fits(tmp_path: Path
         assert [d["hash"] for d in again] == [d["hash"] for d in days]
         out = tmp_path / "w"
         r = CliRunner().invoke(
-            app, ["worlds", "build", "--personas", "1", "--days", "3", "--seed", "4", "--out", str(out)]
+            app,
+            ["--manifests", str(tmp_path / "shopify.json"), "worlds", "build", "--personas", "1"]
+            + ["--days", "3", "--seed", "4", "--out", str(out)],
         )
         assert r.exit_code == 0, r.output
-        monkeypatch.delenv("COMPOWORLD_MANIFESTS")
+        library.use(None)
         clear()
         r = CliRunner().invoke(app, ["worlds", "check", str(out)])
         assert r.exit_code == 1 and "shopify" in r.output and "--manifests" in r.output
@@ -200,7 +200,7 @@ def test_compiled_services_join_persona_worlds_where_a_skill_fits(tmp_path: Path
         )
         assert r.exit_code == 0, r.output
     finally:
-        monkeypatch.delenv("COMPOWORLD_MANIFESTS", raising=False)
+        library.use(None)
         clear()
 
 

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compoworld.agents.policies import Agent
-from compoworld.agents.prompt import FINISH, FINISH_TOOL, system_prompt, task_user
 from compoworld.core.envelope import envelope_text, failure
 from compoworld.llm.client import ContextOverflow, EndpointError, EndpointTimeout, ServerOverrun
 from compoworld.rewards.format import MAX_MALFORMED_TURNS  # turns in a row that make agent_format
 from compoworld.tasks.model import Task
+from compoworld.tasks.prompt import FINISH, FINISH_TOOL, system_prompt, task_user
 from compoworld.verify.verifier import verify
 
 ERROR_CLASSES = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from compoworld.agents.prompt import FINISH
 from compoworld.llm.client import LLMClient, Reply
 from compoworld.tasks.model import Task
+from compoworld.tasks.prompt import FINISH
 
 
 class Agent(Protocol):

@@ -112,18 +112,15 @@ def _global(
         except ValueError as e:
             err.print(f"[red]error:[/red] {e}")
             raise typer.Exit(2) from None
-    if manifests:
-        import os
-
-        from compoworld.services import MANIFESTS_ENV, manifest_files, use_manifests
+    if manifests:  # the library this command runs on: the hand-built one plus these manifests
+        from compoworld.compiler.library import library_for
+        from compoworld.core import library
 
         try:
-            manifest_files(manifests)
-        except FileNotFoundError as e:
+            library.use(library_for(manifests))
+        except (FileNotFoundError, ValueError, RuntimeError) as e:
             err.print(f"[red]error:[/red] {e}")
             raise typer.Exit(2) from None
-        os.environ.pop(MANIFESTS_ENV, None)
-        use_manifests(manifests)
 
 
 def _split(services: str) -> list[str]:

@@ -284,14 +284,14 @@ def implement_command(
     server_profile: Profile = "auto",
 ) -> None:
     """A model writes the spec's service in a sandbox; spec-derived tests decide which tools are kept."""
-    from compoworld.spec.implement import Limits, implement
+    from compoworld.compiler.implement import Limits, implement
 
     if not spec.is_file():
         err.print(f"[red]error:[/red] no spec file at {spec}")
         raise typer.Exit(2)
     if seconds <= 0 or cpu_seconds < 1 or memory_mb < 256 or rounds < 0:
         raise typer.BadParameter("need --seconds > 0, --cpu-seconds >= 1, --memory-mb >= 256, --rounds >= 0")
-    from compoworld.spec import load_spec
+    from compoworld.compiler import load_spec
 
     try:
         if not load_spec(spec).tools:

@@ -130,7 +130,7 @@ def eval_command(
         _fail(f"--server-profile must be one of {', '.join(PROFILE_NAMES)}")
     if max_completion_tokens < 1:
         _fail("--max-completion-tokens must be at least 1")
-    from compoworld.agents.prompt import HINT_MODES
+    from compoworld.tasks.prompt import HINT_MODES
 
     if hints not in HINT_MODES:
         _fail(f"--hints must be one of {', '.join(HINT_MODES)} (or bare --hints for the hint)")

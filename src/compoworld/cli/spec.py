@@ -35,7 +35,7 @@ def compile_command(
     seed: Annotated[int, typer.Option(help="Seed of the adversarial tests.")] = 0,
 ) -> None:
     """Compile one spec; print per tool: compiled, quarantined (why) or simulated (why)."""
-    from compoworld.spec import compile_spec
+    from compoworld.compiler import compile_spec
 
     if not spec.is_file():
         err.print(f"[red]error:[/red] no spec file at {spec}")
@@ -79,9 +79,9 @@ def report_command(
     """Compile every spec in FOLDER and give the totals, with the causes of what did not compile."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from compoworld.compiler import compile_spec
+    from compoworld.compiler.compiler import unique_service_names
     from compoworld.core.environment import NAME_RE
-    from compoworld.spec import compile_spec
-    from compoworld.spec.compiler import unique_service_names
 
     files = sorted(folder.rglob("*.json") if recursive else folder.glob("*.json")) if folder.is_dir() else []
     if not files:
@@ -89,13 +89,13 @@ def report_command(
             f"[red]error:[/red] no *.json specs in {folder}" + ("" if recursive else " (try --recursive)")
         )
         raise typer.Exit(2)
-    from compoworld.spec.compiler import blind_list, meaningful
+    from compoworld.compiler.compiler import blind_list, meaningful
 
     rows, causes, defects = [], Counter(), Counter()
     lists = blind = 0
     bad_names: list[str] = []
+    from compoworld.compiler.runtime import CompiledService
     from compoworld.services import registry
-    from compoworld.spec.runtime import CompiledService
 
     hand_built = {n for n, c in registry().items() if not issubclass(c, CompiledService)}
     service_names = unique_service_names(files, hand_built)

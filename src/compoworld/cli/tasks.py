@@ -230,8 +230,8 @@ def generate(
         difficulty=_difficulty(difficulty, k),
     )
     if settings.families:
-        from compoworld.tasks.compose import themes
         from compoworld.tasks.generator import eligible_families
+        from compoworld.tasks.themes import themes
 
         composed = any(t.family.startswith(f) for t in themes() for f in settings.families)
         if not eligible_families(settings) and not composed:
@@ -566,7 +566,7 @@ def list_families(
     as_json: Annotated[bool, typer.Option("--json", help="Print the families as JSON.")] = False,
 ) -> None:
     """List the workflow families: name, domain, services (names are never cut: copy them into --families)."""
-    from compoworld.tasks.workflow import families
+    from compoworld.tasks.families import families
 
     if as_json and not compiled:
         rows = [

@@ -31,12 +31,11 @@ WILDAWM = {
 
 def _use(manifests: str | None) -> None:
     if manifests:
-        from compoworld.services import registry, use_manifests
+        from compoworld.compiler.library import use_manifests
 
         try:
             use_manifests(manifests)
-            registry()
-        except (FileNotFoundError, ValueError) as e:
+        except (FileNotFoundError, ValueError, RuntimeError) as e:
             raise _fail(f"--manifests: {e}") from None
 
 

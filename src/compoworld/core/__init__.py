@@ -1,4 +1,9 @@
-"""The engine: services, tools, envelopes, time and ids, state, environments and the gateway."""
+"""The engine (layer 1, the bottom): services and `@tool`, envelopes and error codes, clock, ids and
+rng, state hashing and diffs, and `Environment`, composed over a `Library` it is given (`core.library`).
+
+May import: nothing else of compoworld. Never the service library, the compiler or tasks: the package
+root registers how a library is loaded, lazily, so `import compoworld.core` loads only core.
+"""
 
 from compoworld.core.clock import IdFactory, SimClock, derive_rng, format_time, parse_time
 from compoworld.core.company import Company, make_company

@@ -2,64 +2,29 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from functools import lru_cache
+from typing import Any
 
 from compoworld.core.clock import SimClock, derive_rng
 from compoworld.core.company import Company, make_company
-from compoworld.core.envelope import ENVELOPE_SCHEMA, failure
+from compoworld.core.envelope import failure
+from compoworld.core.library import Library, active
 from compoworld.core.limits import Budget, CallLimits, limited_call
-from compoworld.core.schema import typed_properties
+from compoworld.core.listing import (  # noqa: F401  (re-exported: the names callers import from here)
+    MODES,
+    NAME_RE,
+    SEP,
+    Format,
+    Mode,
+    check_name,
+    full_name,
+    tool_entry,
+)
 from compoworld.core.service import SIZES, SeedContext, Service
 from compoworld.core.state import META, Change, combine, hash_value
 from compoworld.core.tool import ToolSpec
-
-SEP = "__"
-NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,63}$")
-Format = Literal["openai", "mcp"]
-Mode = Literal["direct", "gateway", "gateway-compat"]
-MODES: tuple[str, ...] = ("direct", "gateway", "gateway-compat")
-
-
-def full_name(service: str, tool: str) -> str:
-    return f"{service}{SEP}{tool}"
-
-
-def check_name(service: str, tool: str) -> str:
-    name = full_name(service, tool)
-    if SEP in service or SEP in tool or not NAME_RE.match(name):
-        raise ValueError(
-            f"tool name {name!r} is invalid: it must match {NAME_RE.pattern} as service__tool, "
-            "with no '__' inside either part"
-        )
-    return name
-
-
-def tool_entry(name: str, spec: ToolSpec, fmt: Format) -> dict[str, Any]:
-    """One tool in OpenAI function-calling or MCP `tools/list` form.
-
-    Every parameter carries a `type` (`typed_properties`): compiled specs come with unions and
-    untyped parameters that some consumers (verl's schema model) reject."""
-    params = typed_properties(spec.input_schema)
-    if fmt == "openai":
-        return {
-            "type": "function",
-            "function": {"name": name, "description": spec.description, "parameters": params},
-        }
-    if fmt == "mcp":
-        out = dict(ENVELOPE_SCHEMA)
-        if spec.output_schema:
-            out = {**out, "properties": {**out["properties"], "data": spec.output_schema}}
-        return {
-            "name": name,
-            "description": spec.description,
-            "inputSchema": params,
-            "outputSchema": out,
-            "annotations": {"readOnlyHint": not spec.mutates},
-        }
-    raise ValueError(f"unknown tool format {fmt!r}: expected 'openai' or 'mcp'")
 
 
 class Environment:
@@ -82,9 +47,8 @@ class Environment:
         seed: int = 0,
         start_time: datetime | str | None = None,
         size: str = "default",
+        library: Library | None = None,
     ) -> None:
-        from compoworld.services import get_service
-
         if size not in SIZES:
             raise ValueError(f"unknown size {size!r}: expected one of {', '.join(SIZES)}")
         if not services:
@@ -95,8 +59,9 @@ class Environment:
         self.company: Company = make_company(self.seed, size)
         self.services: dict[str, Service] = {}
         self._tools: dict[str, tuple[Service, ToolSpec]] = {}
+        self.library = library if library is not None else active()
         for item in services:
-            cls = get_service(item) if isinstance(item, str) else item
+            cls = self.library.service(item) if isinstance(item, str) else item
             if cls.name in self.services:
                 raise ValueError(f"service {cls.name!r} listed twice")
             svc = cls(seed=self.seed, clock=self.clock)
@@ -114,11 +79,12 @@ class Environment:
         self.initial = self.snapshot()
 
     @classmethod
-    def from_snapshot(cls, services: Sequence[str], snapshot: dict[str, Any]) -> Environment:
+    def from_snapshot(
+        cls, services: Sequence[str], snapshot: dict[str, Any], library: Library | None = None
+    ) -> Environment:
         """An environment in exactly `snapshot`'s state, without running any seeding (cheap)."""
-        from compoworld.services import get_service
-
         env = cls.__new__(cls)
+        env.library = library if library is not None else active()
         env.seed = 0
         env.size = "snapshot"
         env.clock = SimClock(snapshot.get("clock"))
@@ -126,7 +92,7 @@ class Environment:
         env.services = {}
         env._tools = {}
         for name in services:
-            svc_cls = get_service(name)
+            svc_cls = env.library.service(name)
             svc = svc_cls(seed=0, clock=env.clock)
             env.services[name] = svc
             for tname, spec in svc_cls.tool_specs.items():
@@ -250,7 +216,12 @@ class Environment:
         return out
 
     @classmethod
-    def available(cls) -> Iterable[str]:
-        from compoworld.services import registry
+    def available(cls, library: Library | None = None) -> Iterable[str]:
+        return (library if library is not None else active()).keys()
 
-        return registry().keys()
+
+@lru_cache(maxsize=4)
+def seeded_world(library: Library, seed: int, size: str) -> dict[str, Any]:
+    """The seeded state of every service of `library` (built once per world and library, then shared
+    copy-on-write): what tasks are planted on (`tasks.generator.base_world`) and persona worlds extend."""
+    return Environment(services=list(library), seed=seed, size=size, library=library).snapshot()

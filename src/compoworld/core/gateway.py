@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from compoworld.core.envelope import failure, ok
+from compoworld.core.listing import tool_entry
 from compoworld.core.tool import ToolMeta, ToolSpec, compile_tool, tool_meta
 
-if TYPE_CHECKING:
-    from compoworld.core.environment import Environment
+Environment = Any  # a `core.environment.Environment` (which opens its gateway: not imported back)
 
 
 class _MetaTools:
@@ -60,8 +60,6 @@ class Gateway:
         self.env = env
 
     def tools(self, format: str = "openai") -> list[dict[str, Any]]:
-        from compoworld.core.environment import tool_entry
-
         return [tool_entry(name, spec, format) for name, spec in SPECS.items()]
 
     def call(self, name: str, arguments: Any = None) -> dict[str, Any]:
@@ -194,8 +192,6 @@ class CompatGateway(Gateway):
         return name if name in self.env.services else self.aliases.get(name)
 
     def tools(self, format: str = "openai") -> list[dict[str, Any]]:
-        from compoworld.core.environment import tool_entry
-
         return [tool_entry(name, spec, format) for name, spec in COMPAT_SPECS.items()]
 
     def shown_name(self, full: str) -> str:

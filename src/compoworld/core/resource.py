@@ -9,16 +9,27 @@ Tools stay short and keep only what is particular to them: their business rules.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from compoworld.core.envelope import InvalidArguments, NotFound
 from compoworld.core.query import check_limit, matches_text
+from compoworld.core.state import Store
 
-if TYPE_CHECKING:
-    from compoworld.core.service import Service
+
+class Service(Protocol):
+    """What a resource needs of the service it lives on (`core.service.Service` imports this module,
+    so it is described here rather than imported back)."""
+
+    store: Store
+
+    def table(self, name: str) -> dict[str, Any]: ...
+    def insert(self, table: str, record: dict[str, Any], key: str = "id") -> dict[str, Any]: ...
+    def next_id(self, prefix: str, width: int = 12, alphabet: str = "hex") -> str: ...
+    def next_seq(self, name: str) -> int: ...
+
 
 IdKind = Literal["hex", "int", "numeric", "upper"]  # numeric: digits as a string (HubSpot, Shopify)
 

@@ -22,11 +22,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from compoworld.agents.policies import oracle_turns
-from compoworld.agents.prompt import FINISH
 from compoworld.core.envelope import envelope_text
 from compoworld.export.tools import episode_tools
 from compoworld.llm.profiles import estimate_tokens
 from compoworld.tasks.model import Task
+from compoworld.tasks.prompt import FINISH
 
 HEADROOM = 1.5  # the settings leave room for a policy that takes a longer way than the reference
 # verl's own per-response wrapping of a tool result in the hermes (Qwen2.5) template

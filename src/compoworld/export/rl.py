@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from compoworld.agents.prompt import FINISH, task_system_prompt
 from compoworld.export.tools import episode_tools
 from compoworld.tasks.model import Task
+from compoworld.tasks.prompt import FINISH, task_system_prompt
 from compoworld.verify.verifier import verify
 
 

@@ -35,10 +35,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from compoworld.agents.prompt import FINISH, system_prompt
 from compoworld.core.envelope import envelope_text
 from compoworld.core.gateway import Gateway
 from compoworld.export.tools import MAX_OPENAI_TOOLS, Catalog, episode_tools, tools_named
+from compoworld.tasks.prompt import FINISH, system_prompt
 
 TOOL_CHOICES = ("auto", "offered", "gateway", "task")
 TRL_DEFAULT_MAX_LENGTH = 1024  # SFTConfig's default: a longer row loses the assistant tokens past it

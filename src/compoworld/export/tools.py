@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.environment import Environment, full_name, tool_entry
 from compoworld.core.gateway import COMPAT_SPECS, SPECS
 from compoworld.services import with_interfaces
+from compoworld.tasks.prompt import FINISH, FINISH_TOOL
 
 # Chat Completions takes at most 128 tools a request: a row listing more cannot be served as trained.
 MAX_OPENAI_TOOLS = 128

@@ -63,12 +63,12 @@ import typing
 from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
-from compoworld.agents.prompt import FINISH_TOOL
 from compoworld.core.envelope import envelope_text, failure
 from compoworld.core.gateway import _MetaTools
 from compoworld.integrations.verl import load_task
 from compoworld.rewards import compoworld_group_rewards, episode_wildawm_reward, format_failed
 from compoworld.tasks.model import Task
+from compoworld.tasks.prompt import FINISH_TOOL
 from compoworld.verify.verifier import VerifyResult, verify
 
 REWARDS = ("score", "V", "wildawm", "compoworld")

@@ -71,11 +71,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.envelope import envelope_text, failure
 from compoworld.rewards import episode_wildawm_reward, format_failed, longest_malformed_run
 from compoworld.rewards.format import MAX_MALFORMED_TURNS  # noqa: F401 (kept importable from here)
 from compoworld.tasks.model import Task
+from compoworld.tasks.prompt import FINISH, FINISH_TOOL
 
 DATA_SOURCE = "compoworld"
 AGENT_NAME = "tool_agent"  # verl's ToolAgentLoop (`@register("tool_agent")`)

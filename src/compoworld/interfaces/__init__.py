@@ -1,1 +1,5 @@
-"""Interfaces other than MCP tools: a shell over a virtual file tree (and, later, web pages)."""
+"""Interfaces other than MCP tools (beside `core`, below `services`): a shell over a virtual file tree,
+web pages over the services' state, and the computer screen.
+
+May import: `core` only (pages read whatever environment they are given).
+"""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compoworld.interfaces.web import Page
+from compoworld.interfaces.page import Page
 
 _TAG = re.compile(r"<[^>]+>")
 

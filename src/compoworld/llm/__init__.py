@@ -1,4 +1,7 @@
-"""The one client for OpenAI-compatible endpoints."""
+"""The one client for OpenAI-compatible endpoints (beside the layers that use it: below `services`).
+
+May import: nothing else of compoworld.
+"""
 
 from compoworld.llm.client import (
     ContextOverflow,

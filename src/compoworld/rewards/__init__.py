@@ -1,4 +1,8 @@
-"""Rewards: CompoWorld's rubric reward, WildAWM's format-aware reward, GRPO group advantages."""
+"""Rewards (layer 5, with `agents` and `rollout`): CompoWorld's rubric reward, WildAWM's format-aware
+reward, GRPO group advantages.
+
+May import: `core` through layer 4. Never layer 6 or `cli`.
+"""
 
 from compoworld.rewards.format import MAX_MALFORMED_TURNS, format_failed, longest_malformed_run
 from compoworld.rewards.formulas import (

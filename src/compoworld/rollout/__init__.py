@@ -1,4 +1,8 @@
-"""Running episodes at scale: the resumable runner, metrics and reports."""
+"""Running episodes at scale (layer 5, with `agents` and `rewards`): the resumable runner, Ray actors,
+metrics and reports.
+
+May import: `core` through layer 4, `agents`, `rewards`, `llm`, `interfaces`. Never layer 6 or `cli`.
+"""
 
 from compoworld.rollout.metrics import pass_at_k, pass_hat_k
 from compoworld.rollout.runner import RunConfig, load_run, run_eval

@@ -10,22 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-
-def connect(address: str | None = "auto", num_cpus: int | None = None) -> Any:
-    """The `ray` module, initialised for `address` (reusing a connection already made)."""
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError("--ray needs Ray: pip install 'compoworld[ray]'") from None
-    if not ray.is_initialized():
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local cluster needs no tokens
-        kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if address in (None, "", "local"):
-            kw["num_cpus"] = num_cpus
-        else:
-            kw["address"] = address
-        ray.init(**kw)
-    return ray
+from compoworld.core.cluster import connect  # noqa: F401  (re-exported: rollout.cluster.connect)
 
 
 # ---- rollouts on Ray ---------------------------------------------------------------------------
@@ -49,9 +34,11 @@ class EpisodeWorker:
     """A Ray actor that holds environments and runs many episodes at once on its own event loop
     (Ray runs an async actor's calls concurrently, up to `max_concurrency`)."""
 
-    def __init__(self, agent_spec: dict[str, Any], cfg: dict[str, Any]) -> None:
+    def __init__(self, agent_spec: dict[str, Any], cfg: dict[str, Any], library: Any = None) -> None:
+        from compoworld.core import library as libraries
         from compoworld.rollout.runner import RunConfig
 
+        libraries.use(library)  # the driver's library (rebuilt here from its manifests)
         self.agent = build_agent(agent_spec)
         self.cfg = RunConfig(**cfg)
         self.tasks: dict[str, Any] = {}
@@ -87,7 +74,9 @@ class RayExecutor:
 
         self.ray = connect(address)
         self._cls = self.ray.remote(max_concurrency=per_actor, num_cpus=0)(EpisodeWorker)
-        self._args = (agent_spec, asdict(cfg))
+        from compoworld.core.library import chosen
+
+        self._args = (agent_spec, asdict(cfg), chosen())
         self.actors = [self._cls.remote(*self._args) for _ in range(actors)]
         self._next = 0
         self._refs: dict[str, Any] = {}

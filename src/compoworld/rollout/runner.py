@@ -25,7 +25,6 @@ from typing import Any
 
 from compoworld.agents.loop import ENDPOINT_FAILURES, Limits, run_episode
 from compoworld.agents.policies import Agent
-from compoworld.agents.prompt import hint_suffix
 from compoworld.rewards import (
     MAX_MALFORMED_TURNS,
     compoworld_group_rewards,
@@ -35,6 +34,7 @@ from compoworld.rewards import (
     wildawm_advantages,
 )
 from compoworld.tasks.model import Task
+from compoworld.tasks.prompt import hint_suffix
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from compoworld.core.environment import Environment
+from compoworld.core.library import Library, active
 from compoworld.core.limits import CallLimits
 from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, EnvSession, build_server
 from compoworld.serve.work import verify_snapshot, write_state_apart
@@ -92,9 +93,11 @@ class Store:
         results: Path,
         state_budget: int | None = DEFAULT_STATE_BUDGET,
         limits: CallLimits | None = CallLimits(),
+        library: Library | None = None,
     ) -> None:
         self.tasks = tasks
         self.limits = limits
+        self.library = library if library is not None else active()  # what sessions are composed from
         self.draining = False  # set by POST /drain: no new sessions, the old ones keep running
         self.mode = mode
         self.idle_timeout = idle_timeout
@@ -130,7 +133,7 @@ class Store:
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=init_worker,
-                initargs=(os.getpid(),),
+                initargs=(os.getpid(), self.library),
             )
         from concurrent.futures.process import BrokenProcessPool
 
@@ -268,7 +271,7 @@ def build_app(
             if task is None:
                 return _error(404, f"no task {str(data['task_id'])[:200]!r} on this server")
             try:
-                env = await anyio.to_thread.run_sync(task.environment)
+                env = await anyio.to_thread.run_sync(task.environment, store.library)
             except KeyError as e:  # a compiled service the server was not given
                 return _error(
                     422,
@@ -290,7 +293,7 @@ def build_app(
                 )
             try:
                 env = await anyio.to_thread.run_sync(
-                    lambda: Environment(services=services, seed=seed, size=size)
+                    lambda: Environment(services=services, seed=seed, size=size, library=store.library)
                 )
             except (KeyError, ValueError) as e:
                 return _error(400, str(e.args[0] if e.args else e))

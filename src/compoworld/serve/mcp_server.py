@@ -22,11 +22,11 @@ import mcp_types as types
 import orjson
 from mcp.server.lowlevel import Server
 
-from compoworld.agents.prompt import FINISH, FINISH_TOOL
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure, ok
 from compoworld.core.environment import Environment
 from compoworld.core.limits import DEMOTED, MAX_BULK_ITEMS, Budget, CallLimits, state_bytes
 from compoworld.core.schema import schema_violations
+from compoworld.tasks.prompt import FINISH, FINISH_TOOL
 
 DEFAULT_STATE_BUDGET = 32 * 1024 * 1024  # bytes of state one session may hold
 PACE = 4.0  # a session that used c CPU seconds in a call waits PACE * c before its next one ...

@@ -33,8 +33,12 @@ def _watch_parent(parent: int) -> None:
             os._exit(0)
 
 
-def init_worker(parent: int) -> None:
-    """Watch the server, and yield the CPU to it: tool calls are interactive, this work is not."""
+def init_worker(parent: int, library: Any = None) -> None:
+    """Watch the server, and yield the CPU to it: tool calls are interactive, this work is not.
+    `library` is the server's (a spawned worker rebuilds it from its manifests)."""
+    from compoworld.core import library as libraries
+
+    libraries.use(library)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     with contextlib.suppress(OSError):  # a platform without nice
         os.nice(10)

@@ -38,6 +38,7 @@ from typing import Any
 import orjson
 
 from compoworld.core.environment import Environment
+from compoworld.tasks.grounding import is_text as _is_text
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import Verdicts
 
@@ -330,20 +331,6 @@ def attack(
 
 
 # ---- the attack suite --------------------------------------------------------------------------
-def _is_text(key: str, value: Any) -> bool:
-    from compoworld.tasks.grounding import _TEXTY, FREE_TEXT
-
-    k = key.lower()
-    return (
-        isinstance(value, str)
-        and (
-            (k in FREE_TEXT and k not in ("value", "command", "cmd", "script", "sql", "statement", "formula"))
-            or k.endswith(_TEXTY)
-        )
-        and len(value.split()) >= 3
-    )
-
-
 GUTS = ("Done.", "Hi, all sorted on our side. Thanks!", None)  # None: the text with its facts cut out
 _FACTS = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2}(?:T[\d:]+Z?)?)|[\w.%+'-]+@[\w-]+(?:\.[\w-]+)+|\+?\d[\d ().-]{8,}\d"

@@ -295,8 +295,8 @@ def intermediate_facts(
 
 def probe(design: dict[str, Any], sk: Skeleton, seed: int, index: int, s: AuthorSettings) -> dict[str, Any]:
     """The task a design makes, as plain data, or Reject with the cause. Runs everything for real."""
-    from compoworld.agents.prompt import system_prompt
     from compoworld.tasks.grounding import ground, tool_enums
+    from compoworld.tasks.prompt import system_prompt
     from compoworld.tasks.workflow import Builder, Family, PlantError, Unsolvable
     from compoworld.verify.predicates import validate_check
     from compoworld.verify.verifier import verify_checks

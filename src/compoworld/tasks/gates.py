@@ -112,9 +112,9 @@ def run_gates(task: Task, regenerate: bool = True, stop_early: bool = False) -> 
     adversary's result (None: it got V = 0). With `stop_early` (the pipeline, which reports only
     the first failing gate in `GATES` order) it returns once that gate is known, the later ones
     unrun (None)."""
-    from compoworld.agents.prompt import task_system_prompt
     from compoworld.tasks.adversaries import ADVERSARIES, attack
     from compoworld.tasks.grounding import ground, tool_enums
+    from compoworld.tasks.prompt import task_system_prompt
 
     out: dict[str, str | None] = {g: None for g in GATES}
     out.update({f"adversary:{a}": None for a in ADVERSARIES})

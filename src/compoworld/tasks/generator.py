@@ -15,11 +15,12 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Any
 
+from compoworld.compiler.domains import apart
 from compoworld.core.clock import derive_rng
 from compoworld.core.company import make_company
-from compoworld.core.environment import Environment
+from compoworld.core.environment import Environment, seeded_world
+from compoworld.core.library import Library, active
 from compoworld.services import registry
-from compoworld.spec.domains import apart
 from compoworld.tasks.moves import (
     NOUNS,
     Fact,
@@ -113,10 +114,13 @@ class Rejected(Exception):
         self.detail = detail
 
 
-@lru_cache(maxsize=4)
-def base_world(world_seed: int, size: str) -> dict[str, Any]:
-    """The seeded state of every library service (built once per world, then shared copy-on-write)."""
-    return Environment(services=list(registry()), seed=world_seed, size=size).snapshot()
+def base_world(world_seed: int, size: str, library: Library | None = None) -> dict[str, Any]:
+    """The seeded state of every service of `library` (default: the active one), built once per world
+    and library, then shared copy-on-write."""
+    return seeded_world(library if library is not None else active(), world_seed, size)
+
+
+base_world.cache_clear = seeded_world.cache_clear  # type: ignore[attr-defined]
 
 
 def _world_index(folder: str) -> dict[str, Any]:
@@ -142,11 +146,9 @@ def persona_day(folder: str, rng: Any) -> dict[str, Any]:
 def persona_world(folder: str, persona: str, day: int, size: str) -> dict[str, Any]:
     """Every library service seeded for the persona's company, with the persona's own services as
     they stood after `day` (so the persona's days are the task's history)."""
-    from compoworld.worlds.store import lived_world
+    from compoworld.worlds.store import persona_world  # lazy: worlds load only for --world
 
-    idx = _world_index(folder)
-    ref = idx["ref"]
-    return lived_world(ref["name"], ref["digest"], persona, day, idx["personas"][persona]["world_seed"], size)
+    return persona_world(folder, persona, day, size)
 
 
 def environment_for(services: list[str], world: dict[str, Any]) -> Environment:
@@ -309,7 +311,8 @@ def composable_pool(settings: Settings) -> bool:
 def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | None) -> tuple[Any, str]:
     """A composed plan the settings allow, and its tier: K (given, or drawn from the tier's range),
     the walk range (given, or the tier's), the pool or the persona's services, the interfaces."""
-    from compoworld.tasks.compose import TIERS, plans_for
+    from compoworld.tasks.compose import TIERS
+    from compoworld.tasks.themes import plans_for
 
     tier = settings.difficulty or ("hard" if settings.k >= 6 else "medium" if settings.k >= 4 else "easy")
     knobs = TIERS[tier]
@@ -340,7 +343,7 @@ def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | N
 def eligible_families(settings: Settings, services: list[str] | None = None) -> list[Any]:
     """Families the settings allow; with `services` (a persona's), only families inside them.
     With interfaces (XAI), only families whose services reach every declared interface."""
-    from compoworld.tasks.workflow import families
+    from compoworld.tasks.families import families
 
     found = dict(families())
     compiled: set[str] = set()
@@ -380,8 +383,8 @@ def uses_workflows(settings: Settings) -> bool:
 def workflow_task(
     seed: int, index: int, settings: Settings, composed: bool = False, force: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    from compoworld.agents.prompt import system_prompt
     from compoworld.tasks.grounding import ground, tool_enums
+    from compoworld.tasks.prompt import system_prompt
     from compoworld.tasks.workflow import Builder, Unsolvable
 
     rng = derive_rng(seed, "task", index)
@@ -401,7 +404,8 @@ def workflow_task(
         fams = [] if composed else eligible_families(settings)
     info: dict[str, Any] = {}
     if composed:
-        from compoworld.tasks.compose import TIERS, compose
+        from compoworld.tasks.compose import TIERS
+        from compoworld.tasks.themes import compose
         from compoworld.tasks.workflow import Family
 
         plan, tier = composed_plans(settings, rng, set(lived["services"]) if lived else None)
@@ -968,8 +972,8 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
     rubric.append({"id": f"c{len(rubric) + 1}", **collateral})
 
     instruction = _compose(rng, clauses, answer_clause)
-    from compoworld.agents.prompt import system_prompt
     from compoworld.tasks.grounding import ground, tool_enums
+    from compoworld.tasks.prompt import system_prompt
 
     user = f"{company.me.name} <{company.me.email}>"
     replay_env = Environment.from_snapshot(env.services.keys(), s0)

@@ -258,3 +258,16 @@ def tool_enums(env: Any, tool: str) -> dict[str, set]:
         if vals:
             out[name.lower()] = set(vals)
     return out
+
+
+def is_text(key: str, value: Any) -> bool:
+    """A value an agent writes in its own words (a body, a note, a comment) of three words or more."""
+    k = key.lower()
+    return (
+        isinstance(value, str)
+        and (
+            (k in FREE_TEXT and k not in ("value", "command", "cmd", "script", "sql", "statement", "formula"))
+            or k.endswith(_TEXTY)
+        )
+        and len(value.split()) >= 3
+    )

@@ -78,12 +78,14 @@ def labelled(s0: dict[str, Any], base: dict[str, Any]) -> list[tuple[str, str, s
 
 def task_labels(task: Any) -> list[tuple[str, str, str, str]]:
     """The labelled planted records of a task (its s0 against the world it was planted on)."""
-    from compoworld.tasks.generator import base_world, persona_world
+    from compoworld.core.environment import seeded_world  # what tasks.generator.base_world gives
+    from compoworld.core.library import active
+    from compoworld.worlds.store import persona_world
 
     m = task.meta
     if task.world is not None:
         w = task.world if isinstance(task.world, dict) else task.world.model_dump()
-        base = base_world(w["seed"], w["size"])
+        base = seeded_world(active(), w["seed"], w["size"])
     elif m.get("world"):
         base = persona_world(
             m["world"]["dir"], m["world"]["persona"], m["world"]["day"], m.get("size", "small")

@@ -131,11 +131,11 @@ class Task(BaseModel):
     def all_services(self) -> list[str]:
         return [*self.services, *self.distractors]
 
-    def environment(self):
-        """A fresh environment in this task's initial state."""
+    def environment(self, library=None):
+        """A fresh environment in this task's initial state (services from `library`, default: the active one)."""
         from compoworld.core.environment import Environment
 
-        return Environment.from_snapshot(self.all_services, self.initial_state)
+        return Environment.from_snapshot(self.all_services, self.initial_state, library=library)
 
     def to_json(self) -> bytes:
         """The whole task, s0 included, as canonical JSON (what regeneration compares)."""
@@ -305,7 +305,8 @@ def state_hash_of(snapshot: dict[str, Any]) -> str:
 
 # ---- compact initial states: a base world plus a patch ----------------------------------------
 def _base_world(ref: WorldRef, near: Path | None = None, services: list[str] | None = None) -> dict[str, Any]:
-    from compoworld.tasks.generator import base_world
+    from compoworld.core.environment import seeded_world
+    from compoworld.core.library import active
 
     if ref.lived is not None:  # only the task's services, each sorted and cached on its own
         from compoworld.worlds.store import lived_services
@@ -314,7 +315,7 @@ def _base_world(ref: WorldRef, near: Path | None = None, services: list[str] | N
         return lived_services(
             lv.name, lv.digest, lv.persona, lv.day, ref.seed, ref.size, services or [], near
         )
-    return base_world(ref.seed, ref.size)
+    return seeded_world(active(), ref.seed, ref.size)  # `tasks.generator.base_world`
 
 
 def state_patch(base: dict[str, Any], s0: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from compoworld.core.library import Library, chosen, using
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Rejected, Settings, generate_task
 from compoworld.tasks.model import Task
@@ -56,6 +57,21 @@ def _chunk(args: tuple[int, int, int, Settings]) -> list[tuple[int, Task | None,
 
 
 def generate(
+    n: int,
+    seed: int,
+    settings: Settings,
+    workers: int = 1,
+    on_progress: Callable[[int], None] | None = None,
+    ray_address: str | None = None,
+    library: Library | None = None,
+) -> tuple[list[Task], Stats]:
+    """`_generate` on `library`'s services (default: the active library; forked workers inherit it,
+    Ray tasks are sent it)."""
+    with using(library):
+        return _generate(n, seed, settings, workers, on_progress, ray_address)
+
+
+def _generate(
     n: int,
     seed: int,
     settings: Settings,
@@ -132,7 +148,7 @@ def _results_ray(
     seed: int, settings: Settings, address: str
 ) -> Iterator[tuple[int, Task | None, str | None]]:
     """The same chunks as `_results`, run as Ray tasks a window at a time and yielded in order."""
-    from compoworld.rollout.cluster import connect
+    from compoworld.core.cluster import connect
 
     ray = connect(address)
     remote = ray.remote(_chunk_json)
@@ -142,7 +158,7 @@ def _results_ray(
     try:
         while True:
             while len(pending) < window:
-                pending.append(remote.remote((seed, start, start + chunk, settings)))
+                pending.append(remote.remote((seed, start, start + chunk, settings), chosen()))
                 start += chunk
             for i, tj, why in ray.get(pending.pop(0)):
                 yield i, (Task.model_validate_json(tj) if tj is not None else None), why
@@ -151,6 +167,9 @@ def _results_ray(
             ray.cancel(ref, force=True)
 
 
-def _chunk_json(args: tuple[int, int, int, Settings]) -> list[tuple[int, bytes | None, str | None]]:
+def _chunk_json(
+    args: tuple[int, int, int, Settings], library: Library | None = None
+) -> list[tuple[int, bytes | None, str | None]]:
     """A chunk with tasks as their canonical bytes (what crosses the cluster is what is written)."""
-    return [(i, t.to_json() if t is not None else None, why) for i, t, why in _chunk(args)]
+    with using(library):
+        return [(i, t.to_json() if t is not None else None, why) for i, t, why in _chunk(args)]

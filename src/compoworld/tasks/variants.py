@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from compoworld.core.environment import Environment
-from compoworld.tasks.adversaries import _is_text
+from compoworld.tasks.grounding import is_text as _is_text
 from compoworld.tasks.model import Task
 
 Calls = list[dict[str, Any]]

@@ -80,12 +80,6 @@ def family(name: str, domain: str, services: tuple[str, ...] | list[str], summar
     return register
 
 
-def families() -> dict[str, Family]:
-    from compoworld.tasks import families as _pkg  # noqa: F401  (importing registers every family)
-
-    return FAMILIES
-
-
 @dataclass
 class Builder:
     """What a family uses to plant, solve and describe one task (see the module docstring)."""

@@ -1,4 +1,7 @@
-"""A local web viewer for tasks, runs and failures (`compoworld view`)."""
+"""A local web viewer for tasks, runs and failures (layer 6, `compoworld view`).
+
+May import: every layer below. Never `cli`.
+"""
 
 from compoworld.view.app import Viewer, view_app
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compoworld.agents.loop import GATEWAY_MODES
-from compoworld.agents.prompt import FINISH
 from compoworld.tasks.model import Task
+from compoworld.tasks.prompt import FINISH
 
 MAX_CHANGES = 200  # per call: a call that rewrites a whole table shows its first changes and a count
 

@@ -1,4 +1,7 @@
-"""LLM-simulated tools with validated state updates, and measured fidelity."""
+"""LLM-simulated tools with validated state updates, and measured fidelity (layer 3, beside the compiler).
+
+May import: `core`, `services`, `compiler`, `llm`.
+"""
 
 from compoworld.worldmodel.simulator import (
     SimulationError,

@@ -14,8 +14,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from compoworld.compiler.values import NoValue, sample
 from compoworld.core.environment import Environment
-from compoworld.spec.values import NoValue, sample
 from compoworld.worldmodel.simulator import WorldModel
 
 FAIL_FAST = 3  # endpoint failures before the first success that stop a fidelity run

@@ -411,6 +411,6 @@ def _clip(value: Any, n: int) -> Any:
 
 def configure(model: WorldModel | None) -> None:
     """Serve simulated and quarantined compiled tools with `model` (None: they fail clearly)."""
-    from compoworld.spec.runtime import CompiledService
+    from compoworld.compiler.runtime import CompiledService
 
     CompiledService.world_model = model

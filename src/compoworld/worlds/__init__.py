@@ -1,4 +1,8 @@
-"""WildAWM-style worlds: personas living through long, replayable histories."""
+"""WildAWM-style worlds (layer 4, with `tasks` and `verify`): personas living through long, replayable
+histories.
+
+May import: the layers below (`core`, `services`, `compiler`, `llm`). Never `tasks` or anything above.
+"""
 
 from compoworld.worlds.builder import build_days, build_world, check_world, live
 from compoworld.worlds.persona import Persona, make_personas, similarity

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from compoworld.core import library as libraries
 from compoworld.core.clock import derive_rng
 from compoworld.core.environment import Environment
 from compoworld.core.state import META, hash_value
@@ -262,7 +263,8 @@ def build_world(
         jobs.append((p.to_dict(), seed, days, size, None))
     ctx = mp.get_context("spawn")
     results: dict[tuple[str, bool], dict[str, Any]] = {}
-    with ctx.Pool(max(1, workers)) as pool:
+    # a spawned worker starts on the hand-built library: give it this process's (rebuilt from its manifests)
+    with ctx.Pool(max(1, workers), initializer=libraries.use, initargs=(libraries.chosen(),)) as pool:
         for job, res in zip(jobs, pool.imap(_replay, jobs), strict=True):
             results[(res["persona"], job[4] is not None)] = res
             if on_progress:

@@ -14,7 +14,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from compoworld.worlds.skills import Day, prose
+from compoworld.worlds.prose import prose
+
+Day = Any  # a `worlds.skills.Day` (skills runs the compiled skill: it is not imported back)
 
 TITLE = ("name", "title", "subject", "summary")
 TEXT = ("description", "body", "body_html", "notes", "content", "desc")

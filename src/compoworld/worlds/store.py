@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from compoworld.core.environment import seeded_world
+from compoworld.core.library import active
 from compoworld.core.state import hash_value
 from compoworld.worlds.persona import Persona
 
@@ -281,6 +283,14 @@ _LIVED: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
 _PARTS: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
 
 
+def persona_world(folder: str, persona: str, day: int, size: str) -> dict[str, Any]:
+    """Every library service seeded for the persona's company, with the persona's own services as
+    they stood after `day` (so the persona's days are the task's history)."""
+    idx = world_index(folder)
+    ref = idx["ref"]
+    return lived_world(ref["name"], ref["digest"], persona, day, idx["personas"][persona]["world_seed"], size)
+
+
 def lived_world(
     name: str, digest: str, persona: str, day: int, seed: int, size: str, near: Path | None = None
 ) -> dict[str, Any]:
@@ -291,11 +301,9 @@ def lived_world(
     if hit is not None:
         _LIVED.move_to_end(key)
         return hit
-    from compoworld.tasks.generator import base_world  # lazy: the seeded library, shared with tasks
-
     w = locate(name, digest, near)
     lived = w.state(persona, day)
-    base = base_world(seed, size)
+    base = seeded_world(active(), seed, size)  # the seeded library, shared with tasks (base_world)
     out = {"clock": lived["clock"], "services": {**base["services"], **lived["services"]}}
     _LIVED[key] = out
     while len(_LIVED) > 3:

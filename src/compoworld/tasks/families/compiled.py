@@ -38,11 +38,11 @@ from typing import Any
 
 import jsonschema
 
+from compoworld.compiler.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
+from compoworld.compiler.values import NoValue, valid_args
 from compoworld.core.clock import format_time
 from compoworld.core.company import Customer, Person
 from compoworld.core.envelope import ToolError
-from compoworld.spec.compiler import LIMIT_PARAMS, QUERY_PARAMS, norm
-from compoworld.spec.values import NoValue, valid_args
 from compoworld.tasks.families._common import inbox_mail, rows
 from compoworld.tasks.families._fieldvalues import draw, kind_of
 from compoworld.tasks.phrasing import frame
@@ -438,7 +438,7 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
 def _info_read(tool: dict[str, Any]) -> bool:
     """A read compiled as a list that takes nothing that picks among records (no filter, search,
     page or limit): an info call (`get_company_info`), not a collection."""
-    from compoworld.spec.compiler import switch_param
+    from compoworld.compiler.compiler import switch_param
 
     props = tool["input_schema"].get("properties", {})
     return tool["op"].get("verb") not in ("list", "search", "find", "query", "browse") and not any(
@@ -494,7 +494,7 @@ def _set(tool: dict[str, Any], args: dict[str, Any], name: str, value: Any) -> d
     box = args.get(wrapper)
     inner = (props.get(wrapper) or {}).get("properties") or {}
     if not isinstance(box, dict):  # a body the call did not need yet: with its own required values
-        from compoworld.spec.values import sample
+        from compoworld.compiler.values import sample
 
         drawn = sample(props.get(wrapper) or {}, wrapper, random.Random(0))
         box = {
@@ -1613,8 +1613,8 @@ def _families_for(classes: tuple[Any, ...]) -> dict[str, Family]:
 @lru_cache(maxsize=8)
 def _survey(classes: tuple[Any, ...]) -> tuple[dict[str, Family], dict[str, dict[str, dict[str, str]]]]:
     """(families by name, per service and resource: kind -> "ok" or why the kind does not fit it)."""
+    from compoworld.compiler.domains import domains_of, product_of
     from compoworld.services import registry
-    from compoworld.spec.domains import domains_of, product_of
 
     out: dict[str, Family] = {}
     why: dict[str, dict[str, dict[str, str]]] = {}
@@ -1653,8 +1653,8 @@ def _survey(classes: tuple[Any, ...]) -> tuple[dict[str, Family], dict[str, dict
 def coverage() -> dict[str, dict[str, Any]]:
     """Per compiled service of the current library: its families, and per resource without one the
     cause (the first kind's, in the order `KINDS` tries them; a probe failure over a mere unfit)."""
+    from compoworld.compiler.runtime import CompiledService
     from compoworld.services import registry
-    from compoworld.spec.runtime import CompiledService
 
     reg = registry()
     if "email" not in reg:
@@ -1683,8 +1683,8 @@ def coverage() -> dict[str, dict[str, Any]]:
 
 def compiled_families() -> dict[str, Family]:
     """Families for the compiled services of the current library (by name)."""
+    from compoworld.compiler.runtime import CompiledService
     from compoworld.services import registry
-    from compoworld.spec.runtime import CompiledService
 
     reg = registry()
     if "email" not in reg:
