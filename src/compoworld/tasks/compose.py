@@ -1469,6 +1469,11 @@ def read_versions(b: Builder, where: str, title: str, stem: str, n: int, terms: 
         b.decide()  # the version in force today: the latest effective date not after today
 
 
+def _csv_cell(x: Any) -> str:
+    """An amount as a money log writes it (60.00, not 60.0)."""
+    return f"{x:.2f}" if isinstance(x, float) else str(x)
+
+
 @dataclass(frozen=True)
 class Log:
     """A log kept as a Google Sheet (`title`), a CSV file (`path`, under HOME) or a SQL `table`."""
@@ -1490,7 +1495,7 @@ class Log:
         if self.where == "workspace":
             b.svc("workspace").write_file(
                 f"{HOME}/{self.path}",
-                ",".join(head) + "\n" + "".join(",".join(str(x) for x in r) + "\n" for r in hist),
+                ",".join(head) + "\n" + "".join(",".join(_csv_cell(x) for x in r) + "\n" for r in hist),
             )
             return ""
         cols = ", ".join(f"{c} {'REAL' if c in self.numbers else 'TEXT'}" for c in head)

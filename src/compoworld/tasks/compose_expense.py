@@ -372,7 +372,11 @@ def policy_text(r: Run, v: Version) -> list[str]:
         "its claim id and amount; it is not paid yet.",
         # no rule about receipts paid before: the payouts log shows them, the agent must look
         f"An employee whose claim is rejected is told why {tell}, naming the claim.",
-        "Then answer the request with the total paid out.",
+        (
+            "Then answer the request with the total paid out."
+            if r.plan.request == "email"
+            else "Then answer the request on its ticket with the total paid out, and resolve the ticket."
+        ),
     ]
 
 
@@ -782,7 +786,21 @@ def compose(
         raise PlantError("two claims drew the same receipt")
     # the payouts log: every paid claim of the list, and older payouts (months back) that include the
     # duplicates' receipts under earlier claim numbers
-    hist = [[x[1], x[0], x[2], x[6], x[7]] for x in old_rows if x[8] == "paid"]
+    # a payout is dated the day it was paid, some days after the claim came in (never today): the
+    # log's date column is the payment date, as the rows the work appends are
+    hist = [
+        [
+            _day(
+                min(
+                    date.fromisoformat(x[1]) + timedelta(days=2 + int(x[0][4:]) % 6),
+                    today - timedelta(days=1),
+                )
+            )
+        ]
+        + [x[0], x[2], x[6], x[7]]
+        for x in old_rows
+        if x[8] == "paid"
+    ]
     for j in range(rng.randrange(8, 16)):
         p = rng.choice(others)
         cat = rng.choice(CATEGORIES)
