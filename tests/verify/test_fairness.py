@@ -425,3 +425,32 @@ def test_derived_rival_guards_read_every_message_on_generated_tasks(hard) -> Non
         if i.kind == "guard" and i.check.get("predicate") == "text_carries" and i.check.get("key") is None
     ]
     assert guards and all(g.get("every") and g.get("count", 1) == 1 for g in guards)
+
+
+# ---- 7. a breakdown a reader can check names no rival --------------------------------------------
+@pytest.mark.parametrize(
+    "text, ok",
+    [
+        # the honest approver email: the gross figure, what was credited before, the amount to approve
+        (
+            "Hi Sara, could you approve a credit of $985.90 for Vandelay? The outage totals $1,094.15; "
+            "Feb 9 ($108.25) was already credited.",
+            True,
+        ),
+        ("Please approve $985.90 (that is $1,094.15 less the $108.25 credited before).", True),
+        ("Please approve $1,094.15 or maybe $985.90 (a difference of $108.25).", False),  # a hedge
+        ("Please approve $985.90. The outage totals $1,094.15.", False),  # no working: a second figure
+        ("Please approve $985.90, or $1,094.15 with the first day ($108.25).", False),
+    ],
+)
+def test_a_rival_amount_worked_through_to_the_asked_one_is_allowed(text: str, ok: bool) -> None:
+    check = {
+        "predicate": "text_carries",
+        "service": "chat",
+        "table": "messages",
+        "paths": ["text"],
+        "key": None,
+        "facts": [{"kind": "amount", "value": 985.9, "currency": "USD"}],
+        "forbid": ["1094.15"],
+    }
+    assert _check(check, _chat(_USERS), _chat(_USERS, text)).passed is ok

@@ -27,7 +27,7 @@ from compoworld.core.query import norm
 from compoworld.core.state import META
 from compoworld.verify.answers import commitment_problem
 from compoworld.verify.forms import contains_phone, contains_when, person_matches, same_phone, same_when
-from compoworld.verify.meaning import carries, names_value, word_in
+from compoworld.verify.meaning import amounts, carries, is_numeric, names_value, num_of, word_in
 from compoworld.verify.state_view import StateView
 
 
@@ -485,10 +485,35 @@ def _reads(text: str, a: TextArgs, rcpt: list[Any] = ()) -> tuple[bool, str, int
     if a.substance and not any(carries(text, w) for w in a.substance):
         return False, "the text says nothing of what it is about", 1
     rest = _outside_context(text, a.facts, a.forbid)
-    bad = [v for v in a.forbid if names_value(rest, v)]
+    bad = [v for v in a.forbid if names_value(rest, v) and not _worked_through(text, v, a.facts)]
     if bad:
         return False, f"the text names {bad[0]!r}, which it must not", 1
     return True, "the text carries every fact", 0
+
+
+def _worked_through(text: str, rival: Any, facts: list[Any]) -> bool:
+    """A rival amount the text works through to an asked one: it names the difference too ("1,094.15
+    in all, less 108.25 already credited: 985.90 to approve"), and no hedge sits beside the rival. A
+    breakdown a reader can check names no rival; "1,094.15 or maybe 985.90" still does."""
+    from compoworld.verify.answers import _CLAUSE, _HEDGE, _spans
+
+    r = num_of(rival) if is_numeric(rival) else None
+    if r is None:
+        return False
+    wants = [num_of(f.get("value") if isinstance(f, dict) else f) for f in facts]
+    wants = [w for w in wants if w is not None and abs(w - r) > 0.005]
+    found = [v for v, _c, _s, _e in amounts(text)]
+    if not wants or not found:
+        return False
+    for _s, _e, part in _spans(
+        text, _CLAUSE
+    ):  # the rival's own clause (a question to the approver is no hedge)
+        if any(abs(v - r) <= 0.005 for v, *_ in amounts(part)) and _HEDGE.search(part.replace("?", " ")):
+            return False
+    return any(
+        any(abs(w - x) <= 0.005 for x in found) and any(abs(abs(r - w) - d) <= 0.005 for d in found)
+        for w in wants
+    )
 
 
 def _addressed(fact: Any, rcpt: list[Any]) -> bool:
