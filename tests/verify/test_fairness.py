@@ -454,3 +454,45 @@ def test_a_rival_amount_worked_through_to_the_asked_one_is_allowed(text: str, ok
         "forbid": ["1094.15"],
     }
     assert _check(check, _chat(_USERS), _chat(_USERS, text)).passed is ok
+
+
+def test_a_rival_guard_takes_a_breakdown_to_an_amount_the_goals_ask_for() -> None:
+    """The guard has no facts of its own: `worked` holds what the goals' texts on that table carry."""
+    text = (
+        "Could you approve $985.90 for Vandelay? The outage totals $1,094.15; Feb 9 ($108.25) was credited."
+    )
+    guard = {
+        "predicate": "text_carries",
+        "service": "chat",
+        "table": "messages",
+        "paths": ["text"],
+        "key": None,
+        "forbid": ["1094.15"],
+        "every": True,
+    }
+    s0, s1 = _chat(_USERS), _chat(_USERS, text)
+    assert not _check(guard, s0, s1).passed
+    assert _check(guard | {"worked": [985.9]}, s0, s1).passed
+    assert not _check(guard | {"worked": [985.9]}, s0, _chat(_USERS, "Approve $1,094.15 please.")).passed
+
+
+def test_derived_rival_guards_know_the_amounts_their_goals_carry(hard) -> None:
+    from compoworld.verify.meaning import is_numeric
+
+    for t in hard:
+        goals = {
+            (i.check["service"], i.check["table"])
+            for i in t.rubric
+            if i.kind == "goal" and i.check.get("predicate") == "text_carries"
+            for f in i.check.get("facts") or []
+            if is_numeric(f.get("value") if isinstance(f, dict) and f.get("kind") == "amount" else f)
+        }
+        for i in t.rubric:
+            c = i.check
+            if (
+                i.kind == "guard"
+                and c.get("predicate") == "text_carries"
+                and c.get("forbid")
+                and c.get("key") is None
+            ):
+                assert bool(c.get("worked")) == ((c["service"], c["table"]) in goals), (t.id, i.description)

@@ -27,7 +27,7 @@ from typing import Any
 from compoworld.tasks.grounding import FREE_TEXT, leaves
 from compoworld.tasks.grounding import tokens as id_tokens
 from compoworld.verify.forms import parse_when
-from compoworld.verify.meaning import amounts, names_value, word_in
+from compoworld.verify.meaning import amounts, is_numeric, names_value, num_of, word_in
 from compoworld.verify.predicates import RECIPIENT_FIELDS, changed_paths, changed_records
 from compoworld.verify.state_view import StateView
 
@@ -635,9 +635,20 @@ class Derivation:
                     after,
                 )
         out = []
+        carried: dict[tuple[str, str], set[float]] = {}  # what the goals' texts carry, per table
+        for item in items.values():
+            c = item["check"]
+            for f in c.get("facts") or []:
+                x = f.get("value") if isinstance(f, dict) and f.get("kind") == "amount" else f
+                v = num_of(x) if is_numeric(x) else None
+                if v is not None:
+                    carried.setdefault((c["service"], c["table"]), set()).add(round(v, 2))
         for sig, item in items.items():
             if item["check"]["key"] is None and item["kind"] == "guard":
                 item["check"]["every"] = True  # no record may name a rival: not "N clean ones"
+                worked = sorted(carried.get((item["check"]["service"], item["check"]["table"]), ()))
+                if worked and item["check"].get("forbid"):
+                    item["check"]["worked"] = worked
             elif item["check"]["key"] is None:
                 item["check"]["count"] = specs[sig]
             out.append(item)

@@ -455,6 +455,9 @@ class TextArgs(_Args):
     # a guard: no new record names what it must not, however many the work wrote (none need exist:
     # the goals ask for the records); one combined message is as good as the reference's several
     every: bool = False
+    # amounts the work's other texts here must carry (a guard has no facts of its own): a rival worked
+    # through to one of them is a breakdown
+    worked: list[Any] = []
 
 
 def new_text(before: Any, after: Any, path: str) -> str:
@@ -485,7 +488,9 @@ def _reads(text: str, a: TextArgs, rcpt: list[Any] = ()) -> tuple[bool, str, int
     if a.substance and not any(carries(text, w) for w in a.substance):
         return False, "the text says nothing of what it is about", 1
     rest = _outside_context(text, a.facts, a.forbid)
-    bad = [v for v in a.forbid if names_value(rest, v) and not _worked_through(text, v, a.facts)]
+    bad = [
+        v for v in a.forbid if names_value(rest, v) and not _worked_through(text, v, [*a.facts, *a.worked])
+    ]
     if bad:
         return False, f"the text names {bad[0]!r}, which it must not", 1
     return True, "the text carries every fact", 0
