@@ -13,7 +13,7 @@ throughput of the same number of valid calls (the baseline: what the fuzz's host
 
     python benchmarks/fuzz_library.py [SPECS_FOLDER] [--sample N] [--calls-per-tool K] [--seed S]
 
-CI does not run this (tests/spec samples it); it covers the whole corpus.
+CI does not run this (tests/compiler samples it); it covers the whole corpus.
 """
 
 from __future__ import annotations
