@@ -1248,8 +1248,8 @@ def renewal_decision_maker(b: Builder) -> None:
             f"make sure {cust.name}'s renewal goes to the person who signs it: note it on this year's renewal "
             "deal and their contact in HubSpot, and email them the renewal date",
             context=b.say(
-                "HubSpot is out of date on who decides; the account notes in our web app are current",
-                "Trust the internal account notes (web app, Accounts) over HubSpot on who signs",
+                "The account team keeps its notes in our web app, under Accounts",
+                "Our account notes live in the web app (Accounts)",
             ),
         ),
         hint="Find the open renewal deal in HubSpot, read the customer's account notes in the web app, then note and email the signer.",
