@@ -271,7 +271,7 @@ ASKS = (
 ECHOES = (
     "Could you work our downtime credit requests through your service credit policy?",
     "Could you handle our outage credit requests the way your credit policy says?",
-    "Could you sort out the downtime credits we asked for, by the book?",
+    "Could you sort out the downtime credits we asked for, as your policy allows?",  # a customer's words
 )
 
 
