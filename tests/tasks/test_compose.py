@@ -3,30 +3,24 @@ lazy solvers fail, the branch flips when the evidence flips, and no planted reco
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 from compoworld.tasks.adversaries import solve_lazily
 from compoworld.tasks.compose import PLANS, Stage, wire
 from compoworld.tasks.gates import run_gates
-from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
+from compoworld.tasks.generator import Rejected, Settings, workflow_task
 from compoworld.tasks.labels import label_in, labelled, task_labels
 from compoworld.tasks.model import Task
 from compoworld.tasks.themes import plans_for
 from compoworld.tasks.workflow import PlantError
+from tests.tasks.composed_tasks import composed_tasks
 
 CREDIT = ("composed.service_credit",)  # the credit theme's own plans (tasks.compose_access has its tests)
 HARD = Settings(k=5, difficulty="hard", families=CREDIT)
 
 
 def _tasks(settings: Settings, n: int, seed: int = 41) -> list[Task]:
-    out, i = [], 0
-    while len(out) < n and i < 4 * n:
-        with contextlib.suppress(Rejected):
-            out.append(Task.model_validate(generate_task(seed, i, settings)))
-        i += 1
-    return out
+    return composed_tasks(settings, n, seed)
 
 
 @pytest.fixture(scope="module")

@@ -4,29 +4,23 @@ evidence (HR, the last-login clock) flips, and the themes share the composition 
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 from compoworld.tasks.adversaries import solve_lazily
 from compoworld.tasks.compose_access import PLANS, REASONS
 from compoworld.tasks.gates import run_gates
-from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
+from compoworld.tasks.generator import Rejected, Settings, workflow_task
 from compoworld.tasks.labels import task_labels
 from compoworld.tasks.model import Task
 from compoworld.tasks.themes import plans_for, themes
+from tests.tasks.composed_tasks import composed_tasks
 
 ACCESS = ("composed.access_review",)
 HARD = Settings(k=5, difficulty="hard", families=ACCESS)
 
 
 def _tasks(settings: Settings, n: int, seed: int = 11) -> list[Task]:
-    out, i = [], 0
-    while len(out) < n and i < 4 * n:
-        with contextlib.suppress(Rejected):
-            out.append(Task.model_validate(generate_task(seed, i, settings)))
-        i += 1
-    return out
+    return composed_tasks(settings, n, seed)
 
 
 @pytest.fixture(scope="module")

@@ -4,31 +4,25 @@ evidence flips (an earlier payout of its receipt in the log; the limit of the ve
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 from compoworld.tasks.adversaries import solve_lazily
 from compoworld.tasks.compose import version_numbers
 from compoworld.tasks.compose_expense import PLANS, ExpensePlan
 from compoworld.tasks.gates import run_gates
-from compoworld.tasks.generator import Rejected, Settings, generate_task, workflow_task
+from compoworld.tasks.generator import Rejected, Settings, workflow_task
 from compoworld.tasks.labels import task_labels
 from compoworld.tasks.model import Task
 from compoworld.tasks.themes import plans_for
 from compoworld.verify.verifier import verify
+from tests.tasks.composed_tasks import composed_tasks
 
 EXPENSE = ("composed.expense_claims",)
 HARD = Settings(k=5, difficulty="hard", families=EXPENSE)
 
 
 def _tasks(settings: Settings, n: int, seed: int = 11) -> list[Task]:
-    out, i = [], 0
-    while len(out) < n and i < 4 * n:
-        with contextlib.suppress(Rejected):
-            out.append(Task.model_validate(generate_task(seed, i, settings)))
-        i += 1
-    return out
+    return composed_tasks(settings, n, seed)
 
 
 @pytest.fixture(scope="module")
