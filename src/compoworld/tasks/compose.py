@@ -363,29 +363,38 @@ def plant_request(w: Work) -> None:
             )["id"]
 
 
-def solve_request(w: Work) -> None:
+def find_open_ticket(b: Builder, person: Any, subject: str) -> Any:
+    """The requester's open ticket with this subject, found as an agent would: their contact by name,
+    then their tickets (the theme's request stage on Freshdesk)."""
     from compoworld.tasks.families._common import rows
 
+    found = b.call("helpdesk__freshdesk_search_contacts_by_name", {"name": person.name})
+    cid = next(x["id"] for x in rows(found) if x["email"].lower() == person.email.lower())
+    tickets = rows(b.call("helpdesk__freshdesk_list_tickets", {"requester_id": cid}))
+    return next(t["id"] for t in tickets if t["status"] == 2 and t["subject"] == subject)
+
+
+def open_ticket_page(b: Builder, subject: str, match: Callable[[str], bool]) -> tuple[str, str] | None:
+    """The web app's open ticket with this subject whose page `match`es, as (href, page): the ticket
+    list, then each open ticket of that subject opened in turn."""
+    from compoworld.tasks.families.xai import _href, _links
+
+    home = b.call("browser__open", {"url": "/"})["page"]
+    page = b.call("browser__open", {"url": _href(home, lambda x: x == "Tickets")})["page"]
+    for h in [h for _e, lab, h in _links(page) if lab.endswith(f"{subject} [open]")]:
+        tp = b.call("browser__open", {"url": h})["page"]
+        if match(tp):
+            return h, tp
+    return None
+
+
+def solve_request(w: Work) -> None:
     b = w.b
     for c in w.cases:
         if w.plan.request == "helpdesk":
-            found = b.call("helpdesk__freshdesk_search_contacts_by_name", {"name": c.person.name})
-            cid = next(x["id"] for x in rows(found) if x["email"].lower() == c.person.email.lower())
-            tickets = rows(b.call("helpdesk__freshdesk_list_tickets", {"requester_id": cid}))
-            tid = next(t["id"] for t in tickets if t["status"] == 2 and t["subject"] == c.subject)
-            assert tid == c.ticket
+            assert find_open_ticket(b, c.person, c.subject) == c.ticket
         elif w.plan.request == "browser":
-            from compoworld.tasks.families.xai import _href, _links
-
-            home = b.call("browser__open", {"url": "/"})["page"]
-            page = b.call("browser__open", {"url": _href(home, lambda x: x == "Tickets")})["page"]
-            hits = [h for _e, lab, h in _links(page) if lab.endswith(f"{c.subject} [open]")]
-            mine = None
-            for h in hits:
-                tp = b.call("browser__open", {"url": h})["page"]
-                if c.person.name in tp and c.cust.name in tp:
-                    mine = (h, tp)
-                    break
+            mine = open_ticket_page(b, c.subject, lambda tp, c=c: c.person.name in tp and c.cust.name in tp)
             assert mine is not None and mine[0] == f"/tickets/{c.ticket}"
             c.found["page"] = mine[1]
         else:

@@ -26,7 +26,16 @@ from typing import Any, ClassVar
 from compoworld.core.clock import format_time
 from compoworld.core.company import Person
 from compoworld.services.hr.seed import emp_id
-from compoworld.tasks.compose import DISPLAY, HOME, Log, Stage, plant_versions, read_versions, wire
+from compoworld.tasks.compose import (
+    DISPLAY,
+    HOME,
+    Log,
+    Stage,
+    find_open_ticket,
+    plant_versions,
+    read_versions,
+    wire,
+)
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError
 
@@ -241,15 +250,9 @@ def plant_request(r: Review) -> None:
 
 
 def solve_request(r: Review) -> None:
-    from compoworld.tasks.families._common import rows
-
     b = r.b
     if r.plan.request == "helpdesk":
-        found = b.call("helpdesk__freshdesk_search_contacts_by_name", {"name": r.requester.name})
-        cid = next(x["id"] for x in rows(found) if x["email"].lower() == r.requester.email.lower())
-        tickets = rows(b.call("helpdesk__freshdesk_list_tickets", {"requester_id": cid}))
-        tid = next(t["id"] for t in tickets if t["status"] == 2 and t["subject"] == r.subject)
-        assert tid == r.ticket
+        assert find_open_ticket(b, r.requester, r.subject) == r.ticket
     else:
         found = b.call("email__gmail_search_emails", {"query": r.requester.name, "maxResults": 20})
         msgs = [m for m in found["messages"] if m["subject"] in (r.subject, "Re: " + r.subject)]

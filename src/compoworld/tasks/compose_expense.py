@@ -25,7 +25,17 @@ from datetime import date, timedelta
 from typing import Any, ClassVar
 
 from compoworld.core.company import Person
-from compoworld.tasks.compose import DISPLAY, Log, Stage, dollars, plant_versions, read_versions, wire
+from compoworld.tasks.compose import (
+    DISPLAY,
+    Log,
+    Stage,
+    dollars,
+    find_open_ticket,
+    open_ticket_page,
+    plant_versions,
+    read_versions,
+    wire,
+)
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import Builder, PlantError
 
@@ -264,28 +274,12 @@ def plant_request(r: Run) -> None:
 
 
 def solve_request(r: Run) -> None:
-    from compoworld.tasks.families._common import rows
-
     b = r.b
     if r.plan.request == "helpdesk":
-        found = b.call("helpdesk__freshdesk_search_contacts_by_name", {"name": r.requester.name})
-        cid = next(x["id"] for x in rows(found) if x["email"].lower() == r.requester.email.lower())
-        tickets = rows(b.call("helpdesk__freshdesk_list_tickets", {"requester_id": cid}))
-        tid = next(t["id"] for t in tickets if t["status"] == 2 and t["subject"] == r.subject)
-        assert tid == r.ticket
+        assert find_open_ticket(b, r.requester, r.subject) == r.ticket
     elif r.plan.request == "browser":
-        from compoworld.tasks.families.xai import _href, _links
-
-        home = b.call("browser__open", {"url": "/"})["page"]
-        page = b.call("browser__open", {"url": _href(home, lambda x: x == "Tickets")})["page"]
-        hits = [h for _e, lab, h in _links(page) if lab.endswith(f"{r.subject} [open]")]
-        mine = None
-        for h in hits:
-            tp = b.call("browser__open", {"url": h})["page"]
-            if r.requester.first in tp and r.month in tp:
-                mine = h
-                break
-        assert mine == f"/tickets/{r.ticket}", (mine, hits)
+        mine = open_ticket_page(b, r.subject, lambda tp: r.requester.first in tp and r.month in tp)
+        assert mine is not None and mine[0] == f"/tickets/{r.ticket}", mine
     else:
         found = b.call("email__gmail_search_emails", {"query": r.requester.name, "maxResults": 20})
         msgs = [m for m in found["messages"] if "claims" in m["subject"].lower()]  # this month's and last
