@@ -54,6 +54,7 @@ TIERS: dict[str, dict[str, Any]] = {
         "rows": (80, 200),
         "where": 0,
         "writes": 3,  # services written that must agree (reply, log, approver, CRM note)
+        "away": True,  # the approver may be out of office today: who covers is named elsewhere
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -229,6 +230,7 @@ class Work:
     found: dict[str, Any] = field(default_factory=dict)  # planted records the checks name
     only: Case | None = None  # the request whose writes are being done (each request's in turn)
     seen: set[str] = field(default_factory=set)  # lookups done once (the log's id, the channel)
+    away: Away | None = None  # hard: the first request's approver's out-of-office, naming a cover
 
     def todo(self) -> list[Case]:
         return [self.only] if self.only is not None else self.cases
@@ -534,20 +536,29 @@ def policy_text(w: Work, v: Version) -> list[str]:
     )
     if w.plan.request != "email":
         review += " and leave the ticket open"
-    return [
-        f"Service credit policy: credits for downtime. Effective {_day(v.effective)}.",
-        f"Support may credit a customer for the usage billed on the days of an outage they report, up to "
-        f"${v.limit} per request. The daily usage charges are in {_usage_where(w)}.",
-        f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
-        f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
-        f"Approver: {_who_approves(w, v)}.",
-        f"Log every request in {_ledger_where(w)}: date, customer, reference, amount_usd and decision "
-        "(approved or review).",
-    ] + (  # the CRM note is a step of the policy, never an unstated expectation
-        ["Record the outcome and the amount as a note on the customer's company in HubSpot."]
-        if w.plan.note
-        else []
+    return (
+        [
+            f"Service credit policy: credits for downtime. Effective {_day(v.effective)}.",
+            f"Support may credit a customer for the usage billed on the days of an outage they report, up to "
+            f"${v.limit} per request. The daily usage charges are in {_usage_where(w)}.",
+            f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
+            f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
+            f"Approver: {_who_approves(w, v)}.",
+            f"Log every request in {_ledger_where(w)}: date, customer, reference, amount_usd and decision "
+            "(approved or review).",
+        ]
+        + (  # the CRM note is a step of the policy, never an unstated expectation
+            ["Record the outcome and the amount as a note on the customer's company in HubSpot."]
+            if w.plan.note
+            else []
+        )
+        + ([away_rule("the approver")] if _has_away(w.plan, w.tier) else [])
     )
+
+
+def _has_away(plan: Plan, tier: dict[str, Any]) -> bool:
+    """The approver's absence is in play: the tier has it and they are told where it shows."""
+    return bool(tier.get("away")) and plan.notify in ("email", "chat")
 
 
 def plant_policy(w: Work) -> None:
@@ -934,6 +945,9 @@ def solve_notify(w: Work) -> None:
         chans = b.call("chat__slack_user_list_channels", {"channel_name": "billing-credits"})
         cid = next(c["id"] for c in rows(chans) if c["name"] == "billing-credits")
         assert cid == w.channel
+    if w.away is not None and "away" not in w.seen:  # is the approver in today? (where they are told)
+        w.seen.add("away")
+        read_away(b, w.away)
     for c in w.todo():
         text = _notify_text(c)
         if w.plan.notify == "email":
@@ -1139,12 +1153,14 @@ def add_checks(w: Work) -> None:
     if w.twin is not None and w.decoy_ticket is not None:
         b.keep("helpdesk", "tickets", w.decoy_ticket, f"{w.twin.cust.name}'s ticket was left alone")
         b.trap("near_duplicate", "another customer's open ticket on the same subject", swap={})
+    if w.away is not None:
+        away_checks(b, w.away, w.today, p.notify, w.channel, [dollars(w.cases[0].amount)])
     if len(w.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
 
 
 # ---- composition ---------------------------------------------------------------------------------
-def stages(plan: Plan, usage: list[Any]) -> list[Stage]:
+def stages(plan: Plan, usage: list[Any], away: bool = False) -> list[Stage]:
     """The stages of a plan in their working order (the order their solves run)."""
 
     def nothing(w: Work) -> None:
@@ -1197,6 +1213,18 @@ def stages(plan: Plan, usage: list[Any]) -> list[Stage]:
             f"Read the service credit policy in force today ({DISPLAY[plan.policy]})",
         ),
     ]
+    if away:
+        out.append(
+            Stage(
+                "away",
+                "evidence",
+                ("approver",),
+                ("acting",),
+                nothing,  # planted once the approver is known; read where they are told (solve_notify)
+                nothing,
+                f"Check whether the approver is in today ({DISPLAY[plan.notify]})",
+            )
+        )
     if plan.usage != "payments":  # Stripe shows a refund on the payment itself
         out.append(
             Stage(
@@ -1249,7 +1277,7 @@ def stages(plan: Plan, usage: list[Any]) -> list[Stage]:
         Stage(
             "notify",
             "write",
-            ("approver", "amount", "branch", "notify_spec"),
+            ("acting" if away else "approver", "amount", "branch", "notify_spec"),
             (),
             nothing,
             solve_notify,
@@ -1321,7 +1349,7 @@ def _compose_credit(
         c.found["old_window"] = (old_end - timedelta(days=rng.randrange(1, 4)), old_end)
     w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
     usage = _usage_rows(w)
-    st = stages(plan, usage)
+    st = stages(plan, usage, away=_has_away(plan, tier))
     edges = wire(st)
     # branches from the evidence: the limit in force splits the cases' totals
     amounts = sorted(c.amount for c in cases)
@@ -1365,6 +1393,13 @@ def _compose_credit(
             c.approver = w.current.fallback
         else:
             c.approver = w.current.fallback if c.owner_left else c.owner
+    if _has_away(plan, tier):  # the first request's approver may be out today: who covers acts for them
+        exclude = {x.id for x in fallbacks} | {c.owner.id for c in cases if c.owner}
+        w.away = draw_away(b, cases[0].approver, exclude, plan.notify, force)
+        w.away.channel = w.channel
+        plant_away(b, w.away)
+        for c in cases:
+            c.approver = w.away.approver(c.approver, w.today)
     b.fact(*sorted({dollars(c.amount) for c in cases}), *sorted({str(v.limit) for v in versions}))
     b.begin()
     writes = [s for s in st if s.kind == "write"]
@@ -1579,3 +1614,195 @@ class Log:
                 {"id": f"{HOME}/{self.path}", "content": {"contains_all": facts}},
                 f"{self.path} has {what}",
             )
+
+
+# ---- an approver who is away: the work goes to whoever covers for them (shared by the themes) -----
+AWAY_MODES = ("now", "now", "past", "ahead")  # away today (half), back already, or leaving later
+
+
+@dataclass
+class Away:
+    """An approver's out-of-office (posted in the team's Slack channel, or an auto-reply in Gmail)
+    naming who covers for them. Only its dates against today say whether it holds: an absence that
+    ended last week or starts next week changes nothing."""
+
+    who: Person
+    cover: Person
+    start: date
+    end: date
+    where: str  # chat | email: where the out-of-office shows (the service the approver is told in)
+    channel: str = ""  # chat: the channel it is posted in
+
+    def on(self, today: date) -> bool:
+        return self.start <= today <= self.end
+
+    def approver(self, p: Person, today: date) -> Person:
+        """Who acts for `p` today."""
+        return self.cover if p.id == self.who.id and self.on(today) else p
+
+
+def away_rule(role: str) -> str:
+    """The policy's line (in every version, whatever the world holds): where an absence is shown is
+    left to the agent to find."""
+    return f"If {role} is out of office, the colleague covering for them takes it instead."
+
+
+def draw_away(
+    b: Builder, who: Person, exclude: set[str], where: str, force: dict[str, Any] | None = None
+) -> Away:
+    """Draw `who`'s absence and cover (every draw made whatever `force` says, so a test's flip of
+    `away` (True: away today; False: back already or leaving later) changes nothing else)."""
+    rng = b.rng
+    today = b.now.date()
+    staff = [p for p in b.company.employees if p.id != b.me.id and p.id != who.id and p.id not in exclude]
+    if not staff:
+        raise PlantError("nobody left to cover for the approver")
+    cover = b.fresh(staff, 1, key=lambda p: p.id)[0]
+    mode = rng.choice(AWAY_MODES)
+    alt = rng.choice(("past", "ahead"))
+    span, lead, back = rng.randrange(3, 10), rng.randrange(0, 4), rng.randrange(3, 20)
+    if force and "away" in force:
+        mode = "now" if force["away"] else alt
+    if mode == "now":
+        start = today - timedelta(days=lead)
+        end = today + timedelta(days=span - lead)
+    elif mode == "past":
+        end = today - timedelta(days=back)
+        start = end - timedelta(days=span)
+    else:
+        start = today + timedelta(days=2 + lead)
+        end = start + timedelta(days=span)
+    return Away(who, cover, start, end, where)
+
+
+def plant_away(b: Builder, a: Away) -> None:
+    """The out-of-office as people leave it: a post in the channel (a few other posts after it), or
+    Gmail's auto-reply to a mail of mine (a heads-up mail when the absence is still ahead)."""
+    from compoworld.tasks.families._common import chat_user, inbox_mail
+
+    today = b.now.date()
+    rng = b.rng
+    when = _long(a.start) + " to " + _long(a.end)
+    covers = f"{a.cover.name} ({a.cover.email}) covers for me while I'm away"
+    if a.where == "chat":
+        chat = b.svc("chat")
+        posted = (
+            a.start - timedelta(days=1) if a.start <= today else today - timedelta(days=rng.randrange(1, 3))
+        )
+        epoch = int(b.env.clock.epoch())
+        day0 = epoch - 86400 * (today - posted).days - 3600 * rng.randrange(1, 6)
+        staff = [p for p in b.company.employees if p.id not in {b.me.id, a.who.id, a.cover.id}]
+        chatter = (
+            "Month-end close is on the last working day, as usual.",
+            "Reminder: attach the receipt to every request you post here.",
+            "Thanks all, the queue is clear for today.",
+            "Is anyone else seeing the finance dashboard load slowly?",
+            "I'll be in the office on Thursday if anyone needs a hand.",
+            "New starters: the how-to for this channel is pinned in the wiki.",
+        )
+        posts = [(day0, a.who, f"Heads-up: I'm out of office from {when}. {covers}.")]
+        # a few posts since, so the heads-up is not the only thing in view
+        gap = max(1, (epoch - day0) // 8)
+        for k in range(rng.randrange(4, 9)):
+            posts.append(
+                (day0 + gap * (k + 1) - rng.randrange(0, 600), rng.choice(staff), rng.choice(chatter))
+            )
+        for ts, p, text in posts:
+            chat.insert(
+                "messages",
+                {
+                    "ts": f"{min(ts, epoch - 60)}.{chat.next_seq('ts'):06d}",
+                    "channel": a.channel,
+                    "user": chat_user(p),
+                    "text": text,
+                    "thread_ts": None,
+                    "reply_count": 0,
+                    "reactions": {},
+                },
+                key="ts",
+            )
+        return
+    me = b.me.email
+    topic = rng.choice(("Q3 forecast", "Vendor invoices", "Team offsite", "Budget review"))
+    if a.start <= today:  # I wrote to them while they were away: the auto-reply came back
+        sent = datetime(a.start.year, a.start.month, a.start.day, 10, tzinfo=b.now.tzinfo)
+        sent = min(sent, b.now - timedelta(hours=2))
+        mine = inbox_mail(
+            b,
+            me,
+            a.who.email,
+            topic,
+            f"Hi {a.who.first}, a quick one on the {topic.lower()}.",
+            sent,
+            labels=("SENT",),
+        )
+        inbox_mail(
+            b,
+            a.who.email,
+            me,
+            "Automatic reply: " + topic,
+            f"I'm out of office from {when} with no access to email. {covers}; please contact them "
+            "for anything that can't wait.",
+            sent + timedelta(minutes=1),
+            thread=mine["threadId"],
+            labels=("INBOX",),
+        )
+    else:
+        inbox_mail(
+            b,
+            a.who.email,
+            me,
+            f"Out of office {when}",
+            f"Hi {b.me.first}, heads-up: I'll be out of office from {when}. {covers}.",
+            b.now - timedelta(days=rng.randrange(1, 3), hours=rng.randrange(1, 8)),
+            labels=("INBOX",),
+        )
+
+
+def read_away(b: Builder, a: Away, channel_name: str = "") -> None:
+    """Look for the approver's out-of-office where it is kept (chat: the channel `channel_name`,
+    found first unless already found), then decide who acts today."""
+    if a.where == "chat":
+        if channel_name:
+            from compoworld.tasks.families._common import rows
+
+            chans = b.call("chat__slack_user_list_channels", {"channel_name": channel_name})
+            assert next(c["id"] for c in rows(chans) if c["name"] == channel_name) == a.channel
+        b.call("chat__slack_get_channel_history", {"channel_id": a.channel, "limit": 50})
+    else:
+        from compoworld.tasks.families._common import rows
+
+        found = b.call("email__gmail_search_emails", {"query": f"from:{a.who.email}", "maxResults": 20})
+        for m in rows(found):
+            if (
+                "out of office" in str(m.get("subject", "")).lower()
+                or "automatic reply" in str(m.get("subject", "")).lower()
+            ):
+                b.call("email__gmail_read_email", {"messageId": m["id"]})
+    b.decide()  # the approver, or (away today) who covers for them
+
+
+def away_checks(b: Builder, a: Away, today: date, service: str, channel: str, facts: list[str]) -> None:
+    """Nobody but who acts today is asked: the other one gets nothing (chat: no post naming them
+    with the facts unless it also names who acts, as 'X is out, so Y...' does); a spray to both fails."""
+    right = a.approver(a.who, today)
+    wrong = a.who if right.id != a.who.id else a.cover
+    why = f"{wrong.name} was not asked ({'out of office today' if wrong is a.who else 'not covering today'})"
+    if service == "email":
+        b.no_message("email", wrong, why)
+    else:
+        b.guard(
+            why,
+            {
+                "predicate": "message_not_sent",
+                "service": "chat",
+                "to": [channel],
+                "contains": [wrong.name, *facts],
+                "exclude": [right.name],
+            },
+        )
+    b.trap(
+        "wrong_person",
+        f"{wrong.name} is not the one to ask today",
+        swap={right.email: wrong.email, right.name: wrong.name},
+    )

@@ -29,10 +29,16 @@ from compoworld.services.hr.seed import emp_id
 from compoworld.tasks.compose import (
     DISPLAY,
     HOME,
+    Away,
     Log,
     Stage,
+    away_checks,
+    away_rule,
+    draw_away,
     find_open_ticket,
+    plant_away,
     plant_versions,
+    read_away,
     read_versions,
     wire,
 )
@@ -134,6 +140,7 @@ class Review:
     ask: int = 0
     only: Holder | None = None
     seen: set[str] = field(default_factory=set)
+    away: Away | None = None  # hard: the tool owner's out-of-office, naming who covers
 
     @property
     def today(self) -> date:
@@ -142,6 +149,12 @@ class Review:
     @property
     def current(self) -> Version:
         return self.versions[0]
+
+    @property
+    def owner(self) -> Person:
+        """Who is told today: the tool owner in force, or whoever covers for them."""
+        o = self.current.owner
+        return self.away.approver(o, self.today) if self.away else o
 
     def key(self, h: Holder) -> str:
         return f"access:{self.tool}:{h.user}"
@@ -404,6 +417,7 @@ def policy_text(r: Review, v: Version) -> list[str]:
         f"Log each revocation in {_log_where(r)}: date, name, tool and reason.",
         f"Tool owner: {v.owner.name} ({v.owner.email}). Tell the owner who lost access {tell}, and tell "
         f"each person who lost access and still works here, with the reason.",
+        *([away_rule("the tool owner")] if r.tier.get("away") else []),
         f"Then {back}.",
     ]
 
@@ -486,12 +500,15 @@ def solve_notify(r: Review) -> None:
     from compoworld.tasks.families._common import rows
 
     b = r.b
-    owner = r.current.owner
+    owner = r.owner
     text = f"{owner.name}: the {r.tool} access review is done. Access revoked for {_names(r)}."
     if r.plan.notify == "chat":
         chans = b.call("chat__slack_user_list_channels", {"channel_name": CHANNEL})
         cid = next(c["id"] for c in rows(chans) if c["name"] == CHANNEL)
         assert cid == r.channel
+    if r.away is not None:  # is the owner in today? (where they are told)
+        read_away(b, r.away)
+    if r.plan.notify == "chat":
         b.call("chat__slack_user_post_message", {"channel_id": r.channel, "text": text})
     else:
         b.call(
@@ -561,8 +578,11 @@ def add_checks(r: Review) -> None:
         if p.log != p.roster:  # the list itself holds every name: only a separate log can be checked
             b.not_written(p.log, h.person.name, f"{h.person.name} is not logged as revoked")
     names = [h.person.name for h in gone]
-    owner = r.current.owner
+    owner = r.owner
     told = {owner.id} | {h.person.id for h in gone}
+    if r.away is not None:  # the away owner and the cover: by who is told today
+        told |= {r.away.who.id, r.away.cover.id}
+        away_checks(b, r.away, r.today, p.notify, r.channel, [r.tool])
     stale = [v.owner for v in r.versions[1:] if v.owner.id not in told]
     if p.request == "helpdesk":
         for n in names or [r.tool]:
@@ -645,10 +665,19 @@ def add_checks(r: Review) -> None:
 
 
 # ---- composition -----------------------------------------------------------------------------------
-def stages(plan: AccessPlan) -> list[Stage]:
+def stages(plan: AccessPlan, away: bool = False) -> list[Stage]:
     def nothing(r: Any) -> None:
         return None
 
+    cover = Stage(
+        "away",
+        "evidence",
+        ("owner",),
+        ("acting",),
+        lambda r: plant_away(r.b, r.away),
+        nothing,  # read where the owner is told, in that visit (solve_notify)
+        f"Check whether the tool owner is in today ({DISPLAY[plan.notify]})",
+    )
     return [
         Stage(
             "request",
@@ -686,6 +715,7 @@ def stages(plan: AccessPlan) -> list[Stage]:
             solve_people,
             "Check each of them in BambooHR: still here, still in the team",
         ),
+        *([cover] if away else []),
         Stage(
             "decide",
             "decide",
@@ -716,7 +746,7 @@ def stages(plan: AccessPlan) -> list[Stage]:
         Stage(
             "notify",
             "write",
-            ("revoke", "owner"),
+            ("revoke", "acting" if away else "owner"),
             (),
             nothing,
             solve_notify,
@@ -802,7 +832,12 @@ def compose(
         from compoworld.tasks.families._common import chat_channel
 
         r.channel = chat_channel(b, CHANNEL, topic="Access reviews and revocations")
-    st = stages(plan)
+    if tier.get("away"):
+        r.away = draw_away(
+            b, owners[0], {p.id for p in picked} | {h.person.id for h in holders}, plan.notify, force
+        )
+        r.away.channel = r.channel
+    st = stages(plan, away=r.away is not None)
     edges = wire(st)
     for s in st:
         s.plant(r)

@@ -27,12 +27,18 @@ from typing import Any, ClassVar
 from compoworld.core.company import Person
 from compoworld.tasks.compose import (
     DISPLAY,
+    Away,
     Log,
     Stage,
+    away_checks,
+    away_rule,
     dollars,
+    draw_away,
     find_open_ticket,
     open_ticket_page,
+    plant_away,
     plant_versions,
+    read_away,
     read_versions,
     wire,
 )
@@ -59,6 +65,13 @@ CLAIMS_HEAD = [
     "status",
 ]
 LOG_HEAD = ("date", "claim_id", "employee", "amount_usd", "receipt")
+# how a receipt number R-123456 was keyed by hand in older payouts
+RECEIPT_FORMS = ("R{}", "{}", "R {}", "RCPT {}", "rcpt-{}")
+
+
+def same_receipt(keyed: str, receipt: str) -> bool:
+    """The same receipt, however it was keyed: the same digits."""
+    return "".join(ch for ch in keyed if ch.isdigit()) == "".join(ch for ch in receipt if ch.isdigit())
 
 
 def outcomes(cases: int) -> list[str]:
@@ -155,6 +168,7 @@ class Run:
     ask: int = 0
     only: Claim | None = None
     seen: set[str] = field(default_factory=set)
+    away: Away | None = None  # hard: the approver's out-of-office, naming who covers
 
     @property
     def today(self) -> date:
@@ -163,6 +177,12 @@ class Run:
     @property
     def current(self) -> Version:
         return self.versions[0]
+
+    @property
+    def approver(self) -> Person:
+        """Who approves today: the version in force's approver, or whoever covers for them."""
+        ap = self.current.approver
+        return self.away.approver(ap, self.today) if self.away else ap
 
     @property
     def log(self) -> Log:
@@ -364,6 +384,7 @@ def policy_text(r: Run, v: Version) -> list[str]:
         "employee, amount_usd, receipt).",
         f"A claim above its limit goes to {v.approver.name} ({v.approver.email}) for approval {tell}, with "
         "its claim id and amount; it is not paid yet.",
+        *([away_rule("the approver")] if r.away else []),
         # no rule about receipts paid before: the payouts log shows them, the agent must look
         f"An employee whose claim is rejected is told why {tell}, naming the claim.",
         (
@@ -414,15 +435,19 @@ def b_days(r: Run) -> float:
 
 def solve_evidence(r: Run) -> None:
     """Read the payouts log whole: a submitted claim whose receipt it holds was paid before."""
-    if r.plan.log == "sql":  # the receipts of this batch, looked up among the payouts made
+    if r.plan.log == "sql":  # the batch's claimants' payouts (a receipt may be keyed another way)
         r.b.call("sql__describe_table", {"table_name": r.log.table})
-        inside = ", ".join(f"'{c.receipt}'" for c in r.claims)
-        r.b.call("sql__read_query", {"query": f"SELECT * FROM {r.log.table} WHERE receipt IN ({inside})"})
+        q = chr(39)
+        inside = ", ".join(sorted({f"'{c.person.name.replace(q, q * 2)}'" for c in r.claims}))
+        r.b.call(
+            "sql__read_query",
+            {"query": f"SELECT * FROM {r.log.table} WHERE employee IN ({inside}) ORDER BY date"},
+        )
     else:
         r.log.read(r.b, r.log_id, whole=True)
     r.seen.add("log")
     for c in r.claims:
-        assert (c.outcome == "duplicate") == any(str(x[4]) == c.receipt for x in r.hist), c
+        assert (c.outcome == "duplicate") == any(same_receipt(str(x[4]), c.receipt) for x in r.hist), c
     r.b.decide(len(r.claims))  # each claim: pay, send for approval, or a receipt paid before
 
 
@@ -457,9 +482,13 @@ def _chat(r: Run, text: str) -> None:
 
 def solve_notify(r: Run) -> None:
     b = r.b
-    ap = r.current.approver
+    ap = r.approver
     for c in r.todo():
         if c.outcome == "approval":
+            if r.away and "away" not in r.seen:  # is the approver in today? (where they are told)
+                r.seen.add("away")
+                read_away(b, r.away, CHANNEL if r.plan.notify == "chat" and "channel" not in r.seen else "")
+                r.seen.add("channel")
             text = (
                 f"{ap.name}, claim {c.cid} from {c.person.name} ({c.category}, {c.merchant}) is ${dollars(c.cents)}, "
                 "above the policy limit: can you approve it?"
@@ -505,8 +534,12 @@ def solve_reply(r: Run) -> None:
 # ---- checks ----------------------------------------------------------------------------------------
 def add_checks(r: Run) -> None:
     b, p = r.b, r.plan
-    ap = r.current.approver
+    ap = r.approver
     stale = [v.approver for v in r.versions[1:] if v.approver.id != ap.id]
+    first = next((c for c in r.claims if c.outcome == "approval"), None)
+    if r.away and first is not None:  # the away approver and the cover: by who acts today
+        stale = [o for o in stale if o.id not in (r.away.who.id, r.away.cover.id)]
+        away_checks(b, r.away, r.today, p.notify, r.channel, [first.cid])
     for c in r.claims:
         amt = dollars(c.cents)
         if c.outcome == "pay":
@@ -591,7 +624,7 @@ def add_checks(r: Run) -> None:
 
 
 # ---- composition -----------------------------------------------------------------------------------
-def stages(plan: ExpensePlan) -> list[Stage]:
+def stages(plan: ExpensePlan, away: bool = False) -> list[Stage]:
     def nothing(r: Any) -> None:
         return None
 
@@ -624,6 +657,21 @@ def stages(plan: ExpensePlan) -> list[Stage]:
             solve_evidence,
             f"Check each receipt against the payouts made before ({DISPLAY[plan.log]})",
         ),
+        *(
+            [
+                Stage(
+                    "away",
+                    "evidence",
+                    ("approver",),
+                    ("acting",),
+                    lambda r: plant_away(r.b, r.away),
+                    nothing,  # read where the approver is told, in that visit (solve_notify)
+                    f"Check whether the approver is in today ({DISPLAY[plan.notify]})",
+                )
+            ]
+            if away
+            else []
+        ),
         Stage(
             "decide",
             "decide",
@@ -637,7 +685,7 @@ def stages(plan: ExpensePlan) -> list[Stage]:
         Stage(
             "notify",
             "write",
-            ("outcome", "approver"),
+            ("outcome", "acting" if away else "approver"),
             (),
             nothing,
             solve_notify,
@@ -812,17 +860,32 @@ def compose(
         day = today - timedelta(days=rng.randrange(70, 160))
         old = f"EXP-{base_no - n_old - 150 + k * 11}"
         c.paid_before = (old, day)
-        hist.append([_day(day), old, c.person.name, float(dollars(c.cents)), c.receipt])
+        # the payouts of months ago keyed receipts by hand: the second one's number is written another
+        # way (same digits, employee and amount), so a lookup of the exact string misses it
+        form = rng.choice(RECEIPT_FORMS)
+        keyed = form.format(c.receipt[2:]) if k and tier["cases"] >= 2 else c.receipt
+        hist.append([_day(day), old, c.person.name, float(dollars(c.cents)), keyed])
     if force.get("duplicate") is False:  # that earlier payout never happened
-        hist = [x for x in hist if x[4] != dup.receipt]
+        hist = [x for x in hist if not same_receipt(str(x[4]), dup.receipt)]
         dup.paid_before = None
     hist.sort(key=lambda x: (x[0], x[1]))
+    keyed = ["".join(ch for ch in str(x[4]) if ch.isdigit()) for x in hist]
+    if len(set(keyed)) != len(keyed) or any(
+        sum(same_receipt(str(x[4]), c.receipt) for x in hist) != (c.paid_before is not None) for c in claims
+    ):
+        raise PlantError("two receipts drew the same number")
     r.hist = hist
     if plan.notify == "chat":
         from compoworld.tasks.families._common import chat_channel
 
         r.channel = chat_channel(b, CHANNEL, topic="Expense claims and approvals")
-    st = stages(plan)
+    if tier.get("away"):
+        # the cover may have a claim paid in this run (nothing is sent to them), never one told
+        # (by the drawn outcomes: a test's flip of the evidence leaves the cover as it was)
+        told = {c.person.id for c, o in zip(claims, plan_out, strict=True) if o != "pay"}
+        r.away = draw_away(b, approvers[0], {p.id for p in picked} | told, plan.notify, force)
+        r.away.channel = r.channel
+    st = stages(plan, away=r.away is not None)
     edges = wire(st)
     for s in st:
         s.plant(r)
