@@ -1422,6 +1422,8 @@ def _compose_credit(
         "cases": len(cases),
         "usage_rows": len(usage),
         "policy_versions": len(versions),
+        # the approver's out-of-office: None (not in play), or whether it holds today
+        "away": None if w.away is None else w.away.on(w.today),
     }
 
 
@@ -1682,15 +1684,16 @@ def plant_away(b: Builder, a: Away) -> None:
 
     today = b.now.date()
     rng = b.rng
+    # every draw made whichever way the dates fall, so a test's flip of them changes nothing else
+    ago, hours, n_posts = rng.randrange(1, 3), rng.randrange(1, 6), rng.randrange(4, 9)
+    topic = rng.choice(("Q3 forecast", "Vendor invoices", "Team offsite", "Budget review"))
     when = _long(a.start) + " to " + _long(a.end)
     covers = f"{a.cover.name} ({a.cover.email}) covers for me while I'm away"
     if a.where == "chat":
         chat = b.svc("chat")
-        posted = (
-            a.start - timedelta(days=1) if a.start <= today else today - timedelta(days=rng.randrange(1, 3))
-        )
+        posted = a.start - timedelta(days=1) if a.start <= today else today - timedelta(days=ago)
         epoch = int(b.env.clock.epoch())
-        day0 = epoch - 86400 * (today - posted).days - 3600 * rng.randrange(1, 6)
+        day0 = epoch - 86400 * (today - posted).days - 3600 * hours
         staff = [p for p in b.company.employees if p.id not in {b.me.id, a.who.id, a.cover.id}]
         chatter = (
             "Month-end close is on the last working day, as usual.",
@@ -1703,7 +1706,7 @@ def plant_away(b: Builder, a: Away) -> None:
         posts = [(day0, a.who, f"Heads-up: I'm out of office from {when}. {covers}.")]
         # a few posts since, so the heads-up is not the only thing in view
         gap = max(1, (epoch - day0) // 8)
-        for k in range(rng.randrange(4, 9)):
+        for k in range(n_posts):
             posts.append(
                 (day0 + gap * (k + 1) - rng.randrange(0, 600), rng.choice(staff), rng.choice(chatter))
             )
@@ -1723,7 +1726,6 @@ def plant_away(b: Builder, a: Away) -> None:
             )
         return
     me = b.me.email
-    topic = rng.choice(("Q3 forecast", "Vendor invoices", "Team offsite", "Budget review"))
     if a.start <= today:  # I wrote to them while they were away: the auto-reply came back
         sent = datetime(a.start.year, a.start.month, a.start.day, 10, tzinfo=b.now.tzinfo)
         sent = min(sent, b.now - timedelta(hours=2))
@@ -1754,7 +1756,7 @@ def plant_away(b: Builder, a: Away) -> None:
             me,
             f"Out of office {when}",
             f"Hi {b.me.first}, heads-up: I'll be out of office from {when}. {covers}.",
-            b.now - timedelta(days=rng.randrange(1, 3), hours=rng.randrange(1, 8)),
+            b.now - timedelta(days=ago, hours=hours),
             labels=("INBOX",),
         )
 

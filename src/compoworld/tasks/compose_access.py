@@ -867,6 +867,8 @@ def compose(
         "cases": 1,
         "roster_rows": len(r.rows),
         "policy_versions": len(versions),
+        # the approver's out-of-office: None (not in play), or whether it holds today
+        "away": None if r.away is None else r.away.on(r.today),
     }
 
 

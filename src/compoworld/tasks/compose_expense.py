@@ -913,6 +913,8 @@ def compose(
         "claims_rows": len(r.rows),
         "aggregated_rows": len(r.rows),
         "policy_versions": len(versions),
+        # the approver's out-of-office: None (not in play), or whether it holds today
+        "away": None if r.away is None else r.away.on(r.today),
     }
 
 

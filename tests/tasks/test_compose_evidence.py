@@ -1,0 +1,123 @@
+"""The hard tier's evidence kinds shared by the composed themes: an approver out of office (their
+Slack post or Gmail auto-reply names who covers; only its dates against today say whether it holds)
+and, in the expense run, a receipt paid before but keyed another way in the payouts log. For each:
+the reference passes every gate, lazy solvers fail, and who is asked flips when the evidence flips."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from compoworld.tasks.adversaries import solve_lazily, swap_args
+from compoworld.tasks.compose_expense import same_receipt
+from compoworld.tasks.gates import run_gates
+from compoworld.tasks.generator import Rejected, Settings, workflow_task
+from compoworld.tasks.model import Task
+from compoworld.verify.verifier import verify
+
+THEMES = ("composed.service_credit", "composed.access_review", "composed.expense_claims")
+
+
+def _forced(seed: int, i: int, s: Settings, **force: object) -> Task:
+    return Task.model_validate(workflow_task(seed, i, s, composed=True, force=force))
+
+
+def _first(s: Settings, seed: int, want) -> int:
+    for i in range(40):
+        try:
+            t = _forced(seed, i, s)
+        except Rejected:
+            continue
+        if want(t):
+            return i
+    raise AssertionError("no task with that evidence")
+
+
+def _asked(t: Task) -> set[str]:
+    """Everyone the reference wrote to (email recipients, and names opening a Slack post)."""
+    out: set[str] = set()
+    for c in t.reference_solution:
+        if c.tool == "email__gmail_send_email":
+            out |= set(c.arguments["to"])
+        elif c.tool == "chat__slack_user_post_message":
+            out.add(c.arguments["text"].split(",")[0].split(":")[0].replace("FYI ", ""))
+    return out
+
+
+@pytest.mark.parametrize("family", THEMES)
+def test_who_is_asked_flips_with_the_out_of_office_dates(family: str) -> None:
+    s = Settings(k=5, difficulty="hard", families=(family,))
+    i = _first(s, 31, lambda t: t.meta["composition"].get("away") is not None)
+    out, back = _forced(31, i, s, away=True), _forced(31, i, s, away=False)
+    assert out.meta["composition"]["away"] is True and back.meta["composition"]["away"] is False
+    # the same work and the same request: only the dates of the out-of-office differ
+    assert out.instruction == back.instruction and out.services == back.services
+    assert _asked(out) != _asked(back)
+    for t in (out, back):
+        assert "away" in t.meta["composition"]["stages"]
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+        lazy = solve_lazily(t)
+        assert lazy["every"] == lazy["recent"] == 0 and max(lazy.values()) <= 0.25, (t.id, lazy)
+    # each world's reference fails the other's checks: the person asked depends on today's date
+    for a, b in ((out, back), (back, out)):
+        env = b.environment()
+        for c in a.reference_solution:
+            env.call(c.tool, c.arguments)
+        res = verify(b, env.snapshot(), None)
+        assert not res.passed
+
+
+def test_the_out_of_office_is_there_in_both_worlds_and_names_the_cover() -> None:
+    """Not a label: the post or auto-reply is planted whether or not it holds today."""
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    i = _first(s, 31, lambda t: t.meta["composition"].get("away") is not None)
+    for away in (True, False):
+        t = _forced(31, i, s, away=away)
+        env = t.environment()
+        seen = []
+        for c in t.reference_solution:
+            r = env.call(c.tool, c.arguments)
+            if c.tool in ("chat__slack_get_channel_history", "email__gmail_read_email"):
+                seen.append(str(r))
+        assert any("out of office" in x for x in seen), t.id
+        assert any("covers for me" in x for x in seen)
+
+
+def test_a_receipt_keyed_another_way_is_still_a_duplicate() -> None:
+    assert same_receipt("R 482913", "R-482913") and same_receipt("RCPT 482913", "R-482913")
+    assert same_receipt("482913", "R-482913") and not same_receipt("R-482914", "R-482913")
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    for i in range(12):
+        try:
+            t = _forced(37, i, s)
+        except Rejected:
+            continue
+        assert t.meta["composition"]["branches"].count("duplicate") == 2
+        env = t.environment()
+        logs = [
+            str(env.call(c.tool, c.arguments))
+            for c in t.reference_solution
+            if "payout" in str(c.arguments) or "expense_payouts" in str(c.arguments)
+        ]
+        # the second duplicate's receipt is not written the way the claims list writes it
+        told = [c.arguments for c in t.reference_solution if "already reimbursed" in str(c.arguments)]
+        assert len(told) == 2
+        receipts = [str(a).split("receipt ")[1].split(" ")[0] for a in told]
+        assert any(r not in " ".join(logs) for r in receipts), receipts
+        # paying that claim as well (an exact lookup of its receipt finds nothing) fails the task
+        cid = re.search(r"claim (EXP-\d+)", str(told[1])).group(1)
+        writes = ("sql__write_query", "workspace__shell", "sheets__google_sheets_append_rows")
+        pays = [
+            c
+            for c in t.reference_solution
+            if c.tool in writes and "EXP-" in str(c.arguments) and "SELECT" not in str(c.arguments)
+        ]
+        paid = re.search(r"EXP-\d+", str(pays[0].arguments)).group(0)
+        env = t.environment()
+        for c in t.reference_solution:
+            env.call(c.tool, c.arguments)
+        env.call(pays[0].tool, swap_args(pays[0].arguments, {paid: cid}))
+        assert not verify(t, env.snapshot(), None).passed
+        return
+    raise AssertionError("no expense run kept")
