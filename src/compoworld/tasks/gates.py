@@ -107,11 +107,14 @@ def _wrote(env: Environment, before: dict[str, Any]) -> bool:
     return False
 
 
-def run_gates(task: Task, regenerate: bool = True, stop_early: bool = False) -> dict[str, str | None]:
+def run_gates(
+    task: Task, regenerate: bool = True, stop_early: bool = False, checkpoint: Any = None
+) -> dict[str, str | None]:
     """Gate -> None when it passes, else why it failed; `adversary:NAME` entries give each
     adversary's result (None: it got V = 0). With `stop_early` (the pipeline, which reports only
     the first failing gate in `GATES` order) it returns once that gate is known, the later ones
-    unrun (None)."""
+    unrun (None). `checkpoint`: the `generator.Checkpoint` the task's generation recorded (the
+    pipeline's): the regeneration stops where the build ends if it drew the same."""
     from compoworld.tasks.adversaries import ADVERSARIES, attack
     from compoworld.tasks.grounding import ground, tool_enums
     from compoworld.tasks.prompt import task_system_prompt
@@ -174,12 +177,12 @@ def run_gates(task: Task, regenerate: bool = True, stop_early: bool = False) -> 
             if why and out["adversarial"] is None:
                 out["adversarial"] = f"{name}: {why}"
     if regenerate and out["deterministic"] is None and "seed" in task.meta:
-        from compoworld.tasks.generator import Rejected, generate_task, settings_from
+        from compoworld.tasks.generator import Rejected, SameBuild, generate_task, settings_from
 
         m = task.meta
         settings = settings_from(m)
         try:
-            again = Task.model_validate(generate_task(m["seed"], m["index"], settings))
+            again = Task.model_validate(generate_task(m["seed"], m["index"], settings, checkpoint))
             # what generation adds after the generator (gate verdicts, curriculum weights, judges'
             # results, a realised instruction: its original is kept) is not regenerated
             added = ("gates", "curriculum", "judges", "realised")
@@ -188,6 +191,8 @@ def run_gates(task: Task, regenerate: bool = True, stop_early: bool = False) -> 
                 mine.instruction = m["realised"]["original"]
             if again.to_json() != mine.to_json():
                 out["deterministic"] = "regenerating from the same seed gives different task data"
+        except SameBuild:
+            pass  # the same draws: what follows them is a pure function of them
         except Rejected as e:
             out["deterministic"] = f"regenerating from the same seed was rejected: {e}"
     if task.meta.get("interfaces"):  # XAI: the reference really crosses every declared interface

@@ -114,6 +114,43 @@ class Rejected(Exception):
         self.detail = detail
 
 
+class Checkpoint:
+    """A task's generation where its build ends (issue 22: verified tasks per second).
+
+    By then everything the task draws is drawn: the plan, the distractors, the world, s0, the
+    reference's calls and envelopes, the state they leave, the instruction, traps and declared
+    checks, the rng's state. What follows (labels, the walk, grounding, edges, collateral, the
+    derived rubric, the task dict) is a pure function of those and of the settings: it takes no
+    rng, clock or ids. The first generation records a digest of them here; a regeneration handed
+    the same checkpoint that reaches the same digest raises `SameBuild` instead of redoing that
+    pure part, so the deterministic gate compares the draws at the build's end, not the bytes they
+    lead to. A regeneration that reaches another digest goes on and is compared byte for byte, as
+    without a checkpoint; `tasks check` regenerates in full."""
+
+    def __init__(self) -> None:
+        self.digest: bytes | None = None
+
+
+class SameBuild(Exception):
+    """A regeneration reached its checkpoint's digest (see `Checkpoint`)."""
+
+
+def _build_digest(b: Any, settings: Settings, parts: tuple[Any, ...]) -> bytes:
+    """Everything a build drew, hashed (the odd value by its repr: an unlike repr only sends the
+    regeneration the long way)."""
+    import hashlib
+
+    import orjson
+
+    drawn = {k: v for k, v in vars(b).items() if k not in ("env", "rng", "company", "family", "persona")}
+    blob = orjson.dumps(
+        [drawn, b.env.state_hash(), b.env.clock.iso(), b.rng.getstate(), settings_dict(settings), parts],
+        option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS,
+        default=lambda v: sorted(map(repr, v)) if isinstance(v, set | frozenset) else repr(v),
+    )
+    return hashlib.blake2b(blob, digest_size=16).digest()
+
+
 def base_world(world_seed: int, size: str, library: Library | None = None) -> dict[str, Any]:
     """The seeded state of every service of `library` (default: the active one), built once per world
     and library, then shared copy-on-write."""
@@ -269,8 +306,12 @@ def _compose(rng: random.Random, clauses: list[str], answer_clause: str | None) 
 
 
 # ---- generation -----------------------------------------------------------------------------
-def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dict[str, Any]:
+def generate_task(
+    seed: int, index: int, settings: Settings = Settings(), checkpoint: Checkpoint | None = None
+) -> dict[str, Any]:
     """One task as plain data (before gates). Raises Rejected with the cause when it cannot be made.
+    With a `checkpoint`, a first generation records it and a regeneration may stop at it
+    (`SameBuild`; see `Checkpoint`).
 
     Hand-built business workflows (`tasks.workflow`) are the default at a family's own K (2-3).
     A difficulty tier, K >= 4, or settings no hand-built family fits give composed work
@@ -284,9 +325,9 @@ def generate_task(seed: int, index: int, settings: Settings = Settings()) -> dic
         if settings.pool and not composable_pool(settings):
             # compiled services have no composed stage yet: the relay chain remains for them alone
             return chain_task(seed, index, settings)
-        return workflow_task(seed, index, settings, composed=True)
+        return workflow_task(seed, index, settings, composed=True, checkpoint=checkpoint)
     if uses_workflows(settings):
-        return workflow_task(seed, index, settings)
+        return workflow_task(seed, index, settings, checkpoint=checkpoint)
     raise Rejected("plan", "no workflow family or composed plan fits these settings")
 
 
@@ -308,11 +349,15 @@ def composable_pool(settings: Settings) -> bool:
     return True
 
 
+# the plans that fit, by what they were drawn for: every task draws from them, and a regeneration again
+_PLANS: dict[tuple[Any, ...], list[Any]] = {}
+
+
 def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | None) -> tuple[Any, str]:
     """A composed plan the settings allow, and its tier: K (given, or drawn from the tier's range),
     the walk range (given, or the tier's), the pool or the persona's services, the interfaces."""
     from compoworld.tasks.compose import TIERS
-    from compoworld.tasks.themes import plans_for
+    from compoworld.tasks.themes import plans_for, themes
 
     tier = settings.difficulty or ("hard" if settings.k >= 6 else "medium" if settings.k >= 4 else "easy")
     knobs = TIERS[tier]
@@ -332,9 +377,20 @@ def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | N
 
     for _ in range(len(ks)):
         k = ks.pop(rng.randrange(len(ks)))
-        plans = plans_for(
-            k, walk, allowed, need, accept, knobs["cases"], knobs.get("writes", 0), settings.families
-        )
+        # a pure function of this key (`accept` reads only the interfaces; the themes' plan lists
+        # are constants, named by identity in case one is replaced)
+        key = (
+            k, walk, frozenset(allowed) if allowed is not None else None, settings.interfaces,
+            knobs["cases"], knobs.get("writes", 0), settings.families, tuple(id(t.plans) for t in themes()),
+        )  # fmt: skip
+        plans = _PLANS.get(key)
+        if plans is None:
+            plans = plans_for(
+                k, walk, allowed, need, accept, knobs["cases"], knobs.get("writes", 0), settings.families
+            )
+            if len(_PLANS) >= 256:
+                _PLANS.clear()
+            _PLANS[key] = plans
         if plans:
             return plans[rng.randrange(len(plans))], tier
     raise Rejected("plan", f"no composed plan has K={settings.k or knobs['k']} with a walk in {walk}")
@@ -381,7 +437,12 @@ def uses_workflows(settings: Settings) -> bool:
 
 
 def workflow_task(
-    seed: int, index: int, settings: Settings, composed: bool = False, force: dict[str, Any] | None = None
+    seed: int,
+    index: int,
+    settings: Settings,
+    composed: bool = False,
+    force: dict[str, Any] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> dict[str, Any]:
     from compoworld.tasks.grounding import ground, tool_enums
     from compoworld.tasks.prompt import system_prompt
@@ -433,6 +494,16 @@ def workflow_task(
         raise Rejected("plan", f"{fam.name}: {type(e).__name__}: {e}") from None
     if b.s0 is None or not b.calls or not b.instruction:
         raise Rejected("plan", f"{fam.name} did not plant, solve and describe a task")
+    if checkpoint is not None:
+        digest = _build_digest(
+            b,
+            settings,
+            (seed, index, composed, force, fam.name, fam.services, distractors, world_seed, lived, info),
+        )
+        if checkpoint.digest is None:
+            checkpoint.digest = digest
+        elif checkpoint.digest == digest:
+            raise SameBuild
     from compoworld.tasks.labels import labelled
 
     if found := labelled(b.s0, world):  # evidence, not labels: no planted record says it is wrong

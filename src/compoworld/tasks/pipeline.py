@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from compoworld.core.library import Library, chosen, using
 from compoworld.tasks.gates import run_gates
-from compoworld.tasks.generator import Rejected, Settings, generate_task
+from compoworld.tasks.generator import Checkpoint, Rejected, Settings, generate_task
 from compoworld.tasks.model import Task
 
 
@@ -35,11 +35,13 @@ class Stats:
 
 def make_one(seed: int, index: int, settings: Settings) -> tuple[Task | None, str | None]:
     """A task that passed every gate, or the name of the gate (or stage) that rejected it."""
+    checkpoint = Checkpoint()  # the regeneration stops where the build ends if it drew the same
     try:
-        task = Task.model_validate(generate_task(seed, index, settings))
+        task = Task.model_validate(generate_task(seed, index, settings, checkpoint))
     except Rejected as e:
         return None, e.gate
-    gates = run_gates(task, regenerate=True, stop_early=True)  # the first failing gate is reported
+    # the first failing gate is reported
+    gates = run_gates(task, regenerate=True, stop_early=True, checkpoint=checkpoint)
     failed = [g for g, why in gates.items() if why and not g.startswith("adversary:")]
     if failed:
         if failed[0] == "adversarial":

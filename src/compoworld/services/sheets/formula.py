@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
+
+from compoworld.core.limits import checkpoint
 
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Z]+\d+(?::[A-Z]+\d+)?)|([A-Z]+)\(|([-+*/()]))")
 FUNCS: dict[str, Callable[[list[float]], float]] = {
@@ -32,8 +35,12 @@ def col_name(n: int) -> str:
     return out
 
 
+_REF = re.compile(r"([A-Z]+)(\d+)")
+
+
+@lru_cache(maxsize=1 << 16)  # a pure function of the text: appends and reads scan every cell's ref
 def split_ref(ref: str) -> tuple[str, int]:
-    m = re.fullmatch(r"([A-Z]+)(\d+)", ref)
+    m = _REF.fullmatch(ref)
     if not m:
         raise ValueError(f"bad cell reference {ref!r}")
     return m.group(1), int(m.group(2))
@@ -77,6 +84,7 @@ class Evaluation:
     def cell(self, ref: str, depth: int) -> Any:
         """The value of cell `ref` (a formula's result, or its raw value)."""
         self.visits += 1
+        checkpoint()  # a long read yields its share of the GIL to other sessions (core.limits.Pacer)
         if self.visits > self.max_cells:
             raise TooMuchWork(f"formulas refer to more than {self.max_cells} cells in one read")
         hit = self.memo.get(ref, _UNSEEN)
