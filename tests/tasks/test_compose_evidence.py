@@ -121,3 +121,27 @@ def test_a_receipt_keyed_another_way_is_still_a_duplicate() -> None:
         assert not verify(t, env.snapshot(), None).passed
         return
     raise AssertionError("no expense run kept")
+
+
+def test_two_claims_of_one_expense_go_for_approval_together_and_flip_apart() -> None:
+    """Same person, merchant and day: held together against the limit (each is within it); filed a
+    day apart, they are two expenses and both are paid."""
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    i = _first(s, 43, lambda t: True)
+    one, two = _forced(43, i, s), _forced(43, i, s, split=False)
+    assert one.instruction == two.instruction and one.services == two.services
+    # two more claims paid when they are separate expenses
+    assert (
+        two.meta["composition"]["branches"].count("pay")
+        == one.meta["composition"]["branches"].count("pay") + 2
+    )
+    for t in (one, two):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+        lazy = solve_lazily(t)
+        assert lazy["every"] == lazy["recent"] == 0 and max(lazy.values()) <= 0.25, (t.id, lazy)
+    assert "one expense" in " ".join(str(c.arguments) for c in one.reference_solution)
+    for a, b in ((one, two), (two, one)):
+        env = b.environment()
+        for c in a.reference_solution:
+            env.call(c.tool, c.arguments)
+        assert not verify(b, env.snapshot(), None).passed

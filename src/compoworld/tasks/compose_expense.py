@@ -76,8 +76,22 @@ def same_receipt(keyed: str, receipt: str) -> bool:
 
 def outcomes(cases: int) -> list[str]:
     """The submitted claims of a run, in claim order, by their outcome at a tier (its `cases` knob)."""
-    if cases >= 2:
-        return ["pay", "pay", "approval", "duplicate", "pay", "approval", "pay", "duplicate", "pay", "pay"]
+    if cases >= 2:  # "split": two claims of one expense (same person, merchant and day), each within
+        # the limit and over it together; they go for approval beside the claim over it (one visit)
+        return [
+            "pay",
+            "pay",
+            "approval",
+            "split",
+            "split",
+            "duplicate",
+            "pay",
+            "approval",
+            "pay",
+            "duplicate",
+            "pay",
+            "pay",
+        ]
     return ["pay", "approval", "pay", "duplicate", "pay"]
 
 
@@ -104,7 +118,7 @@ class ExpensePlan:
     def walk(self, cases: int = 1) -> list[str]:
         seq = [self.request, self.claims, self.policy, self.log]
         for o in outcomes(cases):  # each claim in turn: pay it (the log) or tell someone
-            seq.append(self.log if o == "pay" else self.notify)
+            seq.append(self.log if o == "pay" else self.notify)  # a split pair goes for approval
         seq.append(self.reply_service())
         return [s for i, s in enumerate(seq) if i == 0 or seq[i - 1] != s]
 
@@ -136,6 +150,18 @@ class Claim:
     submitted: date
     outcome: str  # pay | approval | duplicate
     paid_before: tuple[str, date] | None = None  # the earlier claim and day its receipt was paid
+    split: bool = False  # one of two claims of one expense (same person, merchant and day)
+
+
+def held(claims: list[Claim], c: Claim) -> int:
+    """The cents held against `c`'s category limit: its expense's, the claims of one person at one
+    merchant on one day together (the policy's rule at hard)."""
+    return sum(
+        x.cents
+        for x in claims
+        if (x.person.id, x.merchant, x.submitted) == (c.person.id, c.merchant, c.submitted)
+        and x.outcome != "duplicate"
+    )
 
 
 @dataclass
@@ -385,6 +411,14 @@ def policy_text(r: Run, v: Version) -> list[str]:
         f"A claim above its limit goes to {v.approver.name} ({v.approver.email}) for approval {tell}, with "
         "its claim id and amount; it is not paid yet.",
         *([away_rule("the approver")] if r.away else []),
+        *(
+            [
+                "Claims from one employee at the same merchant on the same day are one expense: their "
+                "total is held against the category limit."
+            ]
+            if r.tier["cases"] >= 2
+            else []
+        ),
         # no rule about receipts paid before: the payouts log shows them, the agent must look
         f"An employee whose claim is rejected is told why {tell}, naming the claim.",
         (
@@ -454,8 +488,10 @@ def solve_evidence(r: Run) -> None:
 def solve_decide(r: Run) -> None:
     for c in r.claims:
         if c.outcome != "duplicate":
-            over = c.cents > r.current.limits[c.category] * 100
+            over = held(r.claims, c) > r.current.limits[c.category] * 100
             assert over == (c.outcome == "approval"), c
+            if c.split:  # the expense's total is worked out, not read
+                r.b.composed(dollars(held(r.claims, c)))
     r.b.composed(dollars(r.total()))
 
 
@@ -493,6 +529,13 @@ def solve_notify(r: Run) -> None:
                 f"{ap.name}, claim {c.cid} from {c.person.name} ({c.category}, {c.merchant}) is ${dollars(c.cents)}, "
                 "above the policy limit: can you approve it?"
             )
+            if c.split:  # within the limit alone; one expense with the other claim, over it together
+                other = next(x for x in r.claims if x.split and x is not c)
+                text = (
+                    f"{ap.name}, claims {c.cid} and {other.cid} from {c.person.name} ({c.category}, "
+                    f"{c.merchant}, {_day(c.submitted)}) are one expense of ${dollars(held(r.claims, c))}, "
+                    f"above the policy limit: can you approve claim {c.cid} (${dollars(c.cents)})?"
+                )
             to, subject = ap, f"Approval needed: expense claim {c.cid}"
         elif c.outcome == "duplicate":
             text = (
@@ -553,7 +596,8 @@ def add_checks(r: Run) -> None:
             continue
         b.not_written(p.log, c.cid, f"claim {c.cid} was not paid ({c.outcome})")
         who = ap if c.outcome == "approval" else c.person
-        facts = [c.cid] + ([amt] if c.outcome == "approval" else [])
+        # a split claim is asked about by its id (its own amount or the expense's total both fit)
+        facts = [c.cid] + ([amt] if c.outcome == "approval" and not c.split else [])
         what = (
             f"{ap.name} was asked to approve claim {c.cid} (${amt})"
             if c.outcome == "approval"
@@ -573,6 +617,10 @@ def add_checks(r: Run) -> None:
             b.goal(what, check)
         if c.outcome == "duplicate":
             b.trap("near_duplicate", f"claim {c.cid}'s receipt was reimbursed before", swap={})
+        if c.split and c.outcome == "approval":
+            b.trap(
+                "miscomputed", f"claim {c.cid} held against the limit apart from its expense's other claim"
+            )
     if p.notify == "email":
         for o in stale:
             b.no_message("email", o, f"{o.name} was not asked (not the approver in force)")
@@ -583,6 +631,8 @@ def add_checks(r: Run) -> None:
         {
             dollars(sum(c.cents for c in r.claims)),
             dollars(sum(c.cents for c in r.claims if c.outcome != "approval")),
+            # the split pair paid as two claims within the limit
+            dollars(r.total() + sum(c.cents for c in r.claims if c.split and c.outcome == "approval")),
         }
         - {total}
     )
@@ -735,7 +785,14 @@ def compose(
     for i, (p, o) in enumerate(zip(claimants, plan_out, strict=True)):
         cat = rng.choice(CATEGORIES)
         lim = limits[cat] * 100
-        cents = rng.randrange(lim + 500, lim * 2) if o == "approval" else rng.randrange(lim // 5, lim - 200)
+        if o == "split":  # each within the limit, the two together over it
+            cat = claims[-1].category if claims[-1].split else cat
+            lim = limits[cat] * 100
+            cents = rng.randrange(lim * 55 // 100, lim * 95 // 100)
+        elif o == "approval":
+            cents = rng.randrange(lim + 500, lim * 2)
+        else:
+            cents = rng.randrange(lim // 5, lim - 200)
         cents = cents // 100 * 100 + rng.choice((0, 25, 50, 75, 99))
         claims.append(
             Claim(
@@ -746,9 +803,20 @@ def compose(
                 cents,
                 f"R-{rng.randrange(100000, 999999)}",
                 today - timedelta(days=rng.randrange(1, 9)),
-                o,
+                "approval" if o == "split" else o,
+                split=o == "split",
             )
         )
+        if o == "split" and claims[-2].split:  # the pair's second claim: the same expense
+            one, two = claims[-2], claims[-1]
+            two.person, two.merchant, two.submitted = one.person, one.merchant, one.submitted
+            if force.get("split") is False:  # tests: filed the day before, a separate expense
+                two.submitted = one.submitted - timedelta(days=1)
+                one.outcome = two.outcome = "pay"
+    keys = [(c.person.id, c.merchant, c.submitted) for c in claims]
+    pairs = 1 if any(c.split for c in claims) and force.get("split") is not False else 0
+    if len(keys) - len(set(keys)) != pairs:  # only the split pair is one expense
+        raise PlantError("two claims of one person at one merchant on one day")
     # tests flip one piece of evidence; the draws above are the same either way
     drawn = dict(limits)
     dup = next(c for c in claims if c.outcome == "duplicate")
@@ -759,7 +827,7 @@ def compose(
         limits = {**limits, over.category: (over.cents // 100 // 25 + 1) * 25}  # just above it
         for c in claims:
             if c.outcome in ("pay", "approval"):
-                c.outcome = "approval" if c.cents > limits[c.category] * 100 else "pay"
+                c.outcome = "approval" if held(claims, c) > limits[c.category] * 100 else "pay"
     # the policy versions: the in force one, an older one and one announced for later, each flipping
     # a claim (acting on them is wrong, not merely different)
     # every draw is made whatever the evidence, so a test's flip changes nothing else
@@ -776,7 +844,7 @@ def compose(
         versions.append(Version(today + timedelta(days=ahead), later, approvers[2]))
     for v in versions[1:]:
         if all(
-            (c.cents > v.limits[c.category] * 100) == (c.cents > limits[c.category] * 100)
+            (held(claims, c) > v.limits[c.category] * 100) == (held(claims, c) > limits[c.category] * 100)
             for c in claims
             if c.outcome != "duplicate"
         ):
