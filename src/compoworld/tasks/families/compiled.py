@@ -43,7 +43,17 @@ from compoworld.compiler.values import NoValue, valid_args
 from compoworld.core.clock import format_time
 from compoworld.core.company import Customer, Person
 from compoworld.core.envelope import ToolError
-from compoworld.tasks.families._common import inbox_mail, rows
+from compoworld.tasks.families._common import rows
+from compoworld.tasks.families._compiled_mail import (  # noqa: F401 (ACRONYMS, TLDS: kept importable here)
+    ACRONYMS,
+    TLDS,
+    _colleague,
+    _mail,
+    _probe_world,
+    _read_request,
+    _reply,
+    display,
+)
 from compoworld.tasks.families._fieldvalues import draw, kind_of
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import DOMAINS, Builder, Family, PlantError
@@ -112,24 +122,6 @@ CLOSED = (
 STALE_TRUE = ("archived", "isarchived", "closed", "isclosed", "deleted", "isdeleted", "inactive")
 STALE_FALSE = ("active", "isactive", "enabled", "isenabled")
 NOT_VALUES = ("createdat", "updatedat", "modifiedat", "deletedat", "lastmodified", "created", "updated")
-ACRONYMS = {
-    "crm",
-    "api",
-    "hr",
-    "hris",
-    "sms",
-    "ai",
-    "ats",
-    "pos",
-    "uk",
-    "us",
-    "sdk",
-    "sql",
-    "kv",
-    "mcp",
-    "id",
-}
-TLDS = {"com", "io", "org", "net", "co", "dev", "app", "ai", "hu", "uk", "de", "fr", "api", "v1", "v2", "v3"}
 
 
 # ---- what a manifest offers --------------------------------------------------------------------
@@ -166,21 +158,6 @@ def words(name: str) -> str:
     """`deal_note`, `dealNote`, `deal-note` -> `deal note`."""
     s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
     return re.sub(r"[_\-.]+", " ", s).strip().lower()
-
-
-def display(manifest: dict[str, Any]) -> str:
-    """A service's name as people say it: `apideck_com_crm (open-mcp, ...)` -> `Apideck CRM`."""
-    raw = str(manifest.get("server") or manifest.get("service") or "").split("(")[0].strip()
-    parts = [p for p in re.split(r"[_\s]+", raw) if p]
-    if len(parts) > 1:
-        parts = [p for p in parts if p.lower() not in TLDS] or parts
-    out = []
-    for p in parts:
-        lo = p.lower()
-        out.append(
-            p.upper() if lo in ACRONYMS else p if any(ch.isupper() for ch in p[1:]) else p.capitalize()
-        )
-    return " ".join(out) or str(manifest.get("service"))
 
 
 def _props(tool: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -692,32 +669,6 @@ def _plant(
             rec[f] = draw(kind, "string", b.rng, b.now.date(), people, domains)
     svc.insert(res.table, rec)
     return rec
-
-
-def _mail(b: Builder, sender: Person, subject: str, body: str, hours_ago: float) -> dict[str, Any]:
-    return inbox_mail(b, sender.email, b.me.email, subject, body, b.now - timedelta(hours=hours_ago))
-
-
-def _colleague(b: Builder) -> Person:
-    """A colleague whose first name is theirs alone (so `from:first` finds only their mail)."""
-    firsts = [p.first for p in b.company.people]
-    pool = [p for p in b.company.employees if p.id != b.me.id and firsts.count(p.first) == 1]
-    return b.fresh(pool, 1, key=lambda p: p.id)[0]
-
-
-def _read_request(b: Builder, who: Person, subject: str) -> tuple[dict[str, Any], str]:
-    """The reference finds the colleague's email and reads it: (its summary, its body)."""
-    found = b.call("email__gmail_search_emails", {"query": f"from:{who.first.lower()}", "maxResults": 10})
-    msg = next(m for m in rows(found) if m["subject"] == subject)
-    full = b.call("email__gmail_read_email", {"messageId": msg["id"]})
-    return msg, full["messages"][-1]["body"]
-
-
-def _reply(b: Builder, who: Person, msg: dict[str, Any], body: str) -> None:
-    b.call(
-        "email__gmail_send_email",
-        {"to": [who.email], "subject": f"Re: {msg['subject']}", "body": body, "threadId": msg["threadId"]},
-    )
 
 
 def _find(b: Builder, res: Res, query: str, label: str, want_open: bool = True) -> list[dict[str, Any]]:
@@ -1598,13 +1549,6 @@ def _unfit(kind: str, res: Res) -> str:
     return "no_search" if not res.search else "no_numeric_field"
 
 
-@lru_cache(maxsize=512)
-def _probe_world(service: str) -> dict[str, Any]:
-    from compoworld.core.environment import Environment
-
-    return Environment(services=[service, "email"], seed=0, size="small").snapshot()
-
-
 @lru_cache(maxsize=8)
 def _families_for(classes: tuple[Any, ...]) -> dict[str, Family]:
     return _survey(classes)[0]
@@ -1615,6 +1559,7 @@ def _survey(classes: tuple[Any, ...]) -> tuple[dict[str, Family], dict[str, dict
     """(families by name, per service and resource: kind -> "ok" or why the kind does not fit it)."""
     from compoworld.compiler.domains import domains_of, product_of
     from compoworld.services import registry
+    from compoworld.tasks.families import compiled_info as info
 
     out: dict[str, Family] = {}
     why: dict[str, dict[str, dict[str, str]]] = {}
@@ -1647,7 +1592,20 @@ def _survey(classes: tuple[Any, ...]) -> tuple[dict[str, Family], dict[str, dict
                 out[name] = Family(
                     name, work, tuple(sorted((cls.name, "email"))), _builder(kind, tuple(fit)), summary
                 )
+        # a service's info tools (weather, prices, rates, places, balance) answer questions of their own
+        infos = tuple(info.infos_of(cls))
+        if infos:
+            ok, cause = info.probe_info(cls, infos)
+            mine[INFO_KEY] = {"info_question": cause or "ok"}
+            if ok:
+                name = f"compiled.{cls.name}.info_question"
+                out[name] = Family(
+                    name, work, tuple(sorted((cls.name, "email"))), info.info_builder(ok), info.SUMMARY
+                )
     return out, why
+
+
+INFO_KEY = "(info tools)"  # where `tasks families --compiled` states why a service's info tools have none
 
 
 def coverage() -> dict[str, dict[str, Any]]:
