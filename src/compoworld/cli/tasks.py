@@ -82,11 +82,12 @@ def _impossible_composed(settings) -> str | None:
     """Composed work: K within what its stages span, a walk that can cover K and revisit one, and
     (with a pool, a world or interfaces) at least one plan inside them."""
     from compoworld.services import registry
-    from compoworld.tasks.compose import PLANS, TIERS
+    from compoworld.tasks.compose import TIERS
+    from compoworld.tasks.themes import themes
 
     knobs = TIERS[settings.difficulty or ("hard" if settings.k >= 6 else "medium" if settings.k >= 4 else "easy")]
     lo, hi = (settings.walk_min, settings.walk_max) if settings.walk_max else knobs["walk"]
-    spans = sorted({s for p in PLANS for s in p.services()})
+    spans = sorted({s for th in themes() for p in th.plans for s in p.services()})  # every theme's
     ks = [settings.k] if settings.k else list(range(knobs["k"][0], knobs["k"][1] + 1))
     for k in ks:
         if hi < k + 1:
@@ -96,8 +97,10 @@ def _impossible_composed(settings) -> str | None:
             )
         if settings.pool and k > len(settings.pool):
             return f"--k {k} is more than the {len(settings.pool)} services of --services"
-        if k > len(spans) or k > 7:
-            return f"--k {k} is more than the 7 services composed work spans ({', '.join(spans)})"
+        if k > 7:
+            return f"--k {k} is more than the 7 services one piece of composed work joins"
+        if k > len(spans):
+            return f"--k {k} is more than the {len(spans)} services composed work spans ({', '.join(spans)})"
         if k + settings.distractors > len(registry()):
             return f"--k {k} plus --distractors {settings.distractors} is more than the {len(registry())} services"
     if settings.pool and not set(settings.pool) & set(spans):
