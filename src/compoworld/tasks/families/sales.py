@@ -1061,6 +1061,14 @@ def reply_to_sql_call(b: Builder) -> None:
 
 
 # ---- the GUI's account notes decide who signs a renewal ----------------------------------------
+RENEWAL_COLLEAGUES = (  # people at the customer who do not sign renewals
+    ("Dana", "Whitfield", "Accounts payable"),
+    ("Marco", "Bellini", "IT administrator"),
+    ("Yuki", "Tanabe", "Office manager"),
+    ("Priyanka", "Rao", "Procurement analyst"),
+)
+
+
 @family("sales.renewal_decision_maker", "sales", ("crm", "browser", "email"))
 def renewal_decision_maker(b: Builder) -> None:
     """The web app's account notes say who signs the renewal now; log it on the deal and email them."""
@@ -1080,6 +1088,26 @@ def renewal_decision_maker(b: Builder) -> None:
     if b.rng.random() < 0.5:
         old, new = new, old
     po, pn = old["properties"], new["properties"]
+    # colleagues added to HubSpot since (listed first, the newest): the first contact listed is
+    # never the one who signs, and neither is the one touched last (the former signer)
+    domain = str(pn.get("email", "x@example.com")).split("@")[-1]
+    taken = {
+        (o["properties"].get("firstname"), o["properties"].get("lastname")) for o in contacts_of(cust.name)
+    }
+    extra = [(f, la, t) for f, la, t in RENEWAL_COLLEAGUES if (f, la) not in taken]
+    for f, la, title in b.rng.sample(extra, 2):
+        b.plant(
+            "crm__hubspot_create_contact",
+            {
+                "properties": {
+                    "firstname": f,
+                    "lastname": la,
+                    "email": f"{f.lower()}.{la.lower()}@{domain}",
+                    "company": cust.name,
+                    "jobtitle": title,
+                }
+            },
+        )
     close = b.days(b.rng.randrange(18, 45)).replace(hour=9, minute=0, second=0, microsecond=0)
     year = b.now.year
 
