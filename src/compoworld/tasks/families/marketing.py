@@ -445,6 +445,15 @@ def churned_off_campaign(b: Builder) -> None:
     churned, risk, fine = custs[:n_churn], custs[n_churn], custs[n_churn + 1 : -1]
     already = custs[-1]  # churned as well, but already unsubscribed
     _crm_prop(b, "companies", "customer_status", "Customer status")
+    # the rule lives where the status is defined, not in the request
+    b.svc("crm").props.update(
+        "companies.customer_status",
+        {
+            "description": "Where the customer stands: Active, At risk or Churned. Marketing policy: we don't "
+            "market to Churned companies. Before a campaign goes out, unsubscribe their people from its "
+            "audience (unsubscribe, never delete) and log a note on each such company saying they were taken off."
+        },
+    )
     comps = {}
     for c in custs:
         try:
@@ -483,6 +492,7 @@ def churned_off_campaign(b: Builder) -> None:
     when = (b.now + timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
     b.begin()
 
+    b.call("crm__hubspot_list_properties", {"object_type": "companies"})  # the policy, on the field
     camps = b.call("marketing__mailchimp_get_all_campaigns", {"status": "save", "count": 100})
     cid = next(c["id"] for c in rows(camps) if c["title"] == title)
     info = b.call("marketing__mailchimp_get_campaign_info", {"campaign_id": cid})
@@ -576,15 +586,14 @@ def churned_off_campaign(b: Builder) -> None:
                 f"schedule our '{title}' campaign for 09:00 UTC tomorrow after removing churned accounts from the list it goes to",
             ),
             context=b.say(
-                "Churned means the company's customer status in HubSpot is Churned. Unsubscribe them (don't delete) and leave a note on "
-                "each churned company saying they were taken off",
-                "Policy: we don't market to companies whose HubSpot customer status is Churned. Unsubscribe those members rather than "
-                "deleting them, and log a note on each such company",
+                "Do it the way our marketing policy says: it's written on the Customer status field of HubSpot companies",
+                "Our marketing policy is in the description of HubSpot's Customer status property (companies); follow it",
             ),
         ),
-        hint="Find the draft campaign and its audience, list subscribed members with their COMPANY merge field, search HubSpot companies "
+        hint="Read the policy on HubSpot's Customer status property, find the draft campaign and its audience, list subscribed members with their COMPANY merge field, search HubSpot companies "
         "with customer_status Churned, unsubscribe matching members, schedule the campaign and note each churned company.",
         subtasks=[
+            "Read the marketing policy on HubSpot's Customer status field",
             "Find the draft campaign and its audience",
             "List the audience's subscribed members and their companies",
             "Find the churned companies in HubSpot",
