@@ -220,3 +220,78 @@ def test_every_environment_is_limited_by_default() -> None:
     before = env.state_hash()
     err = _refused(env.call("runaway__spin"))
     assert "CPU time limit of 2 s" in err["message"] and env.state_hash() == before
+
+
+# ---- cooperative fair share (core.limits.Pacer) --------------------------------------------------
+def _busy_beside(fn):
+    """Run `fn()` in a thread while this one keeps the GIL busy; return its result."""
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    while t.is_alive():
+        sum(range(2000))
+    t.join()
+    return out[0]
+
+
+def _chained_sheet(env: Environment) -> str:
+    rows, cols = 25, [chr(65 + i) for i in range(10)]
+    data = {
+        str(r): {c: r if c == "A" else f"=SUM({chr(ord(c) - 1)}1:{chr(ord(c) - 1)}{rows})" for c in cols}
+        for r in range(1, rows + 1)
+    }
+    made = env.call("sheets__google_sheets_create_spreadsheet", {"title": "chain", "data": data})
+    return made["data"]["spreadsheet_id"]
+
+
+def test_a_heavy_call_under_a_fair_share_pauses_beside_busy_work_and_answers_the_same(monkeypatch) -> None:
+    from compoworld.core import limits
+
+    made: list[limits.Pacer] = []
+
+    class Recording(dict):
+        def __setitem__(self, k, v) -> None:
+            made.append(v)
+            super().__setitem__(k, v)
+
+    answers = []
+    for share in (None, 0.2):
+        env = Environment(services=["sheets"], seed=3)
+        env.limits = CallLimits(share=share)
+        sid = _chained_sheet(env)
+        monkeypatch.setattr(limits, "PACERS", Recording())
+        made.clear()  # only the read's
+        read = {"spreadsheet_id": sid}
+        r = _busy_beside(lambda env=env, read=read: env.call("sheets__google_sheets_get_spreadsheet", read))
+        assert r["success"], r
+        answers.append((r, env.state_hash()))
+    assert answers[0] == answers[1]  # only timing changes
+    assert len(made) == 1 and made[0].share == 0.2  # none without a share; one for the call with it
+    assert made[0].pauses > 0 and made[0].paused > 0
+
+
+def test_a_fair_share_never_sleeps_on_an_event_loop_or_without_a_share() -> None:
+    import asyncio
+
+    from compoworld.core import limits
+
+    async def on_loop() -> bool:
+        with limits.pacing(0.2) as p:
+            return p is None and threading.get_ident() not in limits.PACERS
+
+    assert asyncio.run(on_loop())  # a sleep there would stall every coroutine on the loop
+    with limits.pacing(None) as p:
+        assert p is None and threading.get_ident() not in limits.PACERS
+    with limits.pacing(0.5) as outer, limits.pacing(0.2) as inner:  # nested: the outer share holds
+        assert inner is outer and outer.share == 0.5
+    assert threading.get_ident() not in limits.PACERS
+    limits.checkpoint()  # outside any: a no-op
+
+
+def test_a_call_share_must_be_a_fraction() -> None:
+    import pytest
+
+    for bad in (0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="share must be in"):
+            CallLimits(share=bad)
+    assert CallLimits().share is None  # eval, stdio and trainers' environments never yield by default

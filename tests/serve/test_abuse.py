@@ -130,3 +130,29 @@ def test_a_long_sql_query_drops_to_idle_priority_past_a_few_ms() -> None:
     assert r["success"], r
     assert seen == [os.SCHED_IDLE]  # the query had run past DEMOTE_AFTER_S when it read its policy
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # back to normal after the call (where allowed)
+
+
+def test_sessions_served_together_get_a_fair_share_and_pauses_count_as_paced(tmp_path: Path) -> None:
+    """The server's sessions share one GIL: their calls run under a fair share (heavy loops pause
+    beside other work, core.limits.Pacer); a call that already spent its time paused inside is
+    not held back again before its next call."""
+    import time
+
+    from compoworld.core.environment import Environment
+    from compoworld.serve.mcp_server import FAIR_SHARE, PACE, EnvSession
+
+    store = Store({}, "direct", idle_timeout=60, results=tmp_path / "r.jsonl", limits=CallLimits(cpu_s=3.0))
+    assert store.limits.share == FAIR_SHARE and store.limits.cpu_s == 3.0
+    kept = Store({}, "direct", 60, tmp_path / "k.jsonl", limits=CallLimits(share=0.5))
+    assert kept.limits.share == 0.5  # an explicit share is the caller's
+    assert Store({}, "direct", 60, tmp_path / "n.jsonl", limits=None).limits is None
+    store.close(), kept.close()
+
+    s = EnvSession(Environment(services=["chat"], seed=1), limits=store.limits)
+    s._charge_cpu(0.1, wall=0.1)  # ran flat out: the next call waits PACE x its CPU
+    assert s._not_before - time.monotonic() > PACE * 0.1 * 0.9
+    s._not_before = 0.0
+    s._charge_cpu(0.1, wall=0.1 + PACE * 0.1)  # already paused that long inside the call
+    assert s._not_before == 0.0
+    s._charge_cpu(0.1, wall=0.1 + PACE * 0.05)  # paused half of it: owes the other half
+    assert 0 < s._not_before - time.monotonic() <= PACE * 0.05

@@ -369,26 +369,65 @@ def test_a_state_written_in_pieces_is_the_same_json_as_one_dump(monkeypatch) -> 
         work.write_json({1: "x"}, io.BytesIO())
 
 
-def test_a_state_dumped_in_a_forked_child_is_the_same_file(tmp_path) -> None:
-    from compoworld.serve import work
-
-    snap = {"files": {"/a": {"content": "é" * 70000 + '"x"'}, "/b": {"rows": [[1, None, 2.5]] * 300}}}
-    here, apart = tmp_path / "here.json", tmp_path / "apart.json"
-    n = work.write_state(str(here), "s1", "abc", snap, 7)
-    assert work.write_state_apart(str(apart), "s1", "abc", snap, 7) == n
-    assert apart.read_bytes() == here.read_bytes()
-    assert json.loads(apart.read_bytes())["state"] == snap
-    with pytest.raises(RuntimeError, match="child process failed"):  # a dump that cannot be written
-        work.write_state_apart(str(tmp_path / "no" / "such" / "dir.json"), "s1", "abc", snap, 7)
-
-
-def test_a_state_dump_child_that_hangs_is_killed(tmp_path, monkeypatch) -> None:
-    """A forked child can hang on a lock another thread held at the fork: the server's worker thread
-    gets an error after the timeout instead of waiting forever."""
-    import time as _time
+def test_a_state_file_is_the_same_json_and_writes_a_shared_string_once_serialised(
+    tmp_path, monkeypatch
+) -> None:
+    """A file copied 20 times shares one string: the dump serialises it at most twice (the first
+    sight is streamed, the second kept), and every copy is in the file."""
+    import orjson
 
     from compoworld.serve import work
 
-    monkeypatch.setattr(work, "write_state", lambda *a, **k: _time.sleep(3600))  # the child's copy hangs
-    with pytest.raises(RuntimeError, match="ran past 1 s and was killed"):
-        work.write_state_apart(str(tmp_path / "s.json"), "s1", "abc", {}, 0, timeout_s=1.0)
+    shared = "é" * 70000 + '"x"'
+    snap = {
+        "files": {f"/c{i}": {"content": shared} for i in range(20)},
+        "/b": {"rows": [[1, None, 2.5]] * 300},
+    }
+    seen: list[int] = []
+    real = work.orjson.dumps
+    monkeypatch.setattr(
+        work.orjson, "dumps", lambda v, *a: seen.append(len(v) if type(v) is str else 0) or real(v, *a)
+    )
+    path = tmp_path / "s.json"
+    n = work.write_state(str(path), "s1", "abc", snap, 7)
+    monkeypatch.undo()
+    assert n == path.stat().st_size
+    body = orjson.loads(path.read_bytes())
+    assert body == {"session_id": "s1", "state_hash": "abc", "state": snap, "calls": 7}
+    pieces = sum(1 for x in seen if x == work.STR_PIECE)  # the long string's slices
+    assert pieces == 2 * (len(shared) // work.STR_PIECE)  # twice, not 20 times
+
+
+def test_a_state_dump_beside_a_busy_thread_yields_and_writes_the_same_bytes(tmp_path, monkeypatch) -> None:
+    """Under its fair share (core.limits.pacing) a dump that has to share the GIL with a busy
+    thread pauses, and the file is the same as one written alone."""
+    from compoworld.core import limits
+    from compoworld.serve import work
+
+    made: list[limits.Pacer] = []
+
+    class Recording(dict):
+        def __setitem__(self, k, v) -> None:
+            made.append(v)
+            super().__setitem__(k, v)
+
+    snap = {"t": {str(i): {"name": f"row {i}", "tags": ["a", "b"], "n": i} for i in range(5000)}}
+    alone = tmp_path / "alone.json"
+    work.write_state(str(alone), "s1", "h", snap, 1, share=None)
+    monkeypatch.setattr(limits, "PACERS", Recording())
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(1000))
+
+    busy = threading.Thread(target=spin)
+    busy.start()
+    try:
+        beside = tmp_path / "beside.json"
+        work.write_state(str(beside), "s1", "h", snap, 1, share=0.2)
+    finally:
+        stop.set()
+        busy.join()
+    assert beside.read_bytes() == alone.read_bytes()
+    assert len(made) == 1 and made[0].pauses > 0 and made[0].paused > 0

@@ -54,10 +54,15 @@ class CallLimits:
 
     cpu_s: float = DEFAULT_CPU_S
     memory_bytes: int = DEFAULT_MEMORY
+    # the share of the time a CPU-heavy call may hold the CPU (and so the GIL) while other work in
+    # the process wants it (see `Pacer`); None: never yield. Servers of many sessions set it.
+    share: float | None = None
 
     def __post_init__(self) -> None:
         if not self.cpu_s > 0:
             raise ValueError(f"call CPU limit must be a positive number of seconds, got {self.cpu_s!r}")
+        if self.share is not None and not 0 < self.share <= 1:
+            raise ValueError(f"call CPU share must be in (0, 1], got {self.share!r}")
         if not self.memory_bytes > 0:
             raise ValueError(
                 f"call memory limit must be a positive number of bytes, got {self.memory_bytes!r}"
@@ -242,6 +247,78 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=WATCHDOG._after_fork)
 
 
+# ---- cooperative fair share ---------------------------------------------------------------------
+SLICE_S = 0.0005  # seconds heavy work runs between two looks at whether it must yield
+CONTENDED = 0.9  # ... and it yields when it got less than this share of the CPU meanwhile
+PACERS: dict[int, Pacer] = {}  # by thread: the work that thread runs under a fair share
+
+
+class Pacer:
+    """A bounded duty cycle for CPU-heavy Python work that shares the GIL with interactive work.
+
+    CPython hands the GIL round-robin between the threads that want it: a formula evaluation, a
+    bulk write or a state dump in one thread takes half of it from the event loop serving every
+    other session, for as long as it runs (the quiet sessions' calls then take twice as long),
+    and a switch interval cannot change that half. So heavy loops call `checkpoint()`: every
+    `SLICE_S` of wall time the work looks at the CPU it got meanwhile, and if that was less than
+    `CONTENDED` of it (something else in the process, or on the machine, wanted the CPU or the
+    GIL) it sleeps `used * (1 - share) / share`, letting go of both. Work alone runs at full speed;
+    work beside others keeps about `share` of the time. Only timing changes, never a result, and a
+    sleeping call uses no CPU time, so its CPU limit is unchanged."""
+
+    __slots__ = ("share", "cpu0", "wall0", "paused", "pauses")
+
+    def __init__(self, share: float) -> None:
+        self.share = share
+        self.cpu0 = time.thread_time()
+        self.wall0 = time.perf_counter()
+        self.paused = 0.0  # seconds slept so far
+        self.pauses = 0
+
+    def check(self, wall: float) -> None:
+        cpu = time.thread_time()
+        used = cpu - self.cpu0
+        if used < CONTENDED * (wall - self.wall0):
+            pause = used * (1 - self.share) / self.share
+            time.sleep(pause)
+            self.paused += pause
+            self.pauses += 1
+            cpu, wall = time.thread_time(), time.perf_counter()
+        self.cpu0, self.wall0 = cpu, wall
+
+
+def checkpoint() -> None:
+    """Called by CPU-heavy loops (formula cells, bulk items, budget sizing, state dumps): yields
+    if the thread's work is under a fair share and has had its slice (see `Pacer`). Costs a dict
+    lookup where no fair share applies, and a clock read (no system call) where one does."""
+    p = PACERS.get(threading.get_ident())
+    if p is not None:
+        wall = time.perf_counter()
+        if wall - p.wall0 >= SLICE_S:
+            p.check(wall)
+
+
+@contextlib.contextmanager
+def pacing(share: float | None) -> Iterator[Pacer | None]:
+    """Run the block's heavy loops under a fair share (nothing if `share` is None, if the thread
+    already has one, or on a thread running an event loop, where a sleep would stall the loop)."""
+    tid = threading.get_ident()
+    if share is None or tid in PACERS or _on_loop():
+        yield PACERS.get(tid)
+        return
+    p = PACERS[tid] = Pacer(share)
+    try:
+        yield p
+    finally:
+        PACERS.pop(tid, None)
+
+
+def _on_loop() -> bool:
+    import asyncio
+
+    return asyncio._get_running_loop() is not None
+
+
 def current() -> _Reg | None:
     """The limited call this thread is running, if any."""
     return WATCHDOG.regs.get(threading.get_ident())
@@ -397,6 +474,7 @@ class Budget:
             new = store.tables.get(table, {}).get(key, missing)
             if new is not old:
                 n += self._size(table, key, new, missing) - self._size(table, key, old, missing)
+                checkpoint()
         return n
 
     def charge(self, svc: Any, name: str, engine_before: int | None = None) -> None:
@@ -461,9 +539,11 @@ def limited_call(env: Any, svc: Any, spec: Any, arguments: Any) -> dict[str, Any
         svc.quota_bytes = svc.size_bytes() + budget.remaining()
     WATCHDOG.arm(reg)
     snap = env.snapshot() if svc.acts_on_others else None
+    share = reg.limits.share if reg.limits is not None else None
     try:
         try:
-            return svc.invoke(spec, arguments)
+            with pacing(share):
+                return svc.invoke(spec, arguments)
         finally:
             WATCHDOG.disarm(reg)
             _restore_priority(reg)

@@ -19,6 +19,7 @@ a write would pass it; see `EnvSession`).
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import json
 import os
@@ -40,8 +41,8 @@ from starlette.routing import Route
 from compoworld.core.environment import Environment
 from compoworld.core.library import Library, active
 from compoworld.core.limits import CallLimits
-from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, EnvSession, build_server
-from compoworld.serve.work import verify_snapshot, write_state_apart
+from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, FAIR_SHARE, EnvSession, build_server
+from compoworld.serve.work import verify_snapshot, write_state
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
@@ -96,6 +97,8 @@ class Store:
         library: Library | None = None,
     ) -> None:
         self.tasks = tasks
+        if limits is not None and limits.share is None:  # sessions share this process's GIL: fair share
+            limits = dataclasses.replace(limits, share=FAIR_SHARE)
         self.limits = limits
         self.library = library if library is not None else active()  # what sessions are composed from
         self.draining = False  # set by POST /drain: no new sessions, the old ones keep running
@@ -338,9 +341,7 @@ def build_app(
             fd, path = tempfile.mkstemp(prefix="compoworld-state-", suffix=".json")
             os.close(fd)
             try:
-                size = await anyio.to_thread.run_sync(
-                    write_state_apart, path, s.id, state_hash, snap, n_calls
-                )
+                size = await anyio.to_thread.run_sync(write_state, path, s.id, state_hash, snap, n_calls)
                 f = open(path, "rb")  # noqa: SIM115 (closed by the stream below)
             finally:
                 os.unlink(path)  # the open file stays readable; nothing is left behind on disk

@@ -24,7 +24,7 @@ from mcp.server.lowlevel import Server
 
 from compoworld.core.envelope import ENVELOPE_SCHEMA, failure, ok
 from compoworld.core.environment import Environment
-from compoworld.core.limits import DEMOTED, MAX_BULK_ITEMS, Budget, CallLimits, state_bytes
+from compoworld.core.limits import DEMOTED, MAX_BULK_ITEMS, Budget, CallLimits, pacing, state_bytes
 from compoworld.core.schema import schema_violations
 from compoworld.tasks.prompt import FINISH, FINISH_TOOL
 
@@ -32,6 +32,9 @@ DEFAULT_STATE_BUDGET = 32 * 1024 * 1024  # bytes of state one session may hold
 PACE = 4.0  # a session that used c CPU seconds in a call waits PACE * c before its next one ...
 PACE_FREE_S = 0.005  # ... unless the call used less than this
 PACE_MAX_S = 10.0
+# ... and inside a call, heavy loops keep at most this share of the GIL while others want it
+# (`core.limits.Pacer`): the same duty cycle as PACE, spread through the call instead of after it
+FAIR_SHARE = 1 / (1 + PACE)
 LOG_BUDGET = 8 * 1024 * 1024  # bytes of call log kept per session (results beyond are summarised)
 
 RESERVED = re.compile(r"(^|__)(verify|reset|state|get_state|snapshot|restore|reward|grade|score)", re.I)
@@ -110,6 +113,11 @@ class EnvSession:
         self.schemas = {e["name"]: e["inputSchema"] for e in self.entries}
 
     @property
+    def _share(self) -> float | None:
+        limits = self.env.limits
+        return limits.share if limits is not None else None
+
+    @property
     def state_budget(self) -> int | None:
         return self.env.budget.limit if self.env.budget is not None else None
 
@@ -174,30 +182,35 @@ class EnvSession:
         """One call as every path makes it: run, serialise, log. Blocking: call it from a worker
         thread, holding `lock`."""
         self._pace()
-        cpu = time.thread_time()
-        envelope = self.call(name, arguments)
-        text = json.dumps(envelope, ensure_ascii=False)
-        self.record(name, arguments, envelope, text)
-        self._charge_cpu(time.thread_time() - cpu)
+        cpu, wall = time.thread_time(), time.perf_counter()
+        with pacing(self._share):
+            envelope = self.call(name, arguments)
+            text = json.dumps(envelope, ensure_ascii=False)
+            self.record(name, arguments, envelope, text)
+        self._charge_cpu(time.thread_time() - cpu, time.perf_counter() - wall)
         return envelope, text
 
     def web_call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """A web page's action (a form post): the same call, budget and log as an MCP call."""
         self._pace()
-        cpu = time.thread_time()
+        cpu, wall = time.thread_time(), time.perf_counter()
         self.calls += 1
-        envelope = self.env.call(name, arguments or {})
-        self.record(name, arguments, envelope, json.dumps(envelope, ensure_ascii=False))
-        self._charge_cpu(time.thread_time() - cpu)
+        with pacing(self._share):
+            envelope = self.env.call(name, arguments or {})
+            self.record(name, arguments, envelope, json.dumps(envelope, ensure_ascii=False))
+        self._charge_cpu(time.thread_time() - cpu, time.perf_counter() - wall)
         return envelope
 
     # Fair share: a session's calls may keep the CPU busy for at most 1 / (1 + PACE) of the time.
     # After a call that used c CPU seconds, the session's next call starts no sooner than PACE * c
     # later (an ordinary call uses ~0.1 ms and is never held back). The wait is in the session's
-    # own worker thread, under its lock, so only the session that spent the CPU waits.
-    def _charge_cpu(self, cpu: float) -> None:
+    # own worker thread, under its lock, so only the session that spent the CPU waits. Time the
+    # call already spent not running (its fair-share pauses, waiting for the GIL) counts as waited.
+    def _charge_cpu(self, cpu: float, wall: float | None = None) -> None:
         if cpu > PACE_FREE_S:
-            self._not_before = max(self._not_before, time.monotonic()) + min(PACE * cpu, PACE_MAX_S)
+            owed = min(PACE * cpu, PACE_MAX_S) - (max(0.0, wall - cpu) if wall is not None else 0.0)
+            if owed > 0:
+                self._not_before = max(self._not_before, time.monotonic()) + owed
 
     def _pace(self) -> None:
         wait = self._not_before - time.monotonic()

@@ -8,22 +8,26 @@ cheaply: records are shared values, and pickling copies each distinct string onc
 The worker's functions take and return plain data; it rebuilds an environment from the snapshot
 only to hash it exactly as `Environment.state_hash` does. A state dump needs no worker: the
 session's hash is kept incrementally, and `write_json` serialises in pieces small enough to let
-the event loop in between (pickling the snapshot for a worker would itself hold the GIL for as
-long as a whole `orjson.dumps`).
+the event loop in between, under a fair share of the GIL (`core.limits.pacing`), with each long
+string serialised once (pickling the snapshot for a worker would itself hold the GIL for as long
+as a whole `orjson.dumps`, and forking a child stalls the whole server while it copies).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import threading
 import time
 from typing import Any
 
 import orjson
 
+from compoworld.core.limits import checkpoint, pacing
 from compoworld.verify.verifier import VerifyResult, verify
+
+DUMP_SHARE = 0.2  # of the GIL a big state dump keeps while other sessions want it
+STREAM_BUFFER = 1 << 20  # bytes buffered between writes (a write lets go of the GIL; few, big ones)
 
 
 def _watch_parent(parent: int) -> None:
@@ -55,14 +59,18 @@ def verify_snapshot(task: Any, snapshot: dict[str, Any], answer: str | None) -> 
 
 
 STR_PIECE = 1 << 16  # characters of a long string serialised per C call
+LONG_STR = 4096  # strings this long are serialised once per dump, however often the state holds them
 
 
-def write_json(value: Any, out: Any) -> None:
+def write_json(value: Any, out: Any, memo: dict[int, bytes | None] | None = None) -> None:
     """`out.write(orjson.dumps(value))`, in pieces: containers are walked in Python and long
     strings serialised in slices, so no single C call (which holds the GIL) handles more than one
-    small value or `STR_PIECE` characters. Run in a thread, a 30 MB state then never stalls the
-    event loop for longer than one piece; one `orjson.dumps` (or pickling it for a worker
-    process) of the whole state holds the GIL for tens of milliseconds."""
+    small value or `STR_PIECE` characters, and every value passes a fair-share checkpoint
+    (`core.limits.checkpoint`: run under `pacing`, the dump keeps a bounded share of the GIL
+    while other sessions want it). A long string the state holds many times (a file copied 20
+    times shares one string) is serialised once (`memo`, by identity: the state holds it alive for
+    the whole dump) and then only written, and writing a file lets go of the GIL."""
+    checkpoint()
     t = type(value)
     if t is dict:
         out.write(b"{")
@@ -73,94 +81,57 @@ def write_json(value: Any, out: Any) -> None:
             if not first:
                 out.write(b",")
             first = False
-            write_json(k, out)
+            write_json(k, out, memo)
             out.write(b":")
-            write_json(v, out)
+            write_json(v, out, memo)
         out.write(b"}")
     elif t is list or t is tuple:
         out.write(b"[")
         for i, v in enumerate(value):
             if i:
                 out.write(b",")
-            write_json(v, out)
+            write_json(v, out, memo)
         out.write(b"]")
-    elif t is str and len(value) > STR_PIECE:
+    elif t is str and len(value) > LONG_STR:
+        memo = {} if memo is None else memo
+        key = id(value)
+        done = memo.get(key)
+        if done is not None:
+            out.write(done)
+            return
+        # the first time it is written as it is serialised; seen again, it is kept (only strings the
+        # state holds more than once are, so the memo is never bigger than what the state charges)
+        parts: list[bytes] | None = [] if key in memo else None
         out.write(b'"')
         for i in range(0, len(value), STR_PIECE):  # escaping is per character: slices join exactly
-            out.write(orjson.dumps(value[i : i + STR_PIECE])[1:-1])
+            piece = orjson.dumps(value[i : i + STR_PIECE])[1:-1]
+            out.write(piece)
+            if parts is not None:
+                parts.append(piece)
+            checkpoint()
         out.write(b'"')
+        memo[key] = b'"' + b"".join(parts) + b'"' if parts is not None else None
     else:
         out.write(orjson.dumps(value))
 
 
-class _Polite:
-    """A file that sleeps briefly after every `EVERY` bytes written: the sleep lets go of the GIL,
-    so a big dump takes at most about half of it while the event loop wants it."""
-
-    EVERY = 256 * 1024
-    PAUSE_S = 0.0005
-
-    def __init__(self, f: Any) -> None:
-        self.f = f
-        self.n = 0
-
-    def write(self, data: bytes) -> None:
-        self.f.write(data)
-        self.n += len(data)
-        if self.n >= self.EVERY:
-            self.n = 0
-            time.sleep(self.PAUSE_S)
-
-    def tell(self) -> int:
-        return self.f.tell()
-
-
 def write_state(
-    path: str, sid: str, state_hash: str, snapshot: dict[str, Any], calls: int, polite: bool = True
+    path: str,
+    sid: str,
+    state_hash: str,
+    snapshot: dict[str, Any],
+    calls: int,
+    share: float | None = DUMP_SHARE,
 ) -> int:
-    """A session's `/state` answer written to `path` in pieces (`write_json`); bytes written."""
-    with open(path, "wb") as raw:
-        f: Any = _Polite(raw) if polite else raw
+    """A session's `/state` answer written to `path` in pieces (`write_json`) under a fair share
+    of the GIL (`share`; None: as fast as it can); bytes written. Blocking: call it from a worker
+    thread. In the server's own process on purpose: a forked child (its own GIL) costs the whole
+    server a stall as long as copying its page tables (about 10 ms for 400 MB) and every page
+    either side writes afterwards, and pickling the snapshot to a worker holds the GIL for as long
+    as the state is big."""
+    with pacing(share), open(path, "wb", buffering=STREAM_BUFFER) as f:
         f.write(b'{"session_id":' + orjson.dumps(sid) + b',"state_hash":' + orjson.dumps(state_hash))
         f.write(b',"state":')
-        write_json(snapshot, f)
+        write_json(snapshot, f, {})
         f.write(b',"calls":' + orjson.dumps(calls) + b"}")
         return f.tell()
-
-
-def write_state_apart(
-    path: str, sid: str, state_hash: str, snapshot: dict[str, Any], calls: int, timeout_s: float = 600.0
-) -> int:
-    """`write_state` in a forked child, at a lower CPU priority: the child is a copy-on-write image
-    of the server, so the snapshot is already in its memory (nothing is pickled, unlike a worker
-    pool), and its serialising holds its own GIL, not the one the other sessions' calls need
-    (a dump in a thread, even in pieces, takes about half the GIL for as long as it runs). The
-    child runs only this function (no lock another thread could hold is taken: no import, no
-    logging) and leaves with `os._exit`. Blocking: call it from a worker thread."""
-    if not hasattr(os, "fork"):
-        return write_state(path, sid, state_hash, snapshot, calls)
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover (the child)
-        code = 1
-        try:
-            with contextlib.suppress(OSError):
-                os.nice(10)
-            write_state(path, sid, state_hash, snapshot, calls, polite=False)
-            code = 0
-        finally:
-            os._exit(code)
-    # a child that hangs (a lock some other thread held at the fork) is killed, not waited on forever
-    deadline, pause = time.monotonic() + timeout_s, 0.005
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise RuntimeError(f"the state dump's child process ran past {timeout_s:.0f} s and was killed")
-        time.sleep(pause)
-        pause = min(pause * 2, 0.1)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"the state dump's child process failed (exit status {status})")
-    return os.path.getsize(path)

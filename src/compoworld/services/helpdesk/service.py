@@ -12,7 +12,7 @@ import re
 from typing import Any, Literal
 
 from compoworld.core.envelope import Conflict, InvalidArguments, NotFound, RuleViolation
-from compoworld.core.limits import ResourceLimit
+from compoworld.core.limits import ResourceLimit, checkpoint
 from compoworld.core.query import check_emails, check_limit, matches, norm, parse_datetime_arg
 from compoworld.core.resource import Resource, page_number
 from compoworld.core.service import SeedContext, Service
@@ -1540,8 +1540,8 @@ class HelpdeskService(Service):
             raise ResourceLimit(
                 f"'agents_data' lists {len(agents_data)} agents; one call creates at most {MAX_BULK_AGENTS}"
             )
-        created = [
-            self._new_agent(a if isinstance(a, dict) else {}, f"agents_data[{i}]")
-            for i, a in enumerate(agents_data)
-        ]
+        created = []
+        for i, a in enumerate(agents_data):
+            checkpoint()  # each is checked against every agent: yield the GIL's share between them
+            created.append(self._new_agent(a if isinstance(a, dict) else {}, f"agents_data[{i}]"))
         return {"created": created}
