@@ -56,6 +56,29 @@ STATUS_ONLY = {
     ],
 }
 
+# a held-out record service whose records carry nothing to ask about but a name; its tools take ids
+RUNBOOKS = {
+    "server": "Runbooker (test fixture)",
+    "domain": "developer tools",
+    "tools": [
+        {
+            "name": "create_runbook",
+            "description": "Create a runbook.",
+            "inputSchema": _obj({"name": S}, ["name"]),
+        },
+        {
+            "name": "search_runbooks",
+            "description": "Search runbooks by name.",
+            "inputSchema": _obj({"query": S, "limit": {"type": "integer", "minimum": 1, "maximum": 100}}),
+        },
+        {
+            "name": "get_runbook",
+            "description": "Get one runbook by id.",
+            "inputSchema": _obj({"runbook_id": S}, ["runbook_id"]),
+        },
+    ],
+}
+
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is not checked out")
 
 
@@ -71,7 +94,7 @@ def library(tmp_path_factory):
     out = tmp_path_factory.mktemp("manifests")
     for spec, name in CORPUS.items():
         (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
-    for data, name in ((MARKET, "tickerline"), (STATUS_ONLY, "pinger")):
+    for data, name in ((MARKET, "tickerline"), (STATUS_ONLY, "pinger"), (RUNBOOKS, "runbooker")):
         src = out.parent / f"{name}.spec.json"
         src.write_text(json.dumps(data))
         (out / f"{name}.json").write_text(json.dumps(compile_spec(src, name, 0)))
@@ -85,12 +108,12 @@ def library(tmp_path_factory):
     _clear()
 
 
-def _tasks(service: str, n: int, attempts: int = 30) -> list:
+def _tasks(service: str, n: int, attempts: int = 30, kind: str = "info_question") -> list:
     from compoworld.tasks.generator import Rejected, Settings, generate_task
     from compoworld.tasks.model import Task
 
     out = []
-    settings = Settings(families=(f"compiled.{service}.info_question",), distractors=2)
+    settings = Settings(families=(f"compiled.{service}.{kind}",), distractors=2)
     for i in range(attempts):
         try:
             out.append(Task.model_validate(generate_task(5, i, settings)))
@@ -189,3 +212,27 @@ def test_lazy_solvers_do_not_pass_info_tasks(library) -> None:
     assert len(tasks) == 8
     for t in tasks:
         assert not any(p > 0 for p in solve_lazily(t).values()), t.instruction
+
+
+def test_a_record_known_only_by_its_name_is_asked_for_by_id(library) -> None:
+    """Where a record has no field to ask about but the service's tools take its id, a colleague asks
+    for the id of the one they name: the closed copy's, the near-duplicate's and the namesake's ids
+    are rivals, and the lazy solvers fail."""
+    from compoworld.tasks.adversaries import solve_lazily
+    from compoworld.tasks.families.compiled import compiled_families, coverage
+    from compoworld.tasks.gates import run_gates
+
+    assert "compiled.runbooker.id_reply" in compiled_families()
+    assert "lookup_reply" not in coverage()["runbooker"]["families"]  # nothing else to ask about
+    tasks = _tasks("runbooker", 3, kind="id_reply")
+    assert len(tasks) == 3
+    for t in tasks:
+        failed = {g: why for g, why in run_gates(t).items() if why}
+        assert not failed, failed
+        assert not any(p > 0 for p in solve_lazily(t).values())
+        goal = next(r.check for r in t.rubric if r.check.get("predicate") == "message_sent")
+        (key,) = goal["contains"]
+        assert key not in t.instruction and len(goal["exclude"]) >= 2
+        for rival in goal["exclude"]:  # the reply with a rival record's id fails
+            assert not _replay(t, lambda body, r=rival, k=key: body.replace(k, r))
+        assert _replay(t, lambda _, k=key: f"Here you go: {k}")

@@ -152,6 +152,9 @@ class Res:
     label2: str | None = None
     person: bool = False  # its records are people (by its noun, or a name in two fields, or an address)
     staff: bool = False  # the people are our own (an HR or admin directory, a workspace's members)
+    # the tools that take one record's id (get, update, delete, a transition): where there are some, a
+    # record's id is something people use, and ask a colleague for
+    id_tools: tuple[str, ...] = ()
 
 
 def words(name: str) -> str:
@@ -409,6 +412,11 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
         label2=lab[2],
         person=person,
         staff=staff,
+        id_tools=tuple(
+            t["name"]
+            for t in tools
+            if t["op"]["kind"] in ("get", "update", "delete", "transition") and t["op"].get("id_param")
+        ),
     )
 
 
@@ -878,6 +886,84 @@ def lookup_reply(b: Builder, res: Res) -> None:
             f"Find the {res.noun} in {name}",
             f"Reply with its {fh}",
         ],
+    )
+
+
+# why a colleague needs a record's id: to use it where the service's API or links want one
+ID_NEEDS = (
+    "the API script I'm setting up",
+    "the integration config",
+    "a support ticket with the vendor",
+    "the automation I'm wiring up",
+    "the migration mapping",
+)
+
+
+def id_reply(b: Builder, res: Res) -> None:
+    """A colleague needs the id of a record they name (for a script, an integration, a ticket): find
+    the open one among its closed copy, a near-duplicate and a namesake, and reply with its id."""
+    name = display(b.svc(res.service).manifest)
+    w = _setup(b, res)
+    who, label, near, twin = w["who"], w["label"], w["near"], w["namesake"]
+    # the target is neither the newest record, nor the oldest, nor the one with the instruction's words
+    t = _plant(b, res, label, {}, days_ago=b.rng.choice(TARGET_DAYS))
+    n = _plant(b, res, near, {}, days_ago=b.rng.choice(OLDER_DAYS))
+    tw = _plant(b, res, twin, {}, days_ago=2)
+    closed = (
+        _plant(b, res, label, {}, closed=True, days_ago=b.rng.choice(CLOSED_DAYS)) if res.status else None
+    )
+    subject = b.say(f"ID of {label}?", f"{name} id for {label}", f"Need an id: {label}")
+    qualifier = " (the current one, not the old closed copy)" if closed else ""
+    _mail(
+        b,
+        who,
+        subject,
+        f'Hi {b.me.first},\n\nCould you send me the id of the {res.noun} "{label}" in {name}{qualifier}? '
+        f"I need it for {b.say(*ID_NEEDS)}.\n\nThanks,\n{who.first}",
+        hours_ago=b.rng.choice((2, 5, 20)),
+    )
+    b.fact(t["id"])
+    b.begin()
+    msg, _ = _read_request(b, who, subject)
+    hits = _find(b, res, w["query"], label)
+    assert [h["id"] for h in hits] == [t["id"]], (hits, t)
+    b.decide()
+    key = str(hits[0]["id"])
+    _reply(b, who, msg, f"Hi {who.first}, the id of the {res.noun} {label} in {name} is {key}.")
+    rivals = [str(n["id"]), str(tw["id"]), *([str(closed["id"])] if closed is not None else [])]
+    b.expect_message(
+        "email",
+        who,
+        contains=[key],
+        description=f"{who.first} got the id ({key}) and no rival's",
+        exclude=rivals,
+    )
+    b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
+    b.trap("near_duplicate", f"the {res.noun} {near}", swap={key: str(n["id"])}, answer=str(n["id"]))
+    b.keep(res.service, res.table, tw["id"], "the namesake record was left alone")
+    b.trap("namesake", f"the {res.noun} {twin}", swap={key: str(tw["id"])}, answer=str(tw["id"]))
+    if closed is not None:
+        b.keep(res.service, res.table, closed["id"], "the closed copy was left alone")
+        b.trap(
+            "closed", f"the closed copy of {label}", swap={key: str(closed["id"])}, answer=str(closed["id"])
+        )
+    ask_answer = b.rng.random() < 0.3
+    if ask_answer:
+        b.ask(key, kind="text", exclude=tuple(rivals), what=f"the {res.noun}'s id")
+    b.write(
+        frame(
+            b.rng,
+            b.say(
+                f"send {who.name} the id they asked for in {name}",
+                f"find the {res.noun} {who.first} emailed about in {name} and reply with its id",
+                f"answer {who.first}'s email about one of our {name} {_pl(res.noun)}",
+            )
+            + (", then tell me the id too" if ask_answer else ""),
+            context=b.say(f"{who.first} is waiting on it", f"{who.first}'s email says which {res.noun}", ""),
+        ),
+        hint=f"Read {who.first}'s email, find the {res.noun} it names in {name} (the open one with that exact "
+        f"{_lab_words(res)}), and reply on the thread with its id.",
+        subtasks=[f"Read {who.first}'s email", f"Find the {res.noun} in {name}", "Reply with its id"],
     )
 
 
@@ -1413,6 +1499,10 @@ KINDS = {
         "closed copy or look-alikes) and reply with its id.",
     ),
     "total_reply": (total_reply, "Total a numeric field over a customer's open records and reply by email."),
+    "id_reply": (
+        id_reply,
+        "Find the record a colleague names (not its closed copy or look-alikes) and reply with its id.",
+    ),
     "child_request": (
         child_request,
         "Add a record under the parent a colleague names (not its closed copy or look-alikes) and confirm.",
@@ -1423,6 +1513,8 @@ KINDS = {
 def _fits(kind: str, res: Res) -> bool:
     if kind == "lookup_reply":
         return any("date" not in k and k != "enum" for _, k, _ in res.values)
+    if kind == "id_reply":  # where no field can be asked about, and an id is what the tools take
+        return bool(res.id_tools) and not _fits("lookup_reply", res) and res.label_kind in ("label", "key")
     if kind == "update_from_email":
         return bool(res.transitions) or (
             res.updater is not None
@@ -1536,6 +1628,8 @@ def _unfit(kind: str, res: Res) -> str:
     """Why a family does not fit a resource at all (before any probe)."""
     if kind == "lookup_reply":
         return "no_value_field"
+    if kind == "id_reply":
+        return "no_tool_takes_its_id" if not res.id_tools else "asked_by_a_field_instead"
     if kind == "update_from_email":
         return "no_updater" if res.updater is None and not res.transitions else "nothing_to_change"
     if kind == "record_request":

@@ -533,14 +533,23 @@ def q_usage(b: Builder, info: Info, name: str) -> Question:
     if len({left, rem, limit - batch, batch, rem + batch}) < 5:
         raise PlantError("no clear usage question")
 
+    # a storage plan counts in megabytes, an API plan in calls
+    words = (info.tool["name"] + " " + str(info.tool.get("description", ""))).lower()
+    unit = "MB" if re.search(r"space|storage|disk|quota of bytes", words) else "calls"
+
     def reads() -> None:
         _ask(b, info, [])
 
     b.composed(str(left))
     return Question(
         subject=b.say("API quota", f"{name} usage", "Room for the batch?"),
-        ask=f"I want to run a batch of {batch} calls against {name} this period. How many calls does our plan "
-        "have left now, and how many after it?",
+        ask=(
+            f"I want to run a batch of {batch} calls against {name} this period. How many calls does our plan "
+            "have left now, and how many after it?"
+            if unit == "calls"
+            else f"I want to upload {batch} MB to {name} this month. How much of our plan is left now (in MB), "
+            "and how much after the upload?"
+        ),
         answer=str(left),
         value=str(left),
         rivals=[
@@ -548,7 +557,7 @@ def q_usage(b: Builder, info: Info, name: str) -> Question:
             ("near_miss", "the batch added instead of taken off", str(rem + batch)),
         ],
         reads=reads,
-        say=f"the plan has {rem} calls left now; after the {batch}-call batch it would have {left}.",
+        say=f"the plan has {rem} {unit} left now; after the {batch} {unit} it would have {left} {unit}.",
         inputs=(str(rem),),
         what="the calls left",
         hint=f"Check the plan's usage in {name} and subtract the batch from what remains.",
