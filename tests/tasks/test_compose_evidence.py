@@ -145,3 +145,34 @@ def test_two_claims_of_one_expense_go_for_approval_together_and_flip_apart() -> 
         for c in a.reference_solution:
             env.call(c.tool, c.arguments)
         assert not verify(b, env.snapshot(), None).passed
+
+
+def test_limits_are_counted_to_the_day_and_the_cent() -> None:
+    """Exactly at a limit is within it: a last login exactly the policy's days ago keeps its access; a
+    claim of exactly its category limit is paid. Treating either as over it fails the task."""
+    acc = Settings(k=5, difficulty="hard", families=("composed.access_review",))
+    t = _forced(47, _first(acc, 47, lambda t: True), acc)
+    env = t.environment()
+    for c in t.reference_solution:
+        env.call(c.tool, c.arguments)
+    final = env.snapshot()
+    keys = [c.arguments["key"] for c in t.reference_solution if c.tool == "kv__delete"]
+    kept = [
+        g.check["key"]
+        for g in t.rubric
+        if g.check.get("predicate") == "record_unchanged" and g.check.get("service") == "kv"
+    ]
+    assert len(keys) == 3 and len(kept) == 3
+    # revoking any kept key (the one at the limit among them) breaks the task
+    for k in kept:
+        env.restore(final)
+        env.call("kv__delete", {"key": k})
+        assert not verify(t, env.snapshot(), None).passed
+    exp = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    t = _forced(47, _first(exp, 47, lambda t: True), exp)
+    pays = [c for c in t.rubric if re.search(r"claim EXP-\d+ paid \(\$", str(c.description))]
+    assert len(pays) == t.meta["composition"]["branches"].count("pay")
+    env = t.environment()
+    text = " ".join(str(env.call(c.tool, c.arguments)) for c in t.reference_solution)  # what was read
+    limits = set(re.findall(r"(?:meals|travel|lodging|software) \$(\d+)", text))
+    assert any(re.search(rf"paid \(\${lim}\.00\)", c.description) for c in pays for lim in limits)

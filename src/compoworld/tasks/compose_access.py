@@ -799,6 +799,8 @@ def compose(
             h.dept = rng.choice([t for t in teams if t != team])
     if near is not None:
         near.login = today - timedelta(days=rng.randrange(old_idle + 1, idle + 1))
+    if nkeep >= 3:  # hard: one last login exactly at the limit (not more than it: kept), counted to the day
+        holders[nrev + 1].login = today - timedelta(days=idle)
     # tests flip one piece of evidence; the draws above are the same either way
     for why in REASONS:
         h = next((x for x in holders if x.reason == why), None)

@@ -817,6 +817,9 @@ def compose(
     pairs = 1 if any(c.split for c in claims) and force.get("split") is not False else 0
     if len(keys) - len(set(keys)) != pairs:  # only the split pair is one expense
         raise PlantError("two claims of one person at one merchant on one day")
+    if tier["cases"] >= 2:  # hard: the second claim paid is exactly at its limit (not above it: paid)
+        at = [c for c in claims if c.outcome == "pay" and not c.split][1]
+        at.cents = limits[at.category] * 100
     # tests flip one piece of evidence; the draws above are the same either way
     drawn = dict(limits)
     dup = next(c for c in claims if c.outcome == "duplicate")
