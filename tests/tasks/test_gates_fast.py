@@ -176,3 +176,43 @@ def test_stopping_early_reports_the_gate_a_full_run_reports_first(tasks: list[Ta
     got = [first(run_gates(t, regenerate=False, stop_early=True)) for t in broken]
     assert got == [first(run_gates(t, regenerate=False)) for t in broken]
     assert got[0] is None and len({g for g in got[1:] if g}) >= 2, got
+
+
+def test_the_states_the_writes_reach_are_the_replays_marks(tasks: list[Task]) -> None:
+    from compoworld.tasks.adversaries import write_calls
+
+    checked = 0
+    for t in tasks:
+        env = t.environment()
+        calls = [c.model_dump() for c in t.reference_solution]
+        marks: dict[int, dict[str, Any]] = {}
+        quiet: set[int] = set()
+        replay(env, calls, marks=marks, quiet=quiet)
+        reached = gates._reached(env, calls, marks, quiet)
+        writes = write_calls(env, t)
+        assert reached and set(reached) <= set(range(len(writes) + 1))
+        for j, state in reached.items():
+            fresh = t.environment()
+            _run(fresh, writes[:j])  # the first j writes alone, from s0
+            env.restore(state)
+            assert env.state_hash() == fresh.state_hash(), (t.id, j)
+            checked += 1
+    assert checked > 10
+
+
+def test_the_gate_takes_the_generations_grounding_only_for_the_same_replay() -> None:
+    from compoworld.tasks.generator import Checkpoint
+
+    cp, i = Checkpoint(), 0
+    while True:
+        try:
+            task = Task.model_validate(generate_task(31, i, HARD, cp))
+            break
+        except Rejected:
+            cp, i = Checkpoint(), i + 1
+    assert cp.grounded is not None and cp.grounded[1] == []
+    assert run_gates(task, regenerate=False, checkpoint=cp)["grounded"] is None
+    # another reference (its turns reversed) under the same checkpoint is grounded again, and fails
+    rev = task.model_copy(update={"reference_solution": task.reference_solution[::-1]})
+    got = run_gates(rev, regenerate=False, checkpoint=cp)["grounded"]
+    assert got is not None and got == run_gates(rev, regenerate=False)["grounded"]

@@ -278,10 +278,13 @@ def attack(
     final: dict[str, Any],
     verdicts: Verdicts | None = None,
     observed: list[dict[str, Any]] | None = None,
+    reached: dict[int, dict[str, Any]] | None = None,
 ) -> dict[str, str | None]:
     """Adversary -> None when it gets V = 0 (the task holds), else how it passed. `verdicts` (V alone,
     stopping at the first failing check) may be shared with the caller's other gates; `observed`:
-    the envelopes of the reference replayed from s0, if the caller has them."""
+    the envelopes of the reference replayed from s0, if the caller has them; `reached`: states the
+    reference's first j writes reach from s0, by j, if the caller has them (`Prefixes` starts
+    there instead of running those writes again)."""
     out: dict[str, str | None] = {a: None for a in ADVERSARIES}
     s0 = env.initial
     verdicts = verdicts or Verdicts(task)
@@ -290,6 +293,7 @@ def attack(
         out["noop"] = "doing nothing passes"
     writes = write_calls(env, task)
     prefixes = Prefixes(env, s0, writes)
+    prefixes.at.update(reached or {})
     sprays = Prefixes(env, final, writes)  # the writes again on top of the reference's end state
     answer = task.answer
     env.restore(final)

@@ -116,7 +116,7 @@ def run_gates(
     unrun (None). `checkpoint`: the `generator.Checkpoint` the task's generation recorded (the
     pipeline's): the regeneration stops where the build ends if it drew the same."""
     from compoworld.tasks.adversaries import ADVERSARIES, attack
-    from compoworld.tasks.grounding import ground, tool_enums
+    from compoworld.tasks.grounding import ground, ground_key, tool_enums
     from compoworld.tasks.prompt import task_system_prompt
 
     out: dict[str, str | None] = {g: None for g in GATES}
@@ -136,7 +136,12 @@ def run_gates(
     final, results, mutating = replay(env, calls, marks=marks, quiet=quiet)
     enums = {c["tool"]: tool_enums(env, c["tool"]) for c in calls}
     composed = task.meta.get("composed", [])
-    _, problems = ground(task_system_prompt(task), task.instruction, calls, results, enums, composed)
+    system = task_system_prompt(task)
+    grounded = getattr(checkpoint, "grounded", None)
+    if grounded and grounded[0] == ground_key(system, task.instruction, calls, results, enums, composed):
+        problems = grounded[1]  # the generation grounded exactly this (a pure function of it)
+    else:
+        _, problems = ground(system, task.instruction, calls, results, enums, composed)
     if problems:
         out["grounded"] = problems[0]
     bad = [r for r in results if not r["success"]]
@@ -172,7 +177,9 @@ def run_gates(
     if stop_early and out["deterministic"]:
         return out
     if out["solvable"] is None:
-        for name, why in attack(task, env, final, verdicts, results).items():
+        for name, why in attack(
+            task, env, final, verdicts, results, _reached(env, calls, marks, quiet)
+        ).items():
             out[f"adversary:{name}"] = why
             if why and out["adversarial"] is None:
                 out["adversarial"] = f"{name}: {why}"
@@ -207,6 +214,23 @@ def run_gates(
     leaked = [f for f in facts if f and len(f) > 2 and f.casefold() in text]
     if leaked:
         out["no_leak"] = f"the instruction names intermediate facts: {leaked}"
+    return out
+
+
+def _reached(
+    env: Environment, calls: list[dict[str, Any]], marks: dict[int, dict[str, Any]], quiet: set[int]
+) -> dict[int, dict[str, Any]]:
+    """The state after the reference's first j writes alone, by j, taken from the replay's marks
+    (the state before each write): the same state while every read before it changed nothing at
+    all (a read that touched a UI table or a counter ends the run of them)."""
+    out: dict[int, dict[str, Any]] = {}
+    j = 0
+    for i, c in enumerate(calls):
+        if _mutates(env, c["tool"]):
+            out[j] = marks[i]
+            j += 1
+        elif i not in quiet:
+            break
     return out
 
 

@@ -129,6 +129,8 @@ class Checkpoint:
 
     def __init__(self) -> None:
         self.digest: bytes | None = None
+        # the first generation's grounding: (`grounding.ground_key` of what it read, its problems)
+        self.grounded: tuple[bytes, list[str]] | None = None
 
 
 class SameBuild(Exception):
@@ -540,6 +542,10 @@ def workflow_task(
     system = system_prompt(s0["clock"], user, "direct")
     enums = {c["tool"]: tool_enums(env, c["tool"]) for c in b.calls}
     sources, problems = ground(system, b.instruction, b.calls, b.results, enums, b.made)
+    if checkpoint is not None:  # the gate's grounding of the same replay is this one
+        from compoworld.tasks.grounding import ground_key
+
+        checkpoint.grounded = (ground_key(system, b.instruction, b.calls, b.results, enums, b.made), problems)
     if problems:
         raise Rejected("grounded", f"{fam.name}: {problems[0]}")
     reference = [{**c, "step": step_of[i], "sources": sources[i]} for i, c in enumerate(b.calls)]

@@ -244,6 +244,36 @@ def ground(
     return sources, problems
 
 
+def ground_key(
+    system: str,
+    instruction: str,
+    calls: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    enums: dict[str, dict[str, set]] | None = None,
+    composed: list[str] = (),  # type: ignore[assignment]
+) -> bytes:
+    """A digest of everything `ground` reads (it is a pure function of it): equal keys, equal
+    groundings. The generator records its grounding's key so the gate need not ground the same
+    replay again."""
+    import hashlib
+
+    import orjson
+
+    blob = orjson.dumps(
+        [
+            system,
+            instruction,
+            [(c["tool"], c["arguments"], c.get("turn", i)) for i, c in enumerate(calls)],
+            results,
+            {t: {k: sorted(map(repr, v)) for k, v in e.items()} for t, e in (enums or {}).items()},
+            list(composed),
+        ],
+        option=orjson.OPT_NON_STR_KEYS,
+        default=repr,
+    )
+    return hashlib.blake2b(blob, digest_size=16).digest()
+
+
 def tool_enums(env: Any, tool: str) -> dict[str, set]:
     """Argument names whose schema lists allowed values (a status, an object type): never identifying."""
     spec = env.tool_spec(tool)

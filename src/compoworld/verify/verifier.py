@@ -182,9 +182,10 @@ class _Reads(StateView):
 
 
 class _Ctx(CheckContext):
-    """A check's context that notes whether the check read the answer."""
+    """A check's context that notes whether the check read the answer; only the verdict is used."""
 
     read_answer = False
+    explain = False
 
     @property
     def answer(self) -> str | None:  # type: ignore[override]
