@@ -1395,7 +1395,8 @@ def _compose_credit(
             c.approver = w.current.fallback if c.owner_left else c.owner
     if _has_away(plan, tier):  # the first request's approver may be out today: who covers acts for them
         exclude = {x.id for x in fallbacks} | {c.owner.id for c in cases if c.owner}
-        w.away = draw_away(b, cases[0].approver, exclude, plan.notify, force)
+        left = {c.owner.id for c in cases if c.owner and c.owner_left}
+        w.away = draw_away(b, cases[0].approver, exclude, plan.notify, force, quiet=left)
         w.away.channel = w.channel
         plant_away(b, w.away)
         for c in cases:
@@ -1634,6 +1635,7 @@ class Away:
     end: date
     where: str  # chat | email: where the out-of-office shows (the service the approver is told in)
     channel: str = ""  # chat: the channel it is posted in
+    quiet: set[str] = field(default_factory=set)  # people who must post nothing (a leaver, per HR)
 
     def on(self, today: date) -> bool:
         return self.start <= today <= self.end
@@ -1650,7 +1652,12 @@ def away_rule(role: str) -> str:
 
 
 def draw_away(
-    b: Builder, who: Person, exclude: set[str], where: str, force: dict[str, Any] | None = None
+    b: Builder,
+    who: Person,
+    exclude: set[str],
+    where: str,
+    force: dict[str, Any] | None = None,
+    quiet: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> Away:
     """Draw `who`'s absence and cover (every draw made whatever `force` says, so a test's flip of
     `away` (True: away today; False: back already or leaving later) changes nothing else)."""
@@ -1674,7 +1681,7 @@ def draw_away(
     else:
         start = today + timedelta(days=2 + lead)
         end = start + timedelta(days=span)
-    return Away(who, cover, start, end, where)
+    return Away(who, cover, start, end, where, quiet=set(quiet))
 
 
 def plant_away(b: Builder, a: Away) -> None:
@@ -1694,22 +1701,24 @@ def plant_away(b: Builder, a: Away) -> None:
         posted = a.start - timedelta(days=1) if a.start <= today else today - timedelta(days=ago)
         epoch = int(b.env.clock.epoch())
         day0 = epoch - 86400 * (today - posted).days - 3600 * hours
-        staff = [p for p in b.company.employees if p.id not in {b.me.id, a.who.id, a.cover.id}]
+        # colleagues' posts (never a leaver's: it would contradict HR)
+        staff = [p for p in b.company.employees if p.id not in {b.me.id, a.who.id, a.cover.id} | a.quiet]
         chatter = (
-            "Month-end close is on the last working day, as usual.",
-            "Reminder: attach the receipt to every request you post here.",
             "Thanks all, the queue is clear for today.",
-            "Is anyone else seeing the finance dashboard load slowly?",
+            "Is anyone else seeing the dashboard load slowly this morning?",
             "I'll be in the office on Thursday if anyone needs a hand.",
             "New starters: the how-to for this channel is pinned in the wiki.",
+            "Quick one: the team sync moves to 3pm tomorrow.",
+            "Reminder: the office is closed on the next public holiday.",
+            "Coffee machine on the 2nd floor is fixed, finally.",
+            "Has anyone got the slides from Monday's all-hands?",
+            "Heads-up: the VPN maintenance window is Saturday night.",
         )
         posts = [(day0, a.who, f"Heads-up: I'm out of office from {when}. {covers}.")]
         # a few posts since, so the heads-up is not the only thing in view
         gap = max(1, (epoch - day0) // 8)
-        for k in range(n_posts):
-            posts.append(
-                (day0 + gap * (k + 1) - rng.randrange(0, 600), rng.choice(staff), rng.choice(chatter))
-            )
+        for k, line in enumerate(rng.sample(chatter, n_posts) if staff else []):
+            posts.append((day0 + gap * (k + 1) - rng.randrange(0, 600), rng.choice(staff), line))
         for ts, p, text in posts:
             chat.insert(
                 "messages",
@@ -1803,8 +1812,9 @@ def away_checks(b: Builder, a: Away, today: date, service: str, channel: str, fa
                 "exclude": [right.name],
             },
         )
-    b.trap(
-        "wrong_person",
-        f"{wrong.name} is not the one to ask today",
-        swap={right.email: wrong.email, right.name: wrong.name},
-    )
+    if wrong is a.cover:  # naming an away approver is fair context ("X is out, so Y..."): no rival
+        b.trap(
+            "wrong_person",
+            f"{wrong.name} is not covering today",
+            swap={right.email: wrong.email, right.name: wrong.name},
+        )

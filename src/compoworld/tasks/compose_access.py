@@ -476,9 +476,9 @@ def plant_log(r: Review) -> None:
     staff = [p for p in b.company.employees if p.id != b.me.id and p.id not in mine]
     for p in b.rng.sample(staff, 3):  # earlier reviews' revocations, of other tools
         t = b.rng.choice([x for x in TOOLS if x != r.tool])
-        hist.append(
-            [_day(r.today - timedelta(days=b.rng.randrange(80, 200))), p.name, t, b.rng.choice(REASONS)]
-        )
+        # they still work here (HR lists them): never "left", which would contradict the directory
+        why = b.rng.choice(("moved", "inactive", "inactive"))
+        hist.append([_day(r.today - timedelta(days=b.rng.randrange(80, 200))), p.name, t, why])
     hist.sort()
     r.log_id = _log(r).plant(b, hist, days_ago=80)
 
@@ -836,7 +836,12 @@ def compose(
         r.channel = chat_channel(b, CHANNEL, topic="Access reviews and revocations")
     if tier.get("away"):
         r.away = draw_away(
-            b, owners[0], {p.id for p in picked} | {h.person.id for h in holders}, plan.notify, force
+            b,
+            owners[0],
+            {p.id for p in picked} | {h.person.id for h in holders},
+            plan.notify,
+            force,
+            quiet={h.person.id for h in holders if h.reason == "left"},
         )
         r.away.channel = r.channel
     st = stages(plan, away=r.away is not None)
