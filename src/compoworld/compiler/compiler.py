@@ -239,6 +239,13 @@ QUERY_PARAMS = {
     "searchterm",
     "querystring",
     "cql",
+    # a free-text search by another name (`search_text`, `searchString`): a search, never a stored field
+    "searchtext",
+    "searchstring",
+    "searchphrase",
+    "searchkeyword",
+    "searchkeywords",
+    "searchterms",
 }
 PATH_RESOURCES = {"file", "folder", "path", "document", "directory", "item", "entry", "object"}
 # format markers of a REST path or a name (`/products.json`, `get_orders_xml`): never the resource

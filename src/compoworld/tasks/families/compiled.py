@@ -48,15 +48,25 @@ from compoworld.tasks.families._compiled_mail import (  # noqa: F401 (ACRONYMS, 
     ACRONYMS,
     TLDS,
     _colleague,
-    _mail,
     _probe_world,
     _read_request,
     _reply,
     display,
 )
+from compoworld.tasks.families._compiled_mail import _mail as _send_in
 from compoworld.tasks.families._fieldvalues import draw, kind_of
 from compoworld.tasks.phrasing import frame
 from compoworld.tasks.workflow import DOMAINS, Builder, Family, PlantError
+
+
+def _mail(b: Builder, sender: Person, subject: str, body: str, hours_ago: float) -> dict[str, Any]:
+    """The colleague's request, naming the scope the list needs where it has one (`_setup`)."""
+    note = getattr(b, "_compiled_note", "")
+    if note and "\n\nThanks," in body:
+        head, _, tail = body.partition("\n\nThanks,")
+        body = f"{head} {note}\n\nThanks,{tail}"
+    return _send_in(b, sender, subject, body, hours_ago)
+
 
 LABELS = ("name", "title", "subject", "displayname", "fullname", "label", "summary", "heading")
 KEYS = ("alias", "slug", "handle", "code", "key", "identifier")
@@ -155,6 +165,9 @@ class Res:
     # the tools that take one record's id (get, update, delete, a transition): where there are some, a
     # record's id is something people use, and ask a colleague for
     id_tools: tuple[str, ...] = ()
+    # the list's required filters on a record field (a WordPress `site`, a memory's `project_name`):
+    # the request names the scope, every planted record is in it, and the list is called with it
+    scopes: tuple[tuple[str, str], ...] = ()  # (param, json type)
 
 
 def words(name: str) -> str:
@@ -417,7 +430,66 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
             for t in tools
             if t["op"]["kind"] in ("get", "update", "delete", "transition") and t["op"].get("id_param")
         ),
+        scopes=_scopes(lister, r["fields"], searchable(lister), {lab[0], lab[2]}),
     )
+
+
+def _scopes(
+    lister: dict[str, Any], fields: dict[str, str], search: str | None, label: set[str | None]
+) -> tuple[tuple[str, str], ...]:
+    """The lister's required parameters that filter a record field of text (not its search, label,
+    page size or an id): the scope a request names."""
+    from compoworld.compiler.compiler import switch_param
+
+    props = lister["input_schema"].get("properties", {})
+    out = []
+    for p in lister["input_schema"].get("required", []):
+        sch = props.get(p) or {}
+        t = sch.get("type", "string")
+        n = norm(p)
+        if p == search or p in label or p not in fields or n in LIMIT_PARAMS or switch_param(p, sch):
+            continue
+        if n.endswith("id") or n.endswith("ids") or "enum" in sch or t not in ("string", "array"):
+            continue
+        if t == "array" and (sch.get("items") or {}).get("type", "string") != "string":
+            continue
+        out.append((p, t))
+    return tuple(out)
+
+
+def _scope_values(b: Builder, res: Res, cust: Customer) -> dict[str, Any]:
+    """A value per scope parameter, the same for every record the request is about."""
+    out: dict[str, Any] = {}
+    for p, t in res.scopes:
+        kind = kind_of(p, "string")
+        n, last = norm(p), words(p).split()[-1]
+        slug = _slug(cust.name)
+        if kind and kind != "enum":
+            v: Any = draw(
+                kind, "string", b.rng, b.now.date(), b.company.people, [c.domain for c in b.company.customers]
+            )
+        elif "url" in n or last in ("uri", "link", "scrape", "site", "website", "domain"):
+            v = f"https://www.{cust.domain}/" if last != "site" else cust.domain
+        elif "connection" in n or "dsn" in n:
+            v = f"Server=sql.{cust.domain};Database={slug.replace('-', '_')}"
+        elif last in ("path", "paths", "dir", "directory", "folder"):
+            v = f"/data/{slug}"
+        elif last == "name":
+            v = cust.name
+        else:  # a tag, a type, a level: the customer's own word for it
+            v = slug
+        out[p] = [v] if t == "array" else v
+    return out
+
+
+def _scope_note(res: Res, scope: dict[str, Any]) -> str:
+    """The request's sentence naming the scope: `It's under site "oscorp-retail-site".`"""
+    parts = []
+    for p, v in scope.items():
+        w = words(p)
+        v = v[0] if isinstance(v, list) else v
+        parts.append(f'tagged "{v}"' if w in ("tags", "tag", "labels") else f'under {w} "{v}"')
+    return f"It's {' and '.join(parts)}." if parts else ""
 
 
 def _info_read(tool: dict[str, Any]) -> bool:
@@ -562,10 +634,13 @@ def _valid(tool: dict[str, Any], args: dict[str, Any]) -> None:
 
 def list_args(b: Builder, res: Res, query: str | None) -> dict[str, Any]:
     tool = {**res.lister, "service": res.service}
-    args = _args(b, tool, fixed={res.search: query} if res.search and query else None)
+    scope = getattr(b, "_compiled_scope", {}).get(res.resource, {})
+    fixed = {**({res.search: query} if res.search and query else {}), **scope}
+    args = _args(b, tool, fixed=fixed or None)
     props = res.lister["input_schema"].get("properties", {})
     if res.search and query:
         args[res.search] = query
+    args.update(scope)
     for p, s in props.items():
         if norm(p) in LIMIT_PARAMS and s.get("type") in ("integer", "number"):
             args[p] = int(min(100, s.get("maximum", 100)))
@@ -659,6 +734,7 @@ def _plant(
         "id": svc.new_key(res.resource),
         "created_at": format_time(b.now - timedelta(days=days_ago)),
         **_lab_fields(res, label),
+        **getattr(b, "_compiled_scope", {}).get(res.resource, {}),
         **extra,
     }
     if res.status:
@@ -695,6 +771,8 @@ def _human(f: str) -> str:
 
 def _pl(noun: str) -> str:
     head, _, last = noun.rpartition(" ")
+    if last.endswith(("series", "data", "info", "news", "media", "species", "metadata")):
+        return noun  # the same word in the plural
     if last.endswith(("s", "x", "ch", "sh")):
         last += "es"
     elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u"):
@@ -787,6 +865,10 @@ def _setup(b: Builder, res: Res) -> dict[str, Any]:
     names = [label.casefold(), near.casefold(), twin.casefold()]
     if len(set(names)) < 3 or any(n in taken for n in names):
         raise PlantError(f"no fresh label for a {res.noun}")
+    if res.scopes:  # every record of the request is in one scope, which the request names (`_mail`)
+        scope = _scope_values(b, res, cust)
+        b._compiled_scope = {**getattr(b, "_compiled_scope", {}), res.resource: scope}  # type: ignore[attr-defined]
+        b._compiled_note = _scope_note(res, scope)  # type: ignore[attr-defined]
     return {
         "who": who,
         "cust": cust,
