@@ -68,3 +68,19 @@ def test_sandbox_and_determinism() -> None:
     env.restore(s0)
     assert env.state_hash() == h0 and env.diff(s0) == []
     assert env.validate() == {"sql": None}
+
+
+def test_a_restored_image_hashes_as_its_content() -> None:
+    """The content hash is kept by image: restoring one seen before costs no rehash, and gives the
+    hash a fresh environment in that state computes."""
+    env = Environment(services=["sql"], seed=2)
+    s0, h0 = env.snapshot(), env.state_hash()
+    ok(env, S + "write_query", {"query": "UPDATE invoices SET status = 'paid' WHERE status = 'open'"})
+    s1, h1 = env.snapshot(), env.state_hash()
+    assert h1 != h0
+    for snap, h in ((s0, h0), (s1, h1), (s0, h0), (s1, h1)):
+        env.restore(snap)
+        assert env.state_hash() == h == Environment.from_snapshot(["sql"], snap).state_hash()
+    env.restore(s0)
+    ok(env, S + "write_query", {"query": "UPDATE invoices SET status = 'void' WHERE status = 'open'"})
+    assert env.state_hash() not in (h0, h1)  # a write after a restore is hashed again

@@ -127,6 +127,7 @@ class SqlService(Service):
         self._image: str | None = None  # serialised database, valid while not dirty
         self._dirty = True
         self._hash: str | None = None
+        self._hashes: dict[str, str] = {}  # content hash by image (restoring one seen before is free)
 
     def seed_data(self, ctx: SeedContext) -> None:
         seed_sql(self.db, ctx)
@@ -154,7 +155,7 @@ class SqlService(Service):
         self.db.execute("PRAGMA foreign_keys = ON")
         self._bound(self.db)
         self.db.set_authorizer(_authorizer)
-        self._image, self._dirty, self._hash = image, False, None
+        self._image, self._dirty, self._hash = image, False, self._hashes.get(image)
 
     def _content(self, db: sqlite3.Connection) -> dict[str, Any]:
         db.set_authorizer(None)
@@ -183,6 +184,10 @@ class SqlService(Service):
     def state_hash(self) -> str:
         if self._hash is None or self._dirty:
             self._hash = hash_value(self._content(self.db))
+            if not self._dirty and self._image is not None:  # the image is this content: keep its hash
+                if len(self._hashes) >= 16:
+                    self._hashes.clear()
+                self._hashes[self._image] = self._hash
         return hash_value([self.store.state_hash(), self._hash])
 
     def diff(self, a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
