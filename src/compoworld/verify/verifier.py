@@ -235,6 +235,20 @@ def _blob(table: dict[str, Any], blobs: dict[int, tuple[Any, bytes | None]]) -> 
     return hit[1]
 
 
+# predicate -> rank in the first order of `Verdicts` (lower first; 3 for the rest): from how often
+# each failed on the states of hard tasks' gate runs (no_changes_except 2 in 3, value_not_written 1 in 30)
+_FAILS_FIRST = {
+    "rows_written": 0,
+    "no_changes_except": 0,
+    "recipients_only": 1,
+    "field_changed": 1,
+    "message_sent": 2,
+    "record_exists": 2,
+    "value_not_written": 4,
+    "text_carries": 4,
+}
+
+
 class Verdicts:
     """V alone, for many states of one task (a gate run verifies one rubric against dozens of
     adversaries' and leave-one-out states). V is a product, so the verdict is `verify(...).passed`
@@ -253,7 +267,9 @@ class Verdicts:
         self._checks = [
             _validated(_fields(i)["check"] if not isinstance(i, dict) else i["check"]) for i in task.rubric
         ]
-        self._order = list(range(len(self._checks)))
+        # the checks most states of a gate run fail first (an adversary breaks the record-level
+        # guards, the rows or the recipients more often than a value guard): fewer run before one fails
+        self._order = sorted(range(len(self._checks)), key=lambda i: _FAILS_FIRST.get(self._checks[i][0], 3))
         self._blobs: dict[int, tuple[Any, bytes | None]] = {}  # a table's JSON, by the table (kept)
         # per check: (reads, what each read saw, whether it read the answer, the answer, verdict)
         self._kept: list[list[tuple[tuple[tuple[str, ...], ...], tuple[Any, ...], bool, Any, bool]]] = [
