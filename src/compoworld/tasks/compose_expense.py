@@ -117,8 +117,13 @@ class ExpensePlan:
 
     def walk(self, cases: int = 1) -> list[str]:
         seq = [self.request, self.claims, self.policy, self.log]
+        asked = False  # the approver hears once, about every claim over its limit
         for o in outcomes(cases):  # each claim in turn: pay it (the log) or tell someone
-            seq.append(self.log if o == "pay" else self.notify)  # a split pair goes for approval
+            if o == "pay":
+                seq.append(self.log)
+            elif o == "duplicate" or not asked:
+                seq.append(self.notify)
+                asked = asked or o != "duplicate"
         seq.append(self.reply_service())
         return [s for i, s in enumerate(seq) if i == 0 or seq[i - 1] != s]
 
@@ -516,33 +521,60 @@ def _chat(r: Run, text: str) -> None:
     b.call("chat__slack_user_post_message", {"channel_id": r.channel, "text": text})
 
 
+def _ask_text(r: Run, ap: Person) -> str:
+    """One message to the approver about every claim over its limit (a split pair as one expense)."""
+    parts, done = [], set()
+    for c in r.claims:
+        if c.outcome != "approval" or c.cid in done:
+            continue
+        if c.split:
+            other = next(x for x in r.claims if x.split and x is not c)
+            done.add(other.cid)
+            parts.append(
+                f"claims {c.cid} (${dollars(c.cents)}) and {other.cid} (${dollars(other.cents)}) from "
+                f"{c.person.name} ({c.category}, {c.merchant}, {_day(c.submitted)}), one expense of "
+                f"${dollars(held(r.claims, c))}"
+            )
+        else:
+            parts.append(
+                f"claim {c.cid} from {c.person.name} ({c.category}, {c.merchant}), ${dollars(c.cents)}"
+            )
+    return (
+        f"{ap.name}, these expense claims are above the policy limit: can you approve them? "
+        + "; ".join(parts)
+        + "."
+    )
+
+
 def solve_notify(r: Run) -> None:
+    """Who must know hears once: the approver about every claim over its limit, each employee about
+    their claims whose receipt was paid before (a message per claim would do as well)."""
     b = r.b
     ap = r.approver
     for c in r.todo():
         if c.outcome == "approval":
+            if "asked" in r.seen:
+                continue
+            r.seen.add("asked")
             if r.away and "away" not in r.seen:  # is the approver in today? (where they are told)
                 r.seen.add("away")
                 read_away(b, r.away, CHANNEL if r.plan.notify == "chat" and "channel" not in r.seen else "")
                 r.seen.add("channel")
-            text = (
-                f"{ap.name}, claim {c.cid} from {c.person.name} ({c.category}, {c.merchant}) is ${dollars(c.cents)}, "
-                "above the policy limit: can you approve it?"
-            )
-            if c.split:  # within the limit alone; one expense with the other claim, over it together
-                other = next(x for x in r.claims if x.split and x is not c)
-                text = (
-                    f"{ap.name}, claims {c.cid} and {other.cid} from {c.person.name} ({c.category}, "
-                    f"{c.merchant}, {_day(c.submitted)}) are one expense of ${dollars(held(r.claims, c))}, "
-                    f"above the policy limit: can you approve claim {c.cid} (${dollars(c.cents)})?"
-                )
-            to, subject = ap, f"Approval needed: expense claim {c.cid}"
+            text = _ask_text(r, ap)
+            to, subject = ap, "Approval needed: expense claims over the limit"
         elif c.outcome == "duplicate":
-            text = (
-                f"Hi {c.person.first}, claim {c.cid} was not paid: receipt {c.receipt} was already reimbursed "
-                "in an earlier payout."
+            if f"told:{c.person.id}" in r.seen:
+                continue
+            r.seen.add(f"told:{c.person.id}")
+            mine = [x for x in r.claims if x.outcome == "duplicate" and x.person.id == c.person.id]
+            text = f"Hi {c.person.first}, " + " ".join(
+                f"claim {x.cid} was not paid: receipt {x.receipt} was already reimbursed in an earlier payout."
+                for x in mine
             )
-            to, subject = c.person, f"Expense claim {c.cid}"
+            to, subject = (
+                c.person,
+                "Expense " + ("claims " if len(mine) > 1 else "claim ") + ", ".join(x.cid for x in mine),
+            )
         else:
             continue
         if r.plan.notify == "chat":
