@@ -79,6 +79,39 @@ RUNBOOKS = {
     ],
 }
 
+# a held-out record service whose list needs a parent workspace's id and a site (required filters)
+PAGES = {
+    "server": "Pagebook (test fixture)",
+    "domain": "productivity",
+    "tools": [
+        {
+            "name": "get_workspace",
+            "description": "Get a workspace by id.",
+            "inputSchema": _obj({"workspace_id": S}, ["workspace_id"]),
+        },
+        {
+            "name": "create_page",
+            "description": "Create a page in a workspace.",
+            "inputSchema": _obj(
+                {"workspace_id": S, "site": S, "title": S}, ["workspace_id", "site", "title"]
+            ),
+        },
+        {
+            "name": "list_pages",
+            "description": "List the pages of one site in a workspace.",
+            "inputSchema": _obj(
+                {"workspace_id": S, "site": S, "limit": {"type": "integer", "minimum": 1, "maximum": 50}},
+                ["workspace_id", "site"],
+            ),
+        },
+        {
+            "name": "get_page",
+            "description": "Get one page by id.",
+            "inputSchema": _obj({"page_id": S}, ["page_id"]),
+        },
+    ],
+}
+
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is not checked out")
 
 
@@ -94,7 +127,12 @@ def library(tmp_path_factory):
     out = tmp_path_factory.mktemp("manifests")
     for spec, name in CORPUS.items():
         (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
-    for data, name in ((MARKET, "tickerline"), (STATUS_ONLY, "pinger"), (RUNBOOKS, "runbooker")):
+    for data, name in (
+        (MARKET, "tickerline"),
+        (STATUS_ONLY, "pinger"),
+        (RUNBOOKS, "runbooker"),
+        (PAGES, "pagebook"),
+    ):
         src = out.parent / f"{name}.spec.json"
         src.write_text(json.dumps(data))
         (out / f"{name}.json").write_text(json.dumps(compile_spec(src, name, 0)))
@@ -236,3 +274,23 @@ def test_a_record_known_only_by_its_name_is_asked_for_by_id(library) -> None:
         for rival in goal["exclude"]:  # the reply with a rival record's id fails
             assert not _replay(t, lambda body, r=rival, k=key: body.replace(k, r))
         assert _replay(t, lambda _, k=key: f"Here you go: {k}")
+
+
+def test_a_list_scoped_by_a_parent_and_a_filter_gets_the_scope_from_the_request(library) -> None:
+    """A list that needs a workspace id and a site: the colleague's email names both, every planted
+    record is in that scope, and the reference lists with it (the class `search_misses_planted`)."""
+    from compoworld.tasks.adversaries import solve_lazily
+    from compoworld.tasks.gates import run_gates
+
+    tasks = _tasks("pagebook", 2, kind="id_reply")
+    assert len(tasks) == 2
+    for t in tasks:
+        assert not {g: why for g, why in run_gates(t).items() if why}
+        assert not any(p > 0 for p in solve_lazily(t).values())
+        env = t.environment()
+        obs = [env.call(c.tool, c.arguments) for c in t.reference_solution]
+        body = obs[1]["data"]["messages"][-1]["body"]
+        listed = next(c for c in t.reference_solution if c.tool == "pagebook__list_pages")
+        assert listed.arguments["workspace_id"] in body and listed.arguments["site"] in body
+        rows = obs[t.reference_solution.index(listed)]["data"]["items"]
+        assert len(rows) >= 3 and {r["workspace_id"] for r in rows} == {listed.arguments["workspace_id"]}

@@ -168,6 +168,9 @@ class Res:
     # the list's required filters on a record field (a WordPress `site`, a memory's `project_name`):
     # the request names the scope, every planted record is in it, and the list is called with it
     scopes: tuple[tuple[str, str], ...] = ()  # (param, json type)
+    # the list's required parent (a workspace, a base, a wallet): the colleague names its id, which
+    # every planted record carries (param, record field, parent resource)
+    parent_scope: tuple[str, str, str] | None = None
 
 
 def words(name: str) -> str:
@@ -431,7 +434,16 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
             if t["op"]["kind"] in ("get", "update", "delete", "transition") and t["op"].get("id_param")
         ),
         scopes=_scopes(lister, r["fields"], searchable(lister), {lab[0], lab[2]}),
+        parent_scope=_parent_scope(lister, m["resources"]),
     )
+
+
+def _parent_scope(lister: dict[str, Any], resources: dict[str, Any]) -> tuple[str, str, str] | None:
+    par = lister["op"].get("parent") or {}
+    p, f, r = par.get("param"), par.get("field"), par.get("resource")
+    if p and f and r in resources and p in lister["input_schema"].get("required", []):
+        return p, f, r
+    return None
 
 
 def _scopes(
@@ -449,7 +461,9 @@ def _scopes(
         n = norm(p)
         if p == search or p in label or p not in fields or n in LIMIT_PARAMS or switch_param(p, sch):
             continue
-        if n.endswith("id") or n.endswith("ids") or "enum" in sch or t not in ("string", "array"):
+        if n.endswith("id") or n.endswith("ids") or t not in ("string", "array"):
+            continue
+        if "enum" in sch and not any(isinstance(v, str) for v in sch["enum"]):
             continue
         if t == "array" and (sch.get("items") or {}).get("type", "string") != "string":
             continue
@@ -464,8 +478,13 @@ def _scope_values(b: Builder, res: Res, cust: Customer) -> dict[str, Any]:
         kind = kind_of(p, "string")
         n, last = norm(p), words(p).split()[-1]
         slug = _slug(cust.name)
-        if kind and kind != "enum":
-            v: Any = draw(
+        enum = [
+            x for x in (res.lister["input_schema"]["properties"][p].get("enum") or []) if isinstance(x, str)
+        ]
+        if enum:  # a kind of record the list is asked for (a HubSpot property's object type)
+            v: Any = b.pick(enum)
+        elif kind and kind != "enum":
+            v = draw(
                 kind, "string", b.rng, b.now.date(), b.company.people, [c.domain for c in b.company.customers]
             )
         elif "url" in n or last in ("uri", "link", "scrape", "site", "website", "domain"):
@@ -640,10 +659,14 @@ def list_args(b: Builder, res: Res, query: str | None) -> dict[str, Any]:
     props = res.lister["input_schema"].get("properties", {})
     if res.search and query:
         args[res.search] = query
-    args.update(scope)
+    for p, v in scope.items():
+        args = _set(res.lister, args, p, v)
+    bounds = res.lister["op"].get("bounds") or {}
     for p, s in props.items():
         if norm(p) in LIMIT_PARAMS and s.get("type") in ("integer", "number"):
-            args[p] = int(min(100, s.get("maximum", 100)))
+            # the page size the spec allows: its schema's maximum, or the bound its description states
+            caps = (100, s.get("maximum"), (bounds.get(p) or [None, None])[1])
+            args[p] = int(min(x for x in caps if x is not None))
     _valid(res.lister, args)
     return args
 
@@ -734,14 +757,14 @@ def _plant(
         "id": svc.new_key(res.resource),
         "created_at": format_time(b.now - timedelta(days=days_ago)),
         **_lab_fields(res, label),
-        **getattr(b, "_compiled_scope", {}).get(res.resource, {}),
+        **getattr(b, "_compiled_fields", {}).get(res.resource, {}),
         **extra,
     }
     if res.status:
         rec[res.status] = res.status_values[1 if closed else 0]  # type: ignore[index]
     for f, parent in res.parents:
         keys = sorted(svc.table(svc.manifest["resources"][parent]["table"]))
-        if keys:
+        if keys and f not in getattr(b, "_compiled_fields", {}).get(res.resource, {}):
             rec[f] = b.rng.choice(keys)
     fields = svc.manifest["resources"][res.resource]["fields"]
     for f in fields:  # a description, where the record has one, holds a working note (never its verdict)
@@ -865,10 +888,24 @@ def _setup(b: Builder, res: Res) -> dict[str, Any]:
     names = [label.casefold(), near.casefold(), twin.casefold()]
     if len(set(names)) < 3 or any(n in taken for n in names):
         raise PlantError(f"no fresh label for a {res.noun}")
-    if res.scopes:  # every record of the request is in one scope, which the request names (`_mail`)
+    if res.scopes or res.parent_scope:  # the request's records are in one scope it names (`_mail`)
         scope = _scope_values(b, res, cust)
+        fields = dict(scope)
+        note = _scope_note(res, scope)
+        if res.parent_scope:
+            p, f, parent = res.parent_scope
+            svc = b.svc(res.service)
+            table = svc.manifest["resources"][parent]["table"]
+            keys = sorted(svc.table(table))
+            key = b.rng.choice(keys) if keys else None
+            if key is None:  # a parent the world has none of: the colleague's own (a workspace)
+                key = svc.new_key(parent)
+                svc.insert(table, {"id": key, "created_at": format_time(b.now - timedelta(days=400))})
+            scope[p], fields[f] = key, key
+            note = f"{note} It's in {words(parent)} {key}.".strip()
         b._compiled_scope = {**getattr(b, "_compiled_scope", {}), res.resource: scope}  # type: ignore[attr-defined]
-        b._compiled_note = _scope_note(res, scope)  # type: ignore[attr-defined]
+        b._compiled_fields = {**getattr(b, "_compiled_fields", {}), res.resource: fields}  # type: ignore[attr-defined]
+        b._compiled_note = note  # type: ignore[attr-defined]
     return {
         "who": who,
         "cust": cust,
