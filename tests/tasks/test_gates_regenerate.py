@@ -102,3 +102,42 @@ def test_the_pipeline_keeps_the_same_tasks_as_full_regeneration(monkeypatch: pyt
     monkeypatch.setattr(pipeline, "Checkpoint", Never)
     full, _ = generate(3, 65, HARD)
     assert [t.to_json() for t in fast] == [t.to_json() for t in full]
+
+
+def test_the_second_replay_is_the_generations_run_when_it_left_the_same_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from compoworld.core.environment import Environment
+
+    _, task, cp = _first(HARD, seed=66)
+    assert cp.final_hash is not None
+    resets: list[bool] = []
+    plain = Environment.reset
+
+    def reset(self: Environment) -> None:
+        resets.append(True)
+        plain(self)
+
+    monkeypatch.setattr(Environment, "reset", reset)
+    assert run_gates(task, regenerate=False, checkpoint=cp)["deterministic"] is None
+    assert not resets  # the generation's run and the gate's replay: two runs, one state
+    cp.final_hash = "0" * 32  # as if the generation had ended elsewhere: the gate replays again
+    assert run_gates(task, regenerate=False, checkpoint=cp)["deterministic"] is None
+    assert resets
+
+
+def test_a_tool_that_drifts_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from compoworld.core.environment import Environment
+
+    _, task, cp = _first(HARD, seed=67)
+    counter = itertools.count()
+    plain = Environment.call
+
+    def call(self: Environment, name: str, arguments: Any = None) -> dict[str, Any]:
+        out = plain(self, name, arguments)
+        self.clock.advance(seconds=next(counter))  # each call moves the clock further than the last
+        return out
+
+    monkeypatch.setattr(Environment, "call", call)
+    why = run_gates(task, regenerate=False, checkpoint=cp)["deterministic"]
+    assert why and "replays" in why

@@ -17,6 +17,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import regex
 
@@ -164,15 +165,11 @@ def run(tree: FileTree, command: str, cwd: str = "/") -> Result:
 
     Raises `QuotaExceeded` when a write would take the tree past its byte budget."""
     ctx = _Ctx(tree, cwd)
+    tokens = _lex(command)
+    if isinstance(tokens, str):
+        return Result("", f"sh: syntax error: {tokens}\n", 2, cwd)
     try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars="|;&<>")
-        lexer.whitespace_split = True
-        lexer.commenters = ""
-        tokens = list(lexer)
-    except ValueError as e:
-        return Result("", f"sh: syntax error: {e}\n", 2, cwd)
-    try:
-        seqs = _sequences(tokens)
+        seqs = _sequences(list(tokens))
     except ShellSyntax as e:
         return Result("", f"{e}\n", 2, cwd)
     out: list[str] = []
@@ -200,6 +197,23 @@ def run(tree: FileTree, command: str, cwd: str = "/") -> Result:
         stdout = stdout.encode()[:MAX_OUTPUT].decode(errors="ignore")
         ctx.stderr.append(f"sh: output truncated at {MAX_OUTPUT} bytes\n")
     return Result(stdout, "".join(ctx.stderr), code, ctx.cwd, truncated)
+
+
+@lru_cache(maxsize=1024)
+def lex_words(command: str, posix: bool) -> tuple[str, ...] | str:
+    """The words of a command line (shlex, with `|;&<>` as punctuation), or the lexer's complaint:
+    a pure function of the text, kept (replays and adversaries run the same lines again)."""
+    try:
+        lexer = shlex.shlex(command, posix=posix, punctuation_chars="|;&<>")
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        return tuple(lexer)
+    except ValueError as e:
+        return str(e)
+
+
+def _lex(command: str) -> tuple[str, ...] | str:
+    return lex_words(command, True)
 
 
 def _sequences(tokens: list[str]) -> list[tuple[str, list[list[str]]]]:

@@ -131,6 +131,7 @@ class Checkpoint:
         self.digest: bytes | None = None
         # the first generation's grounding: (`grounding.ground_key` of what it read, its problems)
         self.grounded: tuple[bytes, list[str]] | None = None
+        self.final_hash: str | None = None  # the state the first generation's reference left
 
 
 class SameBuild(Exception):
@@ -146,7 +147,7 @@ def _build_digest(b: Any, settings: Settings, parts: tuple[Any, ...]) -> bytes:
 
     drawn = {k: v for k, v in vars(b).items() if k not in ("env", "rng", "company", "family", "persona")}
     blob = orjson.dumps(
-        [drawn, b.env.state_hash(), b.env.clock.iso(), b.rng.getstate(), settings_dict(settings), parts],
+        [drawn, b.env.state_hash(), b.rng.getstate(), settings_dict(settings), parts],
         option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS,
         default=lambda v: sorted(map(repr, v)) if isinstance(v, set | frozenset) else repr(v),
     )
@@ -503,7 +504,7 @@ def workflow_task(
             (seed, index, composed, force, fam.name, fam.services, distractors, world_seed, lived, info),
         )
         if checkpoint.digest is None:
-            checkpoint.digest = digest
+            checkpoint.digest, checkpoint.final_hash = digest, env.state_hash()
         elif checkpoint.digest == digest:
             raise SameBuild
     from compoworld.tasks.labels import labelled

@@ -16,7 +16,7 @@ from compoworld.core.envelope import InvalidArguments, RuleViolation
 from compoworld.core.resource import Resource
 from compoworld.core.service import SeedContext, Service
 from compoworld.core.tool import tool
-from compoworld.interfaces.shell import MAX_TREE_BYTES, FileTree, QuotaExceeded, entry_bytes, run
+from compoworld.interfaces.shell import MAX_TREE_BYTES, FileTree, QuotaExceeded, entry_bytes, lex_words, run
 from compoworld.services.workspace.state import Entry
 
 HOME = "/home/user"
@@ -134,12 +134,8 @@ def _expand_globs(tree: FileTree, command: str, cwd: str) -> str:
     import shlex
 
     out = []
-    try:
-        lexer = shlex.shlex(command, posix=False, punctuation_chars="|;&<>")
-        lexer.whitespace_split = True
-        lexer.commenters = ""
-        words = list(lexer)
-    except ValueError:
+    words = lex_words(command, False)
+    if isinstance(words, str):  # the lexer's complaint: the shell reports it
         return command
     for w in words:
         if ("*" in w or "?" in w) and not w.startswith(("'", '"')):
