@@ -73,3 +73,21 @@ def test_fred_series_search_finds_a_seeded_series_by_a_word_of_its_title() -> No
     word = next(w for r in rows for w in str(r.get("title", "")).split() if len(w) > 4)
     hits = _ok(env.call("svc__fred_search", {"search_text": word, "limit": 50}))["items"]
     assert hits and all(word.casefold() in str(h).casefold() for h in hits)
+
+
+@pytest.mark.skipif(not (SPECS / "corpus").is_dir(), reason="the corpus of real specs is not here")
+def test_an_info_input_wrapped_in_a_query_object_is_read_from_inside_it() -> None:
+    """Interzoid's weather takes `{"query": {"license", "city", "state"}}`: the city inside decides the
+    answer (not the key beside it), and it agrees with another weather service of the same world."""
+    iz = compile_spec(SPECS / "corpus/openmcp_interzoid_com_getweathercity.json", "iz")
+    kw = compile_spec(SPECS / "corpus/openmcp_korea-weather.json", "kw")
+    env = Environment([service_from_manifest(iz), service_from_manifest(kw)], seed=4, size="small")
+
+    def iz_temp(city: str, key: str) -> float:
+        q = {"query": {"license": key, "city": city, "state": "n/a"}}
+        return _ok(env.call("iz__getweather", q))["temperature_c"]
+
+    assert iz_temp("Berlin", "key-one") == iz_temp("Berlin", "key-two")
+    assert iz_temp("Berlin", "key-one") != iz_temp("Lagos", "key-one")
+    kw_temp = _ok(env.call("kw__tool_get_current_weather_post", {"location": "Berlin"}))["temperature_c"]
+    assert kw_temp == iz_temp("Berlin", "key-one")

@@ -877,7 +877,20 @@ def _h(seed: Any, *parts: Any) -> float:
     return int.from_bytes(d[:8], "big") / 2**64
 
 
+WRAPPED_INPUTS = {"q", "query", "text", "address", "location", "city", "place", "symbol", "ticker", "ip"}
+
+
+def _inner(v: Any) -> Any:
+    """An input wrapped in a query object (`{"query": {"q": "Berlin"}}`) is the text inside it."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(x, str) and re.sub(r"[^a-z0-9]", "", k.lower()) in WRAPPED_INPUTS:
+                return x
+    return v
+
+
 def _key(v: Any) -> str:
+    v = _inner(v)
     if isinstance(v, list):
         v = v[0] if v else ""
     return " ".join(str(v if v is not None else "here").split()).casefold()
@@ -1190,7 +1203,7 @@ def _points(v: Any) -> list[Any]:
 
 def run_geo(op: dict[str, Any], args: dict[str, Any], seed: Any) -> dict[str, Any]:
     fn, params = op["fn"], op["params"]
-    vals = [args.get(p) if p else None for p in params]
+    vals = [_inner(args.get(p)) if p else None for p in params]
     if fn == "geocode":
         return {"results": [geocode(vals[0], seed)]}
     if fn in ("reverse_geocode", "timezone"):

@@ -108,6 +108,12 @@ def infos_of(cls: Any) -> list[Info]:
 # ---- how a question is put to the tool ------------------------------------------------------------
 def _typed(value: Any, schema: dict[str, Any]) -> Any:
     t = schema.get("type")
+    if t == "object" and not isinstance(value, dict):  # a query object: the value goes in its text field
+        from compoworld.compiler.compute import WRAPPED_INPUTS
+
+        inner = schema.get("properties") or {}
+        key = next((k for k in inner if re.sub(r"[^a-z0-9]", "", k.lower()) in WRAPPED_INPUTS), None)
+        return {key: _typed(value, inner[key])} if key else value
     if t == "array" and not isinstance(value, list):
         return [value]
     if t in ("number", "integer") and isinstance(value, str):
