@@ -1633,7 +1633,11 @@ def _fits(kind: str, res: Res) -> bool:
     if kind == "lookup_reply":
         return any("date" not in k and k != "enum" for _, k, _ in res.values)
     if kind == "id_reply":  # where no field can be asked about, and an id is what the tools take
-        return bool(res.id_tools) and not _fits("lookup_reply", res) and res.label_kind in ("label", "key")
+        return (
+            bool(res.id_tools)
+            and not _fits("lookup_reply", res)
+            and res.label_kind in ("label", "key", "url")
+        )
     if kind == "update_from_email":
         return bool(res.transitions) or (
             res.updater is not None
