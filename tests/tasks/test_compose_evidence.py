@@ -176,3 +176,31 @@ def test_limits_are_counted_to_the_day_and_the_cent() -> None:
     text = " ".join(str(env.call(c.tool, c.arguments)) for c in t.reference_solution)  # what was read
     limits = set(re.findall(r"(?:meals|travel|lodging|software) \$(\d+)", text))
     assert any(re.search(rf"paid \(\${lim}\.00\)", c.description) for c in pays for lim in limits)
+
+
+def test_a_correction_later_in_the_request_sets_the_window() -> None:
+    """The customer's own follow-up (a reply on the ticket, a mail in the thread) shortens the window
+    the request first named: the credit is the corrected window's; without it, the first one's."""
+    s = Settings(k=5, difficulty="hard", families=("composed.service_credit",))
+    for i in range(40):
+        try:
+            fixed, first = _forced(53, i, s, corrected=True), _forced(53, i, s, corrected=False)
+        except Rejected:
+            continue
+        break
+    else:
+        raise AssertionError("no credit task kept")
+    assert fixed.instruction == first.instruction and fixed.services == first.services
+    env = fixed.environment()
+    seen = " ".join(str(env.call(c.tool, c.arguments)) for c in fixed.reference_solution)
+    assert "A correction to my request" in seen
+    for t in (fixed, first):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+        lazy = solve_lazily(t)
+        assert lazy["every"] == lazy["recent"] == 0, (t.id, lazy)
+    assert any("corrected window" in r.description for r in fixed.rubric)
+    for a, b in ((fixed, first), (first, fixed)):
+        env = b.environment()
+        for c in a.reference_solution:
+            env.call(c.tool, c.arguments)
+        assert not verify(b, env.snapshot(), None).passed

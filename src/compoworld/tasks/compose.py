@@ -55,6 +55,7 @@ TIERS: dict[str, dict[str, Any]] = {
         "where": 0,
         "writes": 3,  # services written that must agree (reply, log, approver, CRM note)
         "away": True,  # the approver may be out of office today: who covers is named elsewhere
+        "corrections": True,  # a requester may correct their window later in the ticket or thread
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -284,6 +285,18 @@ def _ticket_text(c: Case, start: date, end: date, echo: str = "") -> str:
     )
 
 
+def _reported(c: Case) -> tuple[date, date]:
+    """The window the request first names (longer than the outage when a correction follows)."""
+    return c.found.get("reported", (c.start, c.end))
+
+
+def _correction(c: Case) -> str:
+    return (
+        f"A correction to my request: our service was back on {_long(c.end + timedelta(days=1))}, so the "
+        f"days to credit are {_long(c.start)} to {_long(c.end)}. {c.person.first}"
+    )
+
+
 OTHER = (
     ("Two more seats", "Could we add two more seats to our plan from next month?"),
     ("New billing contact", "Please send future invoices to our new finance inbox."),
@@ -311,14 +324,21 @@ def plant_request(w: Work) -> None:
                     days_ago=(w.today - old_end).days - 1,
                 )
                 c.old_ticket = old["id"]
-            t = hd_ticket(
-                b,
-                contact,
-                c.subject,
-                _ticket_text(c, c.start, c.end),
-                status=2,
-                days_ago=b.rng.randrange(1, 4),
-            )
+            dago = b.rng.randrange(1, 4)
+            t = hd_ticket(b, contact, c.subject, _ticket_text(c, *_reported(c)), status=2, days_ago=dago)
+            if "reported" in c.found:  # the customer's own follow-up on the ticket puts the window right
+                b.svc("helpdesk").conversations.create(
+                    {
+                        "ticket_id": t["id"],
+                        "kind": "reply",
+                        "body": _correction(c),
+                        "private": False,
+                        "incoming": True,
+                        "user_id": contact["id"],
+                        "from_email": c.person.email,
+                        "created_at": format_time(b.now - timedelta(days=dago - 0.6)),
+                    }
+                )
             if c is w.twin:
                 w.decoy_ticket = t["id"]
             else:
@@ -349,16 +369,20 @@ def plant_request(w: Work) -> None:
                     thread=first["threadId"],
                     labels=("SENT",),
                 )
-            m = inbox_mail(
-                b,
-                c.person.email,
-                me,
-                c.subject,
-                _ticket_text(c, c.start, c.end),
-                b.now - timedelta(days=b.rng.randrange(1, 4), hours=b.rng.randrange(1, 9)),
-            )
+            sent = b.now - timedelta(days=b.rng.randrange(1, 4), hours=b.rng.randrange(1, 9))
+            m = inbox_mail(b, c.person.email, me, c.subject, _ticket_text(c, *_reported(c)), sent)
             c.email_id = m["id"]
             c.found["thread"] = m["threadId"]
+            if "reported" in c.found:  # their follow-up in the same thread puts the window right
+                inbox_mail(
+                    b,
+                    c.person.email,
+                    me,
+                    "Re: " + c.subject,
+                    _correction(c),
+                    min(sent + timedelta(hours=14), b.now - timedelta(hours=5)),
+                    thread=m["threadId"],
+                )
             osub, otext = b.pick(OTHER)
             c.found["newer"] = inbox_mail(
                 b, c.person.email, me, osub, f"{otext} {c.person.name}", b.now - timedelta(hours=3)
@@ -395,6 +419,11 @@ def solve_request(w: Work) -> None:
     for c in w.cases:
         if w.plan.request == "helpdesk":
             assert find_open_ticket(b, c.person, c.subject) == c.ticket
+            if w.tier.get("corrections"):  # the ticket's conversation: a follow-up may correct it
+                b.call(
+                    "helpdesk__freshdesk_get_ticket_by_id",
+                    {"ticket_id": c.ticket, "include": "conversations"},
+                )
         elif w.plan.request == "browser":
             mine = open_ticket_page(b, c.subject, lambda tp, c=c: c.person.name in tp and c.cust.name in tp)
             assert mine is not None and mine[0] == f"/tickets/{c.ticket}"
@@ -597,7 +626,8 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
         case = c if isinstance(c, Case) else None
         days: set[date] = set()
         if case is not None:  # every day of both windows is billed, so both totals are real
-            for a, z in ((case.start, case.end), case.found.get("old_window", (case.start, case.end))):
+            windows = [(case.start, case.end), case.found.get("old_window", (case.start, case.end))]
+            for a, z in windows + ([case.found["reported"]] if "reported" in case.found else []):
                 d = a
                 while d <= z:
                     days.add(d)
@@ -607,7 +637,8 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
         credited_in = None
         if case is not None:
             inside = sorted(d for d in days if case.start <= d <= case.end)
-            credited_in = b.rng.choice(inside)
+            # one draw whatever the window's length (a test's flip of it shifts no later draw)
+            credited_in = inside[int(b.rng.random() * len(inside))]
         for d in sorted(days):
             cents = b.rng.randrange(40, 420) * 100 + b.rng.choice((0, 25, 50, 75, 90))
             # a day credited before: the credits log holds it (Stripe: the payment is refunded)
@@ -621,6 +652,9 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
         case.naive = sum(r[2] for r in mine if case.start <= r[0] <= case.end)
         a, z = case.found.get("old_window", (case.start, case.end))
         case.stale = sum(r[2] for r in mine if a <= r[0] <= z and r[3] == "billed")
+        if "reported" in case.found:  # the window as first reported, before the correction
+            a, z = case.found["reported"]
+            case.found["wide"] = sum(r[2] for r in mine if a <= r[0] <= z and r[3] == "billed")
     return out
 
 
@@ -983,7 +1017,8 @@ def add_checks(w: Work) -> None:
     b, p = w.b, w.plan
     for c in w.cases:
         amt = dollars(c.amount)
-        rivals = sorted({dollars(x) for x in (c.naive, c.stale) if x != c.amount})
+        wide = c.found.get("wide", c.amount)  # the first-reported window's total
+        rivals = sorted({dollars(x) for x in (c.naive, c.stale, wide) if x != c.amount})
         if p.request == "email":
             b.expect_record(
                 "email",
@@ -1142,6 +1177,14 @@ def add_checks(w: Work) -> None:
             )
         if c.naive != c.amount:
             b.not_written(p.ledger, dollars(c.naive), f"the log does not count {c.cust.name}'s credited days")
+        if wide != c.amount:
+            b.not_written(
+                p.ledger, dollars(wide), f"the log uses {c.cust.name}'s corrected window, not the first one"
+            )
+            b.not_written(
+                p.reply_service(), dollars(wide), f"{c.cust.name} is not credited the first-reported window"
+            )
+            b.trap("miscomputed", "the window as first reported, before the customer's correction")
         for v, label in (
             (c.naive, "a total that counts credited days again"),
             (c.stale, "the earlier window's total"),
@@ -1347,6 +1390,14 @@ def _compose_credit(
     for c in cases + ([twin] if twin else []):
         old_end = c.start - timedelta(days=rng.randrange(45, 80))
         c.found["old_window"] = (old_end - timedelta(days=rng.randrange(1, 4)), old_end)
+    for c in cases:  # the request names a longer window; a later message in it puts it right
+        fix, extra = rng.random() < 0.5, rng.randrange(1, 3)  # drawn whatever the tier or a test says
+        if not tier.get("corrections"):
+            continue
+        if force.get("corrected", fix):
+            c.found["reported"] = (c.start, c.end + timedelta(days=extra))
+        else:  # no correction came: the window as reported is the outage (the same days are billed)
+            c.end += timedelta(days=extra)
     w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
     usage = _usage_rows(w)
     st = stages(plan, usage, away=_has_away(plan, tier))
@@ -1361,7 +1412,7 @@ def _compose_credit(
     candidates = [x for x in candidates if x * 100 >= lo and (hi is None or x * 100 < hi)]
     if not candidates:
         raise PlantError("no round limit between the totals")
-    limit = rng.choice(candidates)
+    limit = candidates[int(rng.random() * len(candidates))]  # one draw, however many fit
     staff = [p for p in b.company.employees if p.id != b.me.id]
     fallbacks = b.fresh(staff, 3, key=lambda p: p.id)
     eff = b.now.date() - timedelta(days=rng.randrange(20, 120))
@@ -1370,11 +1421,13 @@ def _compose_credit(
         c.branch = "approve" if c.amount <= limit * 100 else "review"
     # the other versions flip the first case's branch: acting on them is wrong, not merely different
     first = cases[0]
-    flip = (
-        (lambda: max(50, (first.amount // 100) // 2 // 50 * 50))
-        if first.branch == "approve"
-        else (lambda: (first.amount // 100 // 50 + 1 + rng.randrange(1, 6)) * 50)
-    )
+
+    def flip() -> int:
+        up = rng.randrange(1, 6)  # drawn on either branch, so a test's flip of the evidence shifts no draw
+        if first.branch == "approve":
+            return max(50, (first.amount // 100) // 2 // 50 * 50)
+        return (first.amount // 100 // 50 + 1 + up) * 50
+
     if tier["versions"] >= 2:
         versions.append(Version(eff - timedelta(days=rng.randrange(200, 500)), flip(), fallbacks[1]))
     if tier["versions"] >= 3:

@@ -465,6 +465,8 @@ def plant_log(r: Run) -> None:
         days = (r.today - date(year, 12, 31)).days + b.rng.randrange(1, 20)
         # titled the way people asked then: the sheet that best matches the ask's words is not this year's
         r.old_log = sheet(b, f"Expense claims and payouts {year}", "Log", old, days_ago=days)["id"]
+        # a sheet the team touched this morning: the log is neither the latest nor the top of the list
+        sheet(b, "Team travel bookings", "Trips", [["week", "traveller"], [_day(r.today), b.me.name]], 0.2)
 
 
 def b_days(r: Run) -> float:
@@ -812,6 +814,17 @@ def compose(
     # one claim each while people last (a small team files two)
     claimants = rng.sample(rest, min(len(rest), len(plan_out)))
     claimants += [rng.choice(rest) for _ in range(len(plan_out) - len(claimants))]
+    # the receipts paid before are two people's (each is told once, a visit each); a small team's
+    # repeat claimant swaps with a claim paid
+    dups = [i for i, o in enumerate(plan_out) if o == "duplicate"]
+    if len(dups) == 2 and claimants[dups[0]].id == claimants[dups[1]].id:
+        j = next(
+            (j for j, o in enumerate(plan_out) if o == "pay" and claimants[j].id != claimants[dups[0]].id),
+            None,
+        )
+        if j is None:
+            raise PlantError("one person holds every claim")
+        claimants[dups[1]], claimants[j] = claimants[j], claimants[dups[1]]
     base_no = rng.randrange(4100, 8800)
     claims: list[Claim] = []
     for i, (p, o) in enumerate(zip(claimants, plan_out, strict=True)):
@@ -986,7 +999,10 @@ def compose(
         # the cover may have a claim paid in this run (nothing is sent to them), never one told
         # (by the drawn outcomes: a test's flip of the evidence leaves the cover as it was)
         told = {c.person.id for c, o in zip(claims, plan_out, strict=True) if o != "pay"}
-        r.away = draw_away(b, approvers[0], {p.id for p in picked} | told, plan.notify, force)
+        # someone with no claim in the run when the team allows (a claimant's row is no hint)
+        others = {p.id for p in staff} - {p.id for p in picked} - {c.person.id for c in claims}
+        exclude = {p.id for p in picked} | ({c.person.id for c in claims} if others else told)
+        r.away = draw_away(b, approvers[0], exclude, plan.notify, force)
         r.away.channel = r.channel
     st = stages(plan, away=r.away is not None)
     edges = wire(st)
