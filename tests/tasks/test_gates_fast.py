@@ -216,3 +216,17 @@ def test_the_gate_takes_the_generations_grounding_only_for_the_same_replay() -> 
     rev = task.model_copy(update={"reference_solution": task.reference_solution[::-1]})
     got = run_gates(rev, regenerate=False, checkpoint=cp)["grounded"]
     assert got is not None and got == run_gates(rev, regenerate=False)["grounded"]
+
+
+def test_checks_without_their_diagnoses_decide_and_score_as_with_them(tasks: list[Task]) -> None:
+    from compoworld.verify.verifier import verify_checks
+
+    for t in tasks:
+        env = t.environment()
+        final, _, _ = replay(env, [c.model_dump() for c in t.reference_solution])
+        for task in (t, _without_guards(t)):
+            for state, answer in ((env.initial, None), (final, task.answer), (final, None)):
+                full = verify_checks(task.rubric, task.initial_state, state, answer)
+                quiet = verify_checks(task.rubric, task.initial_state, state, answer, explain=False)
+                assert [c.passed for c in quiet.checks] == [c.passed for c in full.checks], task.id
+                assert (quiet.passed, quiet.score) == (full.passed, full.score)

@@ -18,7 +18,7 @@ from typing import Any
 from compoworld.core.environment import Environment
 from compoworld.core.service import Service
 from compoworld.tasks.model import Task
-from compoworld.verify.verifier import Verdicts, verify
+from compoworld.verify.verifier import Verdicts, verify, verify_checks
 
 GATES = (
     "initial_unsatisfied",
@@ -125,7 +125,7 @@ def run_gates(
     if env.state_hash() != task.initial_state_hash:
         out["deterministic"] = "the initial state does not hash to initial_state_hash"
     s0 = env.initial
-    v0 = verify(task, s0, None)
+    v0 = verify_checks(task.rubric, task.initial_state, s0, None, explain=False)  # V and the score
     if v0.passed:
         out["initial_unsatisfied"] = "the initial state already satisfies every check"
     elif v0.score > 0:

@@ -40,9 +40,11 @@ class VerifyResult(BaseModel):
 
 
 def verify_checks(
-    rubric: list[Any], s0: dict[str, Any], final: dict[str, Any], answer: str | None
+    rubric: list[Any], s0: dict[str, Any], final: dict[str, Any], answer: str | None, explain: bool = True
 ) -> VerifyResult:
-    ctx = CheckContext(StateView(s0), StateView(final), answer)
+    """Every check's verdict and detail; without `explain` a failed check's detail may be empty
+    (its verdict and the score are the same: the gates, which read only those)."""
+    ctx = (CheckContext if explain else _Quiet)(StateView(s0), StateView(final), answer)
     results = []
     for item in rubric:
         item = item if isinstance(item, dict) else _fields(item)
@@ -69,6 +71,10 @@ def verify_checks(
     return VerifyResult(
         checks=results, passed=all(r.passed for r in results) and bool(results), score=round(score, 6)
     )
+
+
+class _Quiet(CheckContext):
+    explain = False
 
 
 def _fields(item: Any) -> dict[str, Any]:
