@@ -182,6 +182,38 @@ def test_file_copies_are_charged_and_refused_at_the_budget() -> None:
     assert s.call("files__dropbox_get_file_info", {"path": "/copy0.txt"})["success"]  # reads still work
 
 
+def test_a_copied_file_is_measured_once_and_the_same(monkeypatch) -> None:
+    """Copies share the content string: its size and hash (5 ms each to encode 512K non-ASCII
+    characters, under the GIL) are computed once for all of them, and equal a fresh measurement."""
+    import hashlib
+
+    from compoworld.services.files import service as files
+
+    env = Environment(services=["files"], seed=1)
+    blob = base64.b64encode(bytes(range(256)) * 2048).decode()  # binary: a non-ASCII text once decoded
+    up = {"dropbox_path": "/big.bin", "source_uri": f"data:application/octet-stream;base64,{blob}"}
+    assert env.call("files__dropbox_upload_file", up)["success"]
+    content = env.services["files"].store.tables["entries"]["/big.bin"]["content"]
+    assert not content.isascii()
+    measured: list[int] = []
+    real = files._measure
+
+    def counting(text: str) -> tuple[int, str]:
+        if files._MEASURED.get(id(text), (None,))[0] is not text:
+            measured.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(files, "_measure", counting)
+    for i in range(4):
+        r = env.call("files__dropbox_copy_file", {"from_path": "/big.bin", "to_path": f"/c{i}.bin"})
+        assert r["success"], r
+        data = "".join(content).encode()  # an equal string that is another object
+        meta = r["data"]["metadata"]
+        assert meta["size"] == len(data) and meta["content_hash"] == hashlib.sha256(data).hexdigest()
+    assert len(measured) <= 1  # measured at most once (the upload may have measured it already)
+    assert files._measure("".join(content)) == files._measure(content)
+
+
 def test_small_records_are_charged_at_least_what_they_cost() -> None:
     def deep(v) -> int:
         n = sys.getsizeof(v)
@@ -295,3 +327,49 @@ def test_a_call_share_must_be_a_fraction() -> None:
         with pytest.raises(ValueError, match="share must be in"):
             CallLimits(share=bad)
     assert CallLimits().share is None  # eval, stdio and trainers' environments never yield by default
+
+
+def test_a_watched_loop_is_busy_only_while_it_runs_callbacks_and_heavy_work_yields_to_it(monkeypatch) -> None:
+    import asyncio
+    import time
+
+    from compoworld.core import limits
+
+    seen: dict[str, bool] = {}
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        assert limits.watch_loop(loop) and limits.watch_loop(loop)  # idempotent
+        seen["running"] = id(loop) in limits.BUSY_LOOPS
+        waiting, done = threading.Event(), loop.create_future()
+
+        def watch() -> None:
+            waiting.wait()
+            for _ in range(100000):  # the loop goes back to its selector: idle
+                if id(loop) not in limits.BUSY_LOOPS:
+                    seen["idle"] = True
+                    break
+                time.sleep(0.001)
+            loop.call_soon_threadsafe(done.set_result, None)
+
+        t = threading.Thread(target=watch)
+        t.start()
+        waiting.set()
+        await done
+        seen["woken"] = id(loop) in limits.BUSY_LOOPS
+        t.join()
+
+    asyncio.run(main())
+    assert seen == {"running": True, "idle": True, "woken": True}
+
+    monkeypatch.setattr(limits, "BUSY_LOOPS", {1})  # a loop with work: heavy work yields at once
+
+    def heavy() -> limits.Pacer:
+        with limits.pacing(0.2) as p:
+            t = time.thread_time()
+            while time.thread_time() - t < 0.005:
+                limits.checkpoint()
+            return p
+
+    p = heavy()  # on a thread with no loop of its own
+    assert p.pauses > 0 and p.paused > 0

@@ -156,3 +156,25 @@ def test_sessions_served_together_get_a_fair_share_and_pauses_count_as_paced(tmp
     assert s._not_before == 0.0
     s._charge_cpu(0.1, wall=0.1 + PACE * 0.05)  # paused half of it: owes the other half
     assert 0 < s._not_before - time.monotonic() <= PACE * 0.05
+
+
+def test_big_state_reads_share_one_pace(tmp_path: Path, monkeypatch) -> None:
+    """Big /state responses are paced together: two readers at once each wait for the other's bytes
+    too, so the loop's share spent streaming stays the same however many read at once."""
+    from compoworld.serve import http as serve_http
+
+    waits: list[float] = []
+
+    async def record(s: float) -> None:
+        waits.append(s)
+
+    monkeypatch.setattr(serve_http.anyio, "sleep", record)
+    store = Store({}, "direct", idle_timeout=60, results=tmp_path / "r.jsonl")
+    tenth = serve_http.STREAM_BYTES_PER_S // 10
+
+    async def two_readers() -> None:
+        await asyncio.gather(store.stream_pace(tenth), store.stream_pace(tenth))
+
+    asyncio.run(two_readers())
+    store.close()
+    assert len(waits) == 2 and max(waits) > 0.19  # the second waits for both tenths of a second

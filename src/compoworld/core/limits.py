@@ -250,7 +250,9 @@ if hasattr(os, "register_at_fork"):
 # ---- cooperative fair share ---------------------------------------------------------------------
 SLICE_S = 0.0005  # seconds heavy work runs between two looks at whether it must yield
 CONTENDED = 0.9  # ... and it yields when it got less than this share of the CPU meanwhile
+BUSY_SLICE_S = 0.0001  # ... or, while an interactive event loop has work, after this much
 PACERS: dict[int, Pacer] = {}  # by thread: the work that thread runs under a fair share
+BUSY_LOOPS: set[int] = set()  # watched event loops (`watch_loop`) that are running callbacks now
 
 
 class Pacer:
@@ -275,11 +277,11 @@ class Pacer:
         self.paused = 0.0  # seconds slept so far
         self.pauses = 0
 
-    def check(self, wall: float) -> None:
+    def check(self, wall: float, busy: bool = False) -> None:
         cpu = time.thread_time()
         used = cpu - self.cpu0
-        if used < CONTENDED * (wall - self.wall0):
-            pause = used * (1 - self.share) / self.share
+        if busy or used < CONTENDED * (wall - self.wall0):
+            pause = max(used, BUSY_SLICE_S) * (1 - self.share) / self.share
             time.sleep(pause)
             self.paused += pause
             self.pauses += 1
@@ -294,8 +296,46 @@ def checkpoint() -> None:
     p = PACERS.get(threading.get_ident())
     if p is not None:
         wall = time.perf_counter()
-        if wall - p.wall0 >= SLICE_S:
+        if BUSY_LOOPS:  # an event loop serving others is waiting for the GIL this thread holds
+            if wall - p.wall0 >= BUSY_SLICE_S:
+                p.check(wall, busy=True)
+        elif wall - p.wall0 >= SLICE_S:
             p.check(wall)
+
+
+class _WatchedSelector:
+    """An event loop's selector that marks the loop busy (`BUSY_LOOPS`) from the moment its wait
+    returns until it waits again: the loop then has callbacks to run (requests of other sessions),
+    and heavy work under a fair share yields to it at once instead of splitting the GIL with it."""
+
+    def __init__(self, inner: Any, key: int) -> None:
+        self._inner = inner
+        self._key = key
+
+    def select(self, timeout: float | None = None) -> Any:
+        BUSY_LOOPS.discard(self._key)
+        try:
+            return self._inner.select(timeout)
+        finally:
+            BUSY_LOOPS.add(self._key)
+
+    def close(self) -> None:
+        BUSY_LOOPS.discard(self._key)
+        self._inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def watch_loop(loop: Any) -> bool:
+    """Give heavy work under a fair share priority-yield to `loop` (an asyncio selector loop that
+    serves interactive requests); idempotent. False where the loop has no selector to watch (uvloop)."""
+    selector = getattr(loop, "_selector", None)
+    if selector is None or isinstance(selector, _WatchedSelector):
+        return isinstance(selector, _WatchedSelector)
+    loop._selector = _WatchedSelector(selector, id(loop))
+    BUSY_LOOPS.add(id(loop))  # it is running now (this is called from it)
+    return True
 
 
 @contextlib.contextmanager

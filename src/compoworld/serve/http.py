@@ -19,6 +19,7 @@ a write would pass it; see `EnvSession`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hmac
 import json
@@ -40,7 +41,7 @@ from starlette.routing import Route
 
 from compoworld.core.environment import Environment
 from compoworld.core.library import Library, active
-from compoworld.core.limits import CallLimits
+from compoworld.core.limits import CallLimits, watch_loop
 from compoworld.serve.mcp_server import DEFAULT_STATE_BUDGET, FAIR_SHARE, EnvSession, build_server
 from compoworld.serve.work import verify_snapshot, write_state
 from compoworld.tasks.model import Task
@@ -102,6 +103,7 @@ class Store:
         self.limits = limits
         self.library = library if library is not None else active()  # what sessions are composed from
         self.draining = False  # set by POST /drain: no new sessions, the old ones keep running
+        self._stream_due = 0.0  # monotonic time by which the big responses sent so far are paid for
         self.mode = mode
         self.idle_timeout = idle_timeout
         self.state_budget = state_budget
@@ -113,6 +115,13 @@ class Store:
         self.results = results
         results.parent.mkdir(parents=True, exist_ok=True)
         self._log = results.open("ab")
+
+    async def stream_pace(self, n: int) -> None:
+        """Wait until `n` more bytes of big responses fit `STREAM_BYTES_PER_S`, across all streams."""
+        now = time.monotonic()
+        self._stream_due = max(self._stream_due, now) + n / STREAM_BYTES_PER_S
+        if self._stream_due > now:
+            await anyio.sleep(self._stream_due - now)
 
     def expire(self) -> None:
         now = time.monotonic()
@@ -346,7 +355,7 @@ def build_app(
             finally:
                 os.unlink(path)  # the open file stays readable; nothing is left behind on disk
             return StreamingResponse(
-                _chunks(f), media_type="application/json", headers={"content-length": str(size)}
+                _chunks(f, store), media_type="application/json", headers={"content-length": str(size)}
             )
 
         def render() -> bytes:
@@ -494,6 +503,7 @@ class Gate:
     def __init__(self, app: Any, store: Store) -> None:
         self.app = app
         self.store = store
+        self._watched = False
 
     async def _admit(
         self, sid: str, headers: dict[str, str], send: Any, missing: str, rpc: bool
@@ -512,6 +522,9 @@ class Gate:
         return None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if not self._watched:  # heavy calls under a fair share yield to this loop while it has work
+            self._watched = True
+            watch_loop(asyncio.get_running_loop())
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path = scope["path"]
@@ -579,23 +592,25 @@ class Gate:
         await self.app(scope, receive, send)
 
 
-STREAM_CHUNK = 64 * 1024
-STREAM_BYTES_PER_S = 128 << 20  # a big state streams at this pace (32 MiB, the default budget: 0.25 s)
+STREAM_CHUNK = 128 * 1024
+# Big state reads stream at this pace, all of them together (32 MiB, the default budget, in 1 s):
+# every step costs the event loop, and the reader's process the CPU it takes to receive it.
+STREAM_BYTES_PER_S = 32 << 20
 
 
-async def _chunks(f: Any) -> Any:
-    """A big file's bytes in small slices of its memory map, paced: each slice is one short step
-    of the event loop (no copy to read it, no hop to a worker thread and back), and the pause
-    between steps leaves the loop to the other sessions' requests. Unpaced, a 20 MB state read
-    takes the loop in back-to-back steps and the quiet sessions' calls queue behind them."""
+async def _chunks(f: Any, store: Store) -> Any:
+    """A big file's bytes in slices of its memory map, paced by the store (`Store.stream_pace`):
+    each slice is one short step of the event loop (no copy to read it, no hop to a worker
+    thread and back), and between steps the loop is the other sessions'. Unpaced, one trainer
+    reading a 20 MB state over and over kept the loop (and the machine's other core, receiving)
+    busy enough to double a quiet session's p99."""
     import mmap
 
     try:
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm, memoryview(mm) as view:
-            pause = STREAM_CHUNK / STREAM_BYTES_PER_S
             for i in range(0, len(view), STREAM_CHUNK):
                 yield bytes(view[i : i + STREAM_CHUNK])
-                await anyio.sleep(pause)
+                await store.stream_pace(min(STREAM_CHUNK, len(view) - i))
     finally:
         f.close()
 
