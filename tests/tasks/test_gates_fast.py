@@ -101,7 +101,8 @@ def test_prefix_runs_end_where_fresh_runs_end(tasks: list[Task], monkeypatch: py
         out = plain(self, calls)
         fresh = Task.environment(current[0])
         fresh.restore(self.at[0])  # s0, or the reference's end state for a spray
-        _run(fresh, calls)
+        for c in calls:  # every call, inert ones too
+            fresh.call(c["tool"], c["arguments"])
         runs.append((self.env.state_hash(), fresh.state_hash()))
         return out
 
@@ -230,3 +231,48 @@ def test_checks_without_their_diagnoses_decide_and_score_as_with_them(tasks: lis
                 quiet = verify_checks(task.rubric, task.initial_state, state, answer, explain=False)
                 assert [c.passed for c in quiet.checks] == [c.passed for c in full.checks], task.id
                 assert (quiet.passed, quiet.score) == (full.passed, full.score)
+
+
+def test_an_inert_call_changes_nothing_in_any_state_a_gate_run_meets(tasks: list[Task]) -> None:
+    """Calls left out of end-state replays (`Environment.inert`: shell lines of reads only) change
+    nothing wherever they run: from s0 and from every state the reference passes through."""
+    seen = 0
+    for t in tasks:
+        env = t.environment()
+        calls = [c.model_dump() for c in t.reference_solution]
+        marks: dict[int, dict[str, Any]] = {}
+        final, _, _ = replay(env, calls, marks=marks)
+        inert = [c for c in calls if env.inert(c["tool"], c["arguments"])]
+        for state in (env.initial, final, *marks.values()):
+            for c in inert:
+                env.restore(state)
+                before = env.state_hash()
+                env.call(c["tool"], c["arguments"])
+                assert env.state_hash() == before, c
+                seen += 1
+    assert seen  # the hard tasks read CSV files through the shell
+
+
+def test_which_shell_lines_read_only() -> None:
+    from compoworld.interfaces.shell import reads_only
+
+    for line in (
+        "grep -i acme Documents/customers.csv",
+        "cat a.csv | grep x | wc -l",
+        "csv where status=open < claims.csv",
+        "cd Documents && ls; head -n 3 notes.txt",
+        "jq .items products.json",
+    ):
+        assert reads_only(line), line
+    for line in (
+        "grep x a.csv > out.txt",
+        "echo hi >> log.csv",
+        "cat a | tee b",
+        "mkdir -p x",
+        "ls; rm a.csv",
+        "ls *.csv",  # a glob expands to names
+        "grep 'unclosed",  # does not lex
+        "grep x a.csv && cp a.csv b.csv",
+        "'rm' a.csv",
+    ):
+        assert not reads_only(line), line

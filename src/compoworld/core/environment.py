@@ -113,6 +113,12 @@ class Environment:
         entry = self._tools.get(name)
         return entry[1] if entry else None
 
+    def inert(self, name: str, arguments: Any) -> bool:
+        """Whether this call changes no state whatever the state holds (its service says so: a shell
+        line of reads only): a replay that keeps only the end state may leave it out."""
+        entry = self._tools.get(name)
+        return entry is not None and isinstance(arguments, dict) and entry[0].inert(entry[1].name, arguments)
+
     def tools(self, format: Format = "openai", mode: Mode = "direct") -> list[dict[str, Any]]:
         if mode in ("gateway", "gateway-compat"):
             return self.gateway_for(mode).tools(format)

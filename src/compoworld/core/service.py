@@ -210,6 +210,11 @@ class Service:
     def diff(self, a: dict[str, Any], b: dict[str, Any]) -> list:
         return diff_tables(self.name, a, b)
 
+    def inert(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Whether this call of `tool` changes no state, whatever the state holds (see
+        `Environment.inert`). Only a service that can tell says yes."""
+        return False
+
     def validate_state(self) -> None:
         """Raise `ValidationError` if the state does not fit `state_model` (the health check)."""
         if self.state_model is None:

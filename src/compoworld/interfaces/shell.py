@@ -216,6 +216,35 @@ def _lex(command: str) -> tuple[str, ...] | str:
     return lex_words(command, True)
 
 
+# the commands that never write the tree (whatever it holds); the others may (mkdir, touch, cp...)
+READS_ONLY = frozenset(
+    ("echo", "pwd", "cd", "ls", "cat", "head", "tail", "grep", "wc", "sort", "uniq", "cut", "find")
+    + ("true", "false", "csv", "jq")
+)
+
+
+def reads_only(command: str) -> bool:
+    """Whether the line writes nothing whatever the tree holds: each of its commands is one of
+    `READS_ONLY` and nothing is redirected into a file. A glob (it expands to names), a line that
+    does not lex, or any other word where a command goes: it may write."""
+    if "*" in command or "?" in command:
+        return False
+    tokens = _lex(command)
+    if isinstance(tokens, str):
+        return False
+    head = True
+    for t in tokens:
+        if t in (">", ">>"):
+            return False
+        if t in ("|", ";", "&&", "||"):
+            head = True
+        elif head:
+            if t not in READS_ONLY:
+                return False
+            head = False
+    return True
+
+
 def _sequences(tokens: list[str]) -> list[tuple[str, list[list[str]]]]:
     """Split into (operator before, pipeline) where a pipeline is a list of commands (token lists)."""
     seqs: list[tuple[str, list[list[str]]]] = []

@@ -88,8 +88,11 @@ def swap_args(value: Any, swap: dict[str, str]) -> Any:
 
 
 def _run(env: Environment, calls: list[dict[str, Any]]) -> None:
+    """Run calls for their end state (their envelopes are not kept: a call that can change nothing
+    is left out)."""
     for c in calls:
-        env.call(c["tool"], c["arguments"])
+        if not env.inert(c["tool"], c["arguments"]):
+            env.call(c["tool"], c["arguments"])
 
 
 def _call_key(c: dict[str, Any]) -> Any:

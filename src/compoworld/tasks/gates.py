@@ -164,7 +164,10 @@ def run_gates(
         # the reads that changed nothing in the reference are left out too (their envelopes are
         # not used here, and a read-only tool that wrote nothing there is no write)
         env.restore(marks[i])
-        final_i, _, _ = replay(env, [c for k, c in enumerate(calls) if k > i and k not in quiet], track=False)
+        rest = [c for k, c in enumerate(calls) if k > i and k not in quiet]
+        final_i, _, _ = replay(
+            env, [c for c in rest if not env.inert(c["tool"], c["arguments"])], track=False
+        )
         if verdicts.passed(final_i, task.answer):
             out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
             break

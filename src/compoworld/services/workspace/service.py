@@ -16,7 +16,15 @@ from compoworld.core.envelope import InvalidArguments, RuleViolation
 from compoworld.core.resource import Resource
 from compoworld.core.service import SeedContext, Service
 from compoworld.core.tool import tool
-from compoworld.interfaces.shell import MAX_TREE_BYTES, FileTree, QuotaExceeded, entry_bytes, lex_words, run
+from compoworld.interfaces.shell import (
+    MAX_TREE_BYTES,
+    FileTree,
+    QuotaExceeded,
+    entry_bytes,
+    lex_words,
+    reads_only,
+    run,
+)
 from compoworld.services.workspace.state import Entry
 
 HOME = "/home/user"
@@ -84,6 +92,11 @@ class WorkspaceService(Service):
         products = [{"sku": p.sku, "name": p.name, "price": p.price} for p in company.products]
         self.write_file(f"{HOME}/Documents/products.json", json.dumps(products, indent=1) + "\n")
         self.write_file(f"{HOME}/notes.txt", f"Notes of {company.me.name}\n- check the inbox every morning\n")
+
+    def inert(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """A shell line of reads only (`interfaces.shell.reads_only`) writes nothing."""
+        command = arguments.get("command")
+        return tool == "shell" and isinstance(command, str) and reads_only(command)
 
     # ---- the tool -------------------------------------------------------------------------
     @tool(mutates=True)
