@@ -485,11 +485,13 @@ def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
 
     def matches(line: str) -> bool:
         # A backtracking pattern can take exponential time inside C: the matcher releases the GIL
-        # (other sessions keep running) and stops at what is left of the call's CPU limit.
-        # Past a few ms the watchdog runs it at idle priority, raised again before Python runs.
+        # (other sessions keep running) and stops at what is left of the call's CPU limit. It is
+        # not demoted to idle priority (`limits.gil_free`): it takes the GIL back now and then to
+        # check for signals, and a thread at idle priority holding the GIL stalled every session
+        # for up to 300 ms on a loaded machine. Many lines take turns with others (`checkpoint`).
+        limits.checkpoint()
         try:
-            with limits.gil_free():
-                return rx.search(line, timeout=max(0.001, limits.remaining()), concurrent=True) is not None
+            return rx.search(line, timeout=max(0.001, limits.remaining()), concurrent=True) is not None
         except TimeoutError:
             raise ShellError(
                 f"grep: pattern {pattern[:60]!r} is too slow to match (stopped at the call's time "
