@@ -953,6 +953,24 @@ def _col(letters: str) -> int:
     return n - 1
 
 
+# a log's rows by the snapshot record or text they were read from (`new_rows`): a gate run reads
+# the same s0 log in every state; snapshot records are values, never changed in place (the record
+# is held, so its id is not reused), and the rows handed out are only read
+_ROWS: dict[Any, tuple[Any, Any]] = {}
+
+
+def _rows_of(source: Any, read: Callable[[Any], Any]) -> Any:
+    key = source if isinstance(source, str) else id(source)
+    hit = _ROWS.get(key)
+    if hit is not None and hit[0] is source:
+        return hit[1]
+    rows = read(source)
+    if len(_ROWS) >= 512:
+        _ROWS.clear()
+    _ROWS[key] = (source, rows)
+    return rows
+
+
 def sheet_rows(rec: Any) -> dict[tuple[int, int], list[Any]]:
     """(tab, row number) -> the row's cells in column order, of a spreadsheet record."""
     out: dict[tuple[int, int], dict[int, Any]] = {}
@@ -986,16 +1004,19 @@ def new_rows(before: Any, after: Any, fmt: str, path: str = "content") -> list[l
     """The rows the work added or changed: a sheet's rows whose cells differ from s0; a CSV file's
     rows beyond those it had (as a multiset: a row written twice counts twice)."""
     if fmt == "csv":
-        old = Counter(tuple(map(str, r)) for r in csv_rows(at_path(before, path) if before else None))
+        old = Counter(
+            tuple(map(str, r)) for r in _rows_of(at_path(before, path) if before else None, csv_rows)
+        )
         out = []
-        for r in csv_rows(at_path(after, path) if after else None):
+        for r in _rows_of(at_path(after, path) if after else None, csv_rows):
             k = tuple(map(str, r))
             if old[k] > 0:
                 old[k] -= 1
             else:
                 out.append(r)
         return out
-    a, b = sheet_rows(before) if before else {}, sheet_rows(after) if after else {}
+    a = _rows_of(before, sheet_rows) if before else {}
+    b = _rows_of(after, sheet_rows) if after else {}
     return [r for k, r in sorted(b.items()) if a.get(k) != r and r]
 
 
