@@ -141,3 +141,11 @@ def test_a_tool_that_drifts_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Environment, "call", call)
     why = run_gates(task, regenerate=False, checkpoint=cp)["deterministic"]
     assert why and "replays" in why
+
+
+def test_a_run_hands_the_garbage_collector_back_as_it_found_it() -> None:
+    import gc
+
+    was, frozen = gc.get_threshold(), gc.get_freeze_count()
+    generate(1, 68, Settings())
+    assert gc.get_threshold() == was and gc.get_freeze_count() == frozen
