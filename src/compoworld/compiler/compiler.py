@@ -322,8 +322,15 @@ IRREGULAR = {
     "data": "data",
     "media": "media",
     "series": "series",
+    "species": "species",
     "news": "news",
 }
+# nouns whose singular ends in -ie (movies -> movie, not "movy"; cookies -> cookie)
+IE_NOUNS = frozenset(
+    ("movie", "cookie", "calorie", "rookie", "zombie", "selfie", "hoodie", "brownie", "smoothie", "sortie")
+    + ("prairie", "goalie", "newbie", "freebie", "birdie", "veggie", "techie", "foodie", "pie", "tie")
+    + ("lie", "genie", "auntie", "bookie", "junkie", "groupie", "pixie", "cutie")
+)
 
 
 def singular(word: str) -> str:
@@ -335,7 +342,7 @@ def singular(word: str) -> str:
     if word.endswith("uses"):
         return word[:-2]
     if word.endswith("ies"):
-        return word[:-3] + "y"
+        return word[:-1] if word[:-1] in IE_NOUNS else word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes", "zes")):
         return word[:-2]
     if word.endswith("s"):

@@ -478,9 +478,10 @@ def _scope_values(b: Builder, res: Res, cust: Customer) -> dict[str, Any]:
         kind = kind_of(p, "string")
         n, last = norm(p), words(p).split()[-1]
         slug = _slug(cust.name)
-        enum = [
-            x for x in (res.lister["input_schema"]["properties"][p].get("enum") or []) if isinstance(x, str)
-        ]
+        sch = res.lister["input_schema"]["properties"][p]
+        enum = [x for x in (sch.get("enum") or []) if isinstance(x, str)]
+        raw = str(sch.get("description") or "")
+        desc = raw.lower()
         if enum:  # a kind of record the list is asked for (a HubSpot property's object type)
             v: Any = b.pick(enum)
         elif kind and kind != "enum":
@@ -493,12 +494,42 @@ def _scope_values(b: Builder, res: Res, cust: Customer) -> dict[str, Any]:
             v = f"Server=sql.{cust.domain};Database={slug.replace('-', '_')}"
         elif last in ("path", "paths", "dir", "directory", "folder"):
             v = f"/data/{slug}"
+        elif last in ("tag", "tags", "label", "labels"):  # a tag the team puts on work, not a customer slug
+            v = b.pick(TAGS)
+        elif last in ("cell", "range") or ("cell" in desc or "a1" in desc.split()) and last == "address":
+            v = "A1:F20" if last == "range" else "B3"  # a spreadsheet's cell, in A1 notation
+        elif last in ("status", "state"):
+            v = "open"
+        elif last in ORGISH:  # the customer's own workspace, organisation or owner
+            v = slug
+        elif (ex := _example(raw)) is not None:  # the spec's own example (a table, a dataset, a key)
+            v = ex
         elif last == "name":
             v = cust.name
-        else:  # a tag, a type, a level: the customer's own word for it
+        else:  # a project or a job no description gives an example of: the customer's
             v = slug
         out[p] = [v] if t == "array" else v
     return out
+
+
+# tags a team puts on the work it has in hand
+TAGS = ("key-accounts", "renewals", "follow-up", "priority", "customer-success", "q3-planning")
+# scopes that are the customer's own space (a workspace, an organisation, an owner)
+ORGISH = ("org", "organization", "organisation", "workspace", "owner", "company", "team", "tenant")
+ORGISH += ("account", "federation")
+
+
+def _example(desc: str) -> str | None:
+    """The value a parameter's description gives as its example or first choice ("e.g. 'PROJ'",
+    "for example B3", "(hdris, textures, models, all)", "increase | decrease"), else None."""
+    m = re.search(
+        r"(?:e\.g\.|for example|such as|one of)[,:]?\s*[(\[]?\s*[\"'`]+([^\"'`]{1,40})[\"'`]", desc, re.I
+    )
+    m = m or re.search(r"(?:e\.g\.|for example)[,:]?\s*([A-Za-z0-9][\w./:-]{0,39})", desc, re.I)
+    m = m or re.search(r"\b([a-z][\w-]{0,30}) \| [a-z]", desc)
+    m = m or re.search(r"\(([a-z][\w-]{0,30}), [a-z][\w-]*(?:, [a-z][\w-]*)+\)", desc)
+    v = m.group(1).strip().rstrip(".") if m else ""
+    return v if v and not v.lower().startswith(("http", "/", "yyyy")) and "<" not in v else None
 
 
 def _scope_note(res: Res, scope: dict[str, Any]) -> str:
@@ -507,7 +538,16 @@ def _scope_note(res: Res, scope: dict[str, Any]) -> str:
     for p, v in scope.items():
         w = words(p)
         v = v[0] if isinstance(v, list) else v
-        parts.append(f'tagged "{v}"' if w in ("tags", "tag", "labels") else f'under {w} "{v}"')
+        if w in ("tags", "tag", "labels", "label"):
+            parts.append(f'tagged "{v}"')
+        elif w in ("sheet", "sheet name", "worksheet", "tab"):
+            parts.append(f'on sheet "{v}"')
+        elif w.split()[-1] in ("cell", "range", "address") and re.fullmatch(
+            r"[A-Z]+\d+(:[A-Z]+\d+)?", str(v)
+        ):
+            parts.append(f"at {v}")  # a spreadsheet cell is where a value is, not a scope it is under
+        else:
+            parts.append(f'under {w} "{v}"')
     return f"It's {' and '.join(parts)}." if parts else ""
 
 
@@ -792,6 +832,52 @@ def _human(f: str) -> str:
     return words(f)
 
 
+# why the record matters now: the work in hand this week. Where a closed copy shares the label, this
+# is what a careful reader weighs against each copy's status and age; the request never says which
+# copy to use, nor that one is closed (the world shows it)
+NOW_WORK = (
+    "We're working on it this week.",
+    "It's on this week's agenda.",
+    "It came up in this morning's stand-up.",
+    "It's for what we have going right now.",
+)
+
+
+def _now_work(b: Builder) -> str:
+    return b.say(*NOW_WORK)
+
+
+def _on(field: str, noun: str) -> str:
+    """How a field is asked of a record: "on the deal", "of the file" for what it holds, and "of" alone
+    where the field repeats the noun (a Figma version's `version`): never "the version on the version"."""
+    if set(field.split()) & set(noun.split()):
+        return "of"
+    return f"of the {noun}" if field.split()[-1] in HELD else f"on the {noun}"
+
+
+# fields that are what a record holds (a file's content), asked "of" it rather than "on" it
+HELD = ("content", "contents", "text", "body", "value", "data", "size", "length", "version", "code")
+
+
+def _needs(field: str, noun: str) -> str:
+    """`needs the due date of a deal`; `needs a version looked up` where the field repeats the noun."""
+    if set(field.split()) & set(noun.split()):
+        return f"needs {_an(field)} looked up"
+    return f"needs the {field} of {_an(noun)}"
+
+
+def _poss(name: str) -> str:
+    """A company's possessive: Sterling Robotics' (not Robotics's), Helix Motors', Polar Energy's."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
+def _still(res: Res) -> str:
+    """The open state in the spec's own word, for a total over the records still in play."""
+    v = res.status_values[0] if res.status_values else "open"
+    w = words(str(v)) if isinstance(v, str) else "open"
+    return w if w in ("open", "active", "pending", "in progress", "enabled", "published") else "open"
+
+
 def _pl(noun: str) -> str:
     head, _, last = noun.rpartition(" ")
     if last.endswith(("series", "data", "info", "news", "media", "species", "metadata")):
@@ -942,13 +1028,13 @@ def lookup_reply(b: Builder, res: Res) -> None:
         closed = _plant(b, res, label, {f: v_old}, closed=True, days_ago=b.rng.choice(CLOSED_DAYS))
     fh = _human(f)
     subject = b.say(f"{fh.capitalize()} for {label}?", f"Quick question: {label}", f"{label} - {fh}")
-    qualifier = " (the current one, not the old closed copy)" if closed else ""
+    now = f" {_now_work(b)}" if closed else ""
     _mail(
         b,
         who,
         subject,
-        f'Hi {b.me.first},\n\nCould you look up the {fh} on the {res.noun} "{label}" in {name}{qualifier}? '
-        f"I need it for {b.say('a call this afternoon', 'the weekly report', 'a customer email')}.\n\n"
+        f'Hi {b.me.first},\n\nCould you look up the {fh} {_on(fh, res.noun)} "{label}" in {name}? '
+        f"I need it for {b.say('a call this afternoon', 'the weekly report', 'a customer email')}.{now}\n\n"
         f"Thanks,\n{who.first}",
         hours_ago=b.rng.choice((2, 5, 20)),
     )
@@ -993,7 +1079,7 @@ def lookup_reply(b: Builder, res: Res) -> None:
             )
             + (", then tell me what it is too" if ask_answer else ""),
             context=b.say(
-                f"{who.first} needs the {fh} of {_an(res.noun)}",
+                f"{who.first} {_needs(fh, res.noun)}",
                 f"{who.first}'s email says which {res.noun} they mean",
                 "",
             ),
@@ -1032,13 +1118,13 @@ def id_reply(b: Builder, res: Res) -> None:
         _plant(b, res, label, {}, closed=True, days_ago=b.rng.choice(CLOSED_DAYS)) if res.status else None
     )
     subject = b.say(f"ID of {label}?", f"{name} id for {label}", f"Need an id: {label}")
-    qualifier = " (the current one, not the old closed copy)" if closed else ""
+    now = f" {_now_work(b)}" if closed else ""
     _mail(
         b,
         who,
         subject,
-        f'Hi {b.me.first},\n\nCould you send me the id of the {res.noun} "{label}" in {name}{qualifier}? '
-        f"I need it for {b.say(*ID_NEEDS)}.\n\nThanks,\n{who.first}",
+        f'Hi {b.me.first},\n\nCould you send me the id of the {res.noun} "{label}" in {name}? '
+        f"I need it for {b.say(*ID_NEEDS)}.{now}\n\nThanks,\n{who.first}",
         hours_ago=b.rng.choice((2, 5, 20)),
     )
     b.fact(t["id"])
@@ -1143,7 +1229,7 @@ def update_from_email(b: Builder, res: Res) -> None:
         else None
     )
     subject = b.say(f"{label} in {name}", f"Update to {label}", f"Can you update {label}?")
-    qualifier = " It's the open one; leave the duplicate we closed alone." if closed else ""
+    qualifier = f" {_now_work(b)}" if closed else ""
     _mail(
         b,
         who,
@@ -1230,6 +1316,7 @@ def record_request(b: Builder, res: Res) -> None:
     n = _plant(b, res, near, {f: v_near}, days_ago=b.rng.choice(OLDER_DAYS))
     tw = _plant(b, res, twin, {f: v_twin}, days_ago=3)
     fh = _human(f)
+    now = f" {_now_work(b)}" if closed is not None else ""
     subject = b.say(
         f"{res.noun.capitalize()} for {label}", f"New {res.noun}: {label}", f"{label} - please set up"
     )
@@ -1237,8 +1324,9 @@ def record_request(b: Builder, res: Res) -> None:
         b,
         who,
         subject,
-        f'Hi {b.me.first},\n\nWe need {_an(res.noun)} "{label}" in {name} with {fh} {v}. If there is already an '
-        f"open one, just update it rather than making a duplicate. Send me its id when it's there.\n\nThanks,\n{who.first}",
+        f'Hi {b.me.first},\n\nWe need {_an(res.noun)} "{label}" in {name} with {fh} {v}. If we already have '
+        f"it, just update it rather than making a duplicate.{now} Send me its id when it's there.\n\n"
+        f"Thanks,\n{who.first}",
         hours_ago=b.rng.choice((2, 6, 30)),
     )
     b.begin()
@@ -1271,7 +1359,7 @@ def record_request(b: Builder, res: Res) -> None:
                 f"handle {who.first}'s email about {_an(res.noun)} in {name}",
             ),
             context=b.say(
-                "No duplicates, please: an open one should be updated instead",
+                "No duplicates, please",
                 f"{who.first} needs its id for their records",
                 "",
             ),
@@ -1324,8 +1412,9 @@ def total_reply(b: Builder, res: Res) -> None:
         b,
         who,
         subject,
-        f"Hi {b.me.first},\n\nWhat's the total {fh} across {cust.name}'s open {_pl(res.noun)} in {name}? "
-        f"Closed ones don't count.\n\nThanks,\n{who.first}",
+        f"Hi {b.me.first},\n\nWhat's the total {fh} across {_poss(cust.name)} {_pl(res.noun)} that are still "
+        f"{_still(res)} in {name}? {b.say('I need it for the account review.', 'Their team asked this morning.')}"
+        f"\n\nThanks,\n{who.first}",
         hours_ago=b.rng.choice((3, 8, 22)),
     )
     b.begin()
@@ -1359,16 +1448,17 @@ def total_reply(b: Builder, res: Res) -> None:
         frame(
             b.rng,
             b.say(
-                f"answer {who.name}'s question about {cust.name}'s {_pl(res.noun)} in {name} and tell me the figure too",
+                f"answer {who.name}'s question about {_poss(cust.name)} {_pl(res.noun)} in {name} and tell me the "
+                "figure too",
                 f"work out the total {who.first} asked for from {name}, reply to them, and give me the number",
             ),
             context=b.say(f"It's about the {fh}", ""),
         ),
-        hint=f"Read {who.first}'s email, list {cust.name}'s {_pl(res.noun)} in {name}, add up the {fh} of the open "
+        hint=f"Read {who.first}'s email, list {_poss(cust.name)} {_pl(res.noun)} in {name}, add up the {fh} of the open "
         "ones, reply with the total and give it in your answer.",
         subtasks=[
             f"Read {who.first}'s email",
-            f"List {cust.name}'s {_pl(res.noun)}",
+            f"List {_poss(cust.name)} {_pl(res.noun)}",
             f"Add up the open ones' {fh}",
             "Reply with the total",
         ],
@@ -1550,7 +1640,7 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         who,
         subject,
         f'Hi {b.me.first},\n\nCould you add {_an(res.noun)} "{label}" to the {pn_} "{plabel}" in {name}{clause}? '
-        f"{'It goes on the open one, not the old closed copy. ' if pc else ''}"
+        f"{_now_work(b) + ' ' if pc else ''}"
         f"Let me know when it's there.\n\nThanks,\n{who.first}",
         hours_ago=b.rng.choice((2, 5, 26)),
     )
