@@ -199,10 +199,19 @@ def run(tree: FileTree, command: str, cwd: str = "/") -> Result:
     return Result(stdout, "".join(ctx.stderr), code, ctx.cwd, truncated)
 
 
-@lru_cache(maxsize=1024)
 def lex_words(command: str, posix: bool) -> tuple[str, ...] | str:
     """The words of a command line (shlex, with `|;&<>` as punctuation), or the lexer's complaint:
-    a pure function of the text, kept (replays and adversaries run the same lines again)."""
+    a pure function of the text, kept for lines of up to 2 KB (replays and adversaries run the
+    same lines again; the kept ones take at most 2 MB)."""
+    return _lex_kept(command, posix) if len(command) <= 2048 else _lex_words(command, posix)
+
+
+@lru_cache(maxsize=1024)
+def _lex_kept(command: str, posix: bool) -> tuple[str, ...] | str:
+    return _lex_words(command, posix)
+
+
+def _lex_words(command: str, posix: bool) -> tuple[str, ...] | str:
     try:
         lexer = shlex.shlex(command, posix=posix, punctuation_chars="|;&<>")
         lexer.whitespace_split = True

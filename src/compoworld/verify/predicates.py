@@ -960,14 +960,23 @@ _ROWS: dict[Any, tuple[Any, Any]] = {}
 
 
 def _rows_of(source: Any, read: Callable[[Any], Any]) -> Any:
+    """`read(source)`, kept for logs of up to 64 KB of text or 16k cells (at most 64 of them: an
+    agent's huge files are read each time, never held)."""
     key = source if isinstance(source, str) else id(source)
     hit = _ROWS.get(key)
     if hit is not None and hit[0] is source:
         return hit[1]
     rows = read(source)
-    if len(_ROWS) >= 512:
-        _ROWS.clear()
-    _ROWS[key] = (source, rows)
+    if isinstance(source, str):
+        small = len(source) <= 1 << 16
+    else:
+        tabs = source.get("sheets") if isinstance(source, dict) else None
+        cells = [t.get("cells") for t in tabs if isinstance(t, dict)] if isinstance(tabs, list) else []
+        small = sum(len(c) for c in cells if isinstance(c, dict)) <= 1 << 14
+    if small:
+        if len(_ROWS) >= 64:
+            _ROWS.clear()
+        _ROWS[key] = (source, rows)
     return rows
 
 

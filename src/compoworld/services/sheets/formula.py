@@ -38,8 +38,16 @@ def col_name(n: int) -> str:
 _REF = re.compile(r"([A-Z]+)(\d+)")
 
 
-@lru_cache(maxsize=1 << 16)  # a pure function of the text: appends and reads scan every cell's ref
 def split_ref(ref: str) -> tuple[str, int]:
+    return _split_kept(ref) if len(ref) <= 16 else _split(ref)
+
+
+@lru_cache(maxsize=1 << 14)  # a pure function of the text: appends and reads scan every cell's ref
+def _split_kept(ref: str) -> tuple[str, int]:
+    return _split(ref)
+
+
+def _split(ref: str) -> tuple[str, int]:
     m = _REF.fullmatch(ref)
     if not m:
         raise ValueError(f"bad cell reference {ref!r}")

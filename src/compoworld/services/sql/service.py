@@ -185,7 +185,7 @@ class SqlService(Service):
         if self._hash is None or self._dirty:
             self._hash = hash_value(self._content(self.db))
             if not self._dirty and self._image is not None:  # the image is this content: keep its hash
-                if len(self._hashes) >= 16:
+                if len(self._hashes) >= 4:  # a few images held beside the snapshots that hold them
                     self._hashes.clear()
                 self._hashes[self._image] = self._hash
         return hash_value([self.store.state_hash(), self._hash])
