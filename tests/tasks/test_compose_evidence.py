@@ -204,3 +204,47 @@ def test_a_correction_later_in_the_request_sets_the_window() -> None:
         for c in a.reference_solution:
             env.call(c.tool, c.arguments)
         assert not verify(b, env.snapshot(), None).passed
+
+
+def test_a_claim_abroad_is_paid_at_its_submission_days_rate() -> None:
+    """Hard runs price two claims in EUR and GBP: the payout is the amount at the rate of the day the
+    claim was submitted (the rates table); the latest rate's amount fails the task."""
+    from compoworld.tasks.compose_expense import usd_cents
+
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    t = _forced(59, _first(s, 59, lambda t: True), s)
+    env = t.environment()
+    seen = [env.call(c.tool, c.arguments) for c in t.reference_solution]
+    text = " ".join(str(x) for x in seen)
+    assert "'currency': 'EUR'" in text or ",EUR," in text or "'EUR'" in text
+    guards = [r for r in t.rubric if "submission day's rate" in r.description]
+    assert len(guards) == 2  # the claim abroad paid and the one sent for approval
+    assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}
+    lazy = solve_lazily(t)
+    assert lazy["every"] == lazy["recent"] == 0 and max(lazy.values()) <= 0.25, lazy
+    # the paid EUR claim's logged amount is its amount at its day's rate, not at the latest rate
+    pays = [
+        c
+        for c in t.reference_solution
+        if c.tool in ("sql__write_query", "workspace__shell", "sheets__google_sheets_append_rows")
+    ]
+    logged = " ".join(str(c.arguments) for c in pays)
+    paid_abroad = [g for g in guards if re.search(r"EXP-\d+", g.description).group(0) in logged]
+    assert len(paid_abroad) == 1
+    wrong = paid_abroad[0].check["value"]
+    assert wrong not in logged
+    pays = [c for c in pays if re.search(r"EXP-\d+", paid_abroad[0].description).group(0) in str(c.arguments)]
+    assert usd_cents(6051, 1.0536) == 6375 and usd_cents(12320, 1.25) == 15400
+    base = t.environment()
+    for c in t.reference_solution:
+        base.call(c.tool, c.arguments)
+    final = base.snapshot()
+    for c in pays:
+        paid = re.search(r"\b\d+\.\d\d\b", str(c.arguments))
+        if paid is None:
+            continue
+        base.restore(final)
+        base.call(c.tool, swap_args(c.arguments, {paid.group(0): wrong}))
+        if not verify(t, base.snapshot(), None).passed:
+            return
+    raise AssertionError("writing the latest-rate amount passed")

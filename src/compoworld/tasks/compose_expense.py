@@ -64,7 +64,22 @@ CLAIMS_HEAD = [
     "receipt",
     "status",
 ]
+FX_HEAD = [*CLAIMS_HEAD[:6], "amount", "currency", *CLAIMS_HEAD[7:]]  # hard: claims in their currency
 LOG_HEAD = ("date", "claim_id", "employee", "amount_usd", "receipt")
+FX = {"EUR": (1.04, 1.12), "GBP": (1.22, 1.31)}  # USD per unit: where the rates table moves
+
+
+def _fx_path() -> str:
+    return "Documents/finance/fx_rates.csv"
+
+
+def usd_cents(foreign: int, rate: float) -> int:
+    """A foreign amount in USD cents at a rate, rounded half up (as a money log would)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return int((Decimal(foreign) * Decimal(str(rate))).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
 # how a receipt number R-123456 was keyed by hand in older payouts
 RECEIPT_FORMS = ("R{}", "{}", "R {}", "RCPT {}", "rcpt-{}")
 
@@ -156,6 +171,9 @@ class Claim:
     outcome: str  # pay | approval | duplicate
     paid_before: tuple[str, date] | None = None  # the earlier claim and day its receipt was paid
     split: bool = False  # one of two claims of one expense (same person, merchant and day)
+    currency: str = "USD"  # hard: a claim paid abroad is in EUR or GBP (cents: its USD value)
+    foreign: int = 0  # its amount in that currency, in cents
+    wrong: int = 0  # its USD value at the latest rate, not its submission day's (a careless sum)
 
 
 def held(claims: list[Claim], c: Claim) -> int:
@@ -200,6 +218,7 @@ class Run:
     only: Claim | None = None
     seen: set[str] = field(default_factory=set)
     away: Away | None = None  # hard: the approver's out-of-office, naming who covers
+    rates: list[list[Any]] = field(default_factory=list)  # hard: (date, currency, USD per unit) rows
 
     @property
     def today(self) -> date:
@@ -347,7 +366,8 @@ def plant_claims(r: Run) -> None:
     from compoworld.tasks.families._common import sheet
 
     b = r.b
-    head = CLAIMS_HEAD
+    head = FX_HEAD if r.rates else CLAIMS_HEAD
+    fx = [["date", "currency", "usd_per_unit"], *r.rates]
     if r.plan.claims == "sheets":  # the open claims on their own tab, the processed ones archived
         book = sheet(
             b, "Expense claims", "Submitted", [head, *[x for x in r.rows if x[-1] == "submitted"]], 0.5
@@ -355,14 +375,25 @@ def plant_claims(r: Run) -> None:
         old = [head, *[x for x in r.rows if x[-1] != "submitted"]]
         cells = {f"{chr(65 + c)}{i}": v for i, row in enumerate(old, start=1) for c, v in enumerate(row)}
         tabs = [*book["sheets"], {"sheetId": 1, "title": "Processed", "cells": cells}]
+        if r.rates:  # the day's rates beside the claims
+            fxc = {f"{chr(65 + c)}{i}": v for i, row in enumerate(fx, start=1) for c, v in enumerate(row)}
+            tabs.append({"sheetId": 2, "title": "FX rates", "cells": fxc})
         b.svc("sheets").books.update(book["id"], {"sheets": tabs})
     elif r.plan.claims == "workspace":
         b.svc("workspace").write_file(
             "/home/user/Documents/finance/expense_claims.csv",
             ",".join(head) + "\n" + "".join(",".join(str(v) for v in x) + "\n" for x in r.rows),
         )
+        if r.rates:
+            b.svc("workspace").write_file(
+                f"/home/user/{_fx_path()}", "".join(",".join(str(v) for v in x) + "\n" for x in fx)
+            )
     else:
-        Log("sql", "", "", "expense_claims", tuple(head), numbers=("amount_usd",)).plant(b, r.rows)
+        Log("sql", "", "", "expense_claims", tuple(head), numbers=("amount_usd", "amount")).plant(b, r.rows)
+        if r.rates:
+            Log(
+                "sql", "", "", "fx_rates", ("day", "currency", "usd_per_unit"), numbers=("usd_per_unit",)
+            ).plant(b, r.rates)
 
 
 def solve_claims(r: Run) -> None:
@@ -393,6 +424,16 @@ def solve_claims(r: Run) -> None:
         )
         got = [x["claim_id"] for x in rows(res)]
     assert got == [c.cid for c in r.claims], got
+    if r.rates:  # the rates of the days the claims abroad were submitted (in the same place)
+        need = sorted({(_day(c.submitted), c.currency) for c in r.claims if c.currency != "USD"})
+        if r.plan.claims == "sheets":
+            b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid, "range": "FX rates"})
+        elif r.plan.claims == "workspace":
+            pat = "|".join(f"{d},{cur}" for d, cur in need)
+            b.call("workspace__shell", {"command": f"grep -E '^({pat}),' {_fx_path()}"})
+        else:
+            cond = " OR ".join(f"(day = '{d}' AND currency = '{cur}')" for d, cur in need)
+            b.call("sql__read_query", {"query": f"SELECT * FROM fx_rates WHERE {cond}"})
     b.aggregate()
 
 
@@ -405,12 +446,29 @@ def _where(r: Run) -> str:
     }[r.plan.log]
 
 
+def _fx_where(r: Run) -> str:
+    return {
+        "sheets": 'the "FX rates" tab of the Google Sheet "Expense claims"',
+        "workspace": f"{_fx_path()} in the workspace",
+        "sql": "the fx_rates table of the SQL database",
+    }[r.plan.claims]
+
+
 def policy_text(r: Run, v: Version) -> list[str]:
     tell = f"in the #{CHANNEL} channel on Slack, naming them" if r.plan.notify == "chat" else "by email"
     limits = ", ".join(f"{c} ${v.limits[c]}" for c in CATEGORIES)
+    fx = (
+        [
+            "A claim in another currency is converted to USD at the rate of the day it was submitted "
+            f"({_fx_where(r)}); limits, approvals and payouts are in USD."
+        ]
+        if r.rates
+        else []
+    )
     return [
         f"Expense policy. Effective {_day(v.effective)}.",
         f"Per-claim limits by category: {limits}.",
+        *fx,
         f"We pay valid claims within their category limit: add each payment to {_where(r)} (date, claim_id, "
         "employee, amount_usd, receipt).",
         f"A claim above its limit goes to {v.approver.name} ({v.approver.email}) for approval {tell}, with "
@@ -499,6 +557,8 @@ def solve_decide(r: Run) -> None:
             assert over == (c.outcome == "approval"), c
             if c.split:  # the expense's total is worked out, not read
                 r.b.composed(dollars(held(r.claims, c)))
+            if c.currency != "USD":  # converted at the day's rate
+                r.b.composed(dollars(c.cents))
     r.b.composed(dollars(r.total()))
 
 
@@ -619,6 +679,9 @@ def add_checks(r: Run) -> None:
         away_checks(b, r.away, r.today, p.notify, r.channel, [first.cid])
     for c in r.claims:
         amt = dollars(c.cents)
+        if c.currency != "USD" and c.wrong != c.cents:  # converted at another day's rate
+            b.not_written(p.log, dollars(c.wrong), f"claim {c.cid} is converted at its submission day's rate")
+            b.trap("miscomputed", f"claim {c.cid} converted at the latest rate", swap={amt: dollars(c.wrong)})
         if c.outcome == "pay":
             r.log.expect_row(
                 b,
@@ -667,6 +730,9 @@ def add_checks(r: Run) -> None:
             dollars(sum(c.cents for c in r.claims if c.outcome != "approval")),
             # the split pair paid as two claims within the limit
             dollars(r.total() + sum(c.cents for c in r.claims if c.split and c.outcome == "approval")),
+            # a claim abroad at the latest rate, or not converted at all
+            dollars(r.total() + sum(c.wrong - c.cents for c in r.paid() if c.currency != "USD")),
+            dollars(r.total() + sum(c.foreign - c.cents for c in r.paid() if c.currency != "USD")),
         }
         - {total}
     )
@@ -787,6 +853,41 @@ def stages(plan: ExpensePlan, away: bool = False) -> list[Stage]:
     ]
 
 
+def _convert(b: Builder, claims: list[Claim], limits: dict[str, int]) -> list[list[Any]]:
+    """Hard: the rates table (a walk over the last ten weeks), and two claims made abroad (the first
+    paid, the first sent for approval) priced in EUR and GBP: their USD value is the rate of the day
+    they were submitted, which the latest rate would get wrong."""
+    rng = b.rng
+    today = b.now.date()
+    days = [today - timedelta(days=k) for k in range(70, 0, -1)]
+    table: dict[tuple[date, str], float] = {}
+    for cur, (lo, hi) in FX.items():
+        x = rng.uniform(lo, hi)
+        for d in days:
+            x = min(hi, max(lo, x + rng.uniform(-0.008, 0.008)))
+            table[(d, cur)] = round(x, 4)
+    pay = next(c for c in claims if c.outcome == "pay" and not c.split)
+    ask = next(c for c in claims if c.outcome == "approval" and not c.split)
+    for c, cur in ((pay, "EUR"), (ask, "GBP")):
+        if c.submitted == days[-1]:  # yesterday's rate is the latest: a day earlier keeps them apart
+            c.submitted -= timedelta(days=1)
+        rate, latest = table[(c.submitted, cur)], table[(days[-1], cur)]
+        if abs(rate - latest) < 0.004:
+            table[(days[-1], cur)] = latest = round(
+                rate + (0.006 if rate < (FX[cur][0] + FX[cur][1]) / 2 else -0.006), 4
+            )
+        foreign = round(c.cents / rate)
+        # no half cent to round: a careful agent's conversion and the log's agree to the cent
+        while abs((foreign * rate) % 1 - 0.5) < 0.15:
+            foreign += 1
+        c.currency, c.foreign = cur, foreign
+        c.cents, c.wrong = usd_cents(foreign, rate), usd_cents(foreign, latest)
+        lim = limits[c.category] * 100
+        if (c.cents > lim) != (c.outcome == "approval"):
+            raise PlantError("a converted claim crossed its limit")
+    return [[_day(d), cur, table[(d, cur)]] for d in days for cur in FX]
+
+
 def _limits(b: Builder) -> dict[str, int]:
     base = {"meals": (75, 150), "travel": (400, 900), "lodging": (250, 450), "software": (100, 300)}
     return {c: b.rng.randrange(lo // 25, hi // 25 + 1) * 25 for c, (lo, hi) in base.items()}
@@ -858,6 +959,7 @@ def compose(
             if force.get("split") is False:  # tests: filed the day before, a separate expense
                 two.submitted = one.submitted - timedelta(days=1)
                 one.outcome = two.outcome = "pay"
+    rates = _convert(b, claims, limits) if tier["cases"] >= 2 else []
     keys = [(c.person.id, c.merchant, c.submitted) for c in claims]
     pairs = 1 if any(c.split for c in claims) and force.get("split") is not False else 0
     if len(keys) - len(set(keys)) != pairs:  # only the split pair is one expense
@@ -897,7 +999,7 @@ def compose(
             if c.outcome != "duplicate"
         ):
             raise PlantError("a stale policy version agrees with the one in force")
-    r = Run(b, plan, tier, requester, claims, versions=versions, ask=rng.randrange(len(ASKS)))
+    r = Run(b, plan, tier, requester, claims, versions=versions, ask=rng.randrange(len(ASKS)), rates=rates)
     # the claims list: the last weeks' claims (paid, a few rejected) and the submitted batch
     lo, hi = tier["rows"]
     n_old = max(0, rng.randrange(lo, hi + 1) - len(claims))
@@ -918,6 +1020,7 @@ def compose(
                 cat,
                 rng.choice(MERCHANTS[cat]),
                 float(dollars(cents)),
+                *(["USD"] if r.rates else []),
                 f"R-{rng.randrange(100000, 999999)}",
                 status,
             ]
@@ -933,14 +1036,15 @@ def compose(
             c.person.email,
             c.category,
             c.merchant,
-            float(dollars(c.cents)),
+            float(dollars(c.foreign or c.cents)),
+            *([c.currency] if r.rates else []),
             c.receipt,
             "submitted",
         ]
         for c in claims
     ]
     r.rows = old_rows + new_rows
-    if len({x[7] for x in r.rows}) != len(r.rows):
+    if len({x[-2] for x in r.rows}) != len(r.rows):
         raise PlantError("two claims drew the same receipt")
     # the payouts log: every paid claim of the list, and older payouts (months back) that include the
     # duplicates' receipts under earlier claim numbers
@@ -955,9 +1059,9 @@ def compose(
                 )
             )
         ]
-        + [x[0], x[2], x[6], x[7]]
+        + [x[0], x[2], x[6], x[-2]]
         for x in old_rows
-        if x[8] == "paid"
+        if x[-1] == "paid"
     ]
     for j in range(rng.randrange(8, 16)):
         p = rng.choice(others)
