@@ -22,6 +22,7 @@ from functools import lru_cache
 import regex
 
 from compoworld.core import limits
+from compoworld.interfaces import matcher
 
 MAX_OUTPUT = 256 * 1024  # bytes of stdout a call returns
 MAX_FILE = 1024 * 1024  # bytes in one file
@@ -487,26 +488,28 @@ def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
         pattern, rest = rest[0], rest[1:]
     else:
         raise ShellError("usage: grep [-i -n -r -c -v -l] PATTERN [FILE...]", 2)
+    flags = regex.I if opts.get("i") else 0
     try:
-        rx = regex.compile(pattern, regex.I if opts.get("i") else 0)
+        rx = regex.compile(pattern, flags)
     except (regex.error, OverflowError, RecursionError) as e:
         raise ShellError(f"invalid pattern: {e}", 2) from None
 
     def matches(line: str) -> bool:
-        # A backtracking pattern can take exponential time inside C: the matcher releases the GIL
-        # (other sessions keep running) and stops at what is left of the call's CPU limit. It is
-        # not demoted to idle priority (`limits.gil_free`): it takes the GIL back now and then to
-        # check for signals, and a thread at idle priority holding the GIL stalled every session
-        # for up to 300 ms on a loaded machine. Many lines take turns with others (`checkpoint`).
-        limits.checkpoint()
+        # A backtracking pattern can take exponential time inside C: a line slower than a few ms
+        # moves to a helper process at idle priority (interfaces/matcher.py), bounded by what is
+        # left of the call's time, so it takes neither the GIL nor CPU from other sessions.
+        limits.checkpoint()  # many lines take turns with others
         try:
-            return rx.search(line, timeout=max(0.001, limits.remaining()), concurrent=True) is not None
-        except TimeoutError:
+            found = matcher.search(rx, pattern, flags, line, limits.remaining())
+        except matcher.SlowMatchError as e:
+            raise ShellError(f"grep: {e}", 2) from None
+        if found is None:
             raise ShellError(
                 f"grep: pattern {pattern[:60]!r} is too slow to match (stopped at the call's time "
                 "limit; nested repeats like (a+)+ backtrack exponentially)",
                 2,
-            ) from None
+            )
+        return found
 
     sources: list[tuple[str, str]] = []
     if opts.get("r"):
