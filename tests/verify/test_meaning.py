@@ -65,6 +65,14 @@ def test_a_banned_value_is_found_in_every_notation_and_only_as_itself() -> None:
     assert says("They cancelled the meeting", "call off")
 
 
+def test_an_id_is_not_named_by_the_digits_of_an_amount() -> None:
+    # a played reply sent "$1016.75" for approval, and the guard against the closed ticket 1016 fired
+    assert not names_value("EXP-5210 ($1016.75) goes to Sofia for approval", "1016")
+    assert not names_value("a total of 1,016", "016")
+    assert names_value("as in ticket 1016.", "1016")
+    assert names_value("see #1016, now closed", "1016")
+
+
 # ---- answers -------------------------------------------------------------------------------------
 NUM = {"predicate": "answer_matches", "value": "14723.00", "kind": "number", "currency": "USD"}
 CODE = {"predicate": "answer_matches", "value": "RMA-66787", "kind": "text", "exclude": ["RMA-66757"]}

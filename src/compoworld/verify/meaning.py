@@ -212,7 +212,8 @@ def word_in(text: str, value: str) -> bool:
 
 @lru_cache(maxsize=16384)
 def _word_rx(v: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w@.-])" + re.escape(v) + r"(?![\w@-])")
+    # digits inside a number are not a word: "1016" is not named by "$1016.75", nor "016" by "1,016"
+    return re.compile(r"(?<![\w@.-])(?<!\d,)" + re.escape(v) + r"(?![\w@-])(?![.,]\d)")
 
 
 def carries(text: str, fact: Any) -> bool:
