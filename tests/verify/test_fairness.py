@@ -496,3 +496,55 @@ def test_derived_rival_guards_know_the_amounts_their_goals_carry(hard) -> None:
                 and c.get("key") is None
             ):
                 assert bool(c.get("worked")) == ((c["service"], c["table"]) in goals), (t.id, i.description)
+
+
+# ---- 6. one message split in several to the same place --------------------------------------------
+def _posted(*posts: tuple[str, str]):
+    msgs = {str(i): {"ts": str(i), "channel": ch, "user": "B1", "text": t} for i, (ch, t) in enumerate(posts)}
+    return {"services": {"chat": {"users": _USERS, "messages": msgs}}}
+
+
+def test_a_message_split_in_several_to_the_same_place_reads_as_one() -> None:
+    """A played expense run asked the approver about each claim in its own post in the approvals
+    channel; the reference asked about all of them in one. Both are what a colleague does."""
+    goal = {
+        "predicate": "text_carries",
+        "service": "chat",
+        "table": "messages",
+        "paths": ["text"],
+        "key": None,
+        "facts": [
+            {"kind": "amount", "value": 256.75, "currency": "USD"},
+            {"kind": "code", "value": "EXP-4230"},
+        ]
+        + [{"kind": "amount", "value": 217.75, "currency": "USD"}, {"kind": "code", "value": "EXP-4235"}],
+        "forbid": ["1016"],
+    }
+    s0 = _posted()
+    one = _posted(("C1", "Please approve EXP-4230 ($256.75) and EXP-4235 ($217.75), both over the limit."))
+    split = _posted(
+        ("C1", "Please approve EXP-4230: $256.75, over the limit."), ("C1", "And EXP-4235: $217.75.")
+    )
+    apart = _posted(
+        ("C1", "Please approve EXP-4230: $256.75, over the limit."), ("C2", "And EXP-4235: $217.75.")
+    )
+    short = _posted(("C1", "Please approve EXP-4230: $256.75, over the limit."), ("C1", "And EXP-4235 too."))
+    rival = _posted(
+        ("C1", "Please approve EXP-4230: $256.75."), ("C1", "And EXP-4235: $217.75, see ticket 1016.")
+    )
+    assert _check(goal, s0, one).passed
+    assert _check(goal, s0, split).passed
+    assert not _check(goal, s0, apart).passed  # another place: not the same message
+    assert not _check(goal, s0, short).passed  # one amount is missing from every post
+    assert not _check(goal, s0, rival).passed  # a rival in one of the posts
+    collateral = {
+        "predicate": "no_changes_except",
+        "allow": [],
+        "creates": [{"service": "chat", "table": "messages", "count": 1}],
+    }
+    assert _check(collateral, s0, one).passed
+    assert _check(collateral, s0, split).passed  # two posts to one place count once
+    assert not _check(collateral, s0, apart).passed  # a post somewhere else is a change
+    twice = _posted(*[("C1", "Please approve EXP-4230 ($256.75) and EXP-4235 ($217.75).")] * 2)
+    assert not _check(collateral, s0, twice).passed  # a message sent twice is not one in parts
+    assert not _check({**collateral, "forbid": ["1016"]}, s0, rival).passed  # nor the work for a rival

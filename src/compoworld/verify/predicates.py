@@ -619,6 +619,19 @@ def text_carries(ctx: CheckContext, a: TextArgs) -> tuple[bool, str]:
             why, least = w, n
     if a.every:
         return True, f"none of {good} new record(s) names what it must not"
+    if good < max(a.count, 1):
+        # one message split in several to the same place (a thread, a channel, an address) reads as one
+        places: dict[Any, list[Any]] = {}
+        for k, r in t1.items():
+            if k not in t0 and isinstance(r, dict) and match(r, a.where) and (p := place(r)) is not None:
+                places.setdefault(p, []).append(r)
+        split = 0
+        for rs in places.values():
+            if len(rs) > 1:
+                text = " ".join(new_text(None, r, p) for r in rs for p in a.paths)
+                split += _reads(text, a, [x for r in rs for x in _addressees(r)])[0]
+        if split >= max(a.count, 1):
+            return True, f"{split} place(s) carry it across their new records"
     return good >= max(a.count, 1), f"{good} record(s) carry it" + ("" if good else f" ({why})")
 
 
@@ -636,6 +649,26 @@ def _addressees(r: Any) -> list[Any]:
 # where a record sends something to people: every such field is read, none may hold anyone extra
 RECIPIENT_FIELDS = ("to", "cc", "bcc", "to_emails", "cc_emails", "bcc_emails", "recipients", "toRecipients")
 RECIPIENT_FIELDS += ("ccRecipients", "bccRecipients", "to_addresses", "cc_addresses", "bcc_addresses")
+# where a new message goes: its addresses, or the channel, ticket or thread it is posted in
+PLACE_FIELDS = (
+    *RECIPIENT_FIELDS,
+    "channel",
+    "channel_id",
+    "ticket_id",
+    "thread_id",
+    "threadId",
+    "conversation_id",
+)
+
+
+# what a message says, to tell its parts apart (ids and timestamps differ in every post)
+_SPLIT_TEXT = ("text", "body", "content", "message", "subject", "html", "body_text", "comment")
+
+
+def place(r: dict[str, Any]) -> str | None:
+    """Where a new record goes (None: it goes nowhere in particular, such as a note or a row)."""
+    got = {f: r[f] for f in PLACE_FIELDS if r.get(f) not in (None, "", [], {})}
+    return orjson_text(got) if got else None
 
 
 class RecipientArgs(_Args):
@@ -1200,7 +1233,19 @@ def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, s
 @predicate("no_changes_except", NoChangesArgs)
 def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
     budget = {(c.service, c.table): c.count for c in a.creates}
-    for service, table, key, op in changed_records(ctx.s0, ctx.final):
+    changes = changed_records(ctx.s0, ctx.final)
+    for st in list(budget):
+        # a message split in several to the same place counts once: the adds of a table fit its
+        # budget when they go to no more places than it allows (each add going somewhere)
+        adds = [ctx.final.table(*st)[k] for s_, t_, k, op in changes if (s_, t_) == st and op == "add"]
+        where = [place(r) if isinstance(r, dict) else None for r in adds]
+        if len(adds) > budget[st] and None not in where and len(set(where)) <= budget[st]:
+            # ... none of them names a decoy or rival (the same work for a rival is no split), and no
+            # post repeats another (a message sent twice is not one message in parts)
+            texts = [orjson_text({k: v for k, v in r.items() if k in _SPLIT_TEXT}) for r in adds]
+            if len(set(texts)) == len(texts) and not any(names_value(t, v) for t in texts for v in a.forbid):
+                budget[st] = len(adds)
+    for service, table, key, op in changes:
         if op == "add" and budget.get((service, table), 0) > 0:
             budget[(service, table)] -= 1  # one of the records the task asks to create
             continue
