@@ -163,6 +163,7 @@ def test_scope_values_follow_their_parameter_not_the_customer_name() -> None:
         "asset_type": {"type": "string", "description": "Type of assets (hdris, textures, models, all)"},
         "org": {"type": "string", "description": "The organization slug, e.g. 'my-org'"},
         "job_name": {"type": "string", "description": "Name of the job"},
+        "catalog_name": {"type": "string", "description": "Name of the parent catalog."},
     }
     res = type("R", (), {"scopes": tuple((p, s["type"]) for p, s in props.items())})()
     res.lister = {"input_schema": {"properties": props}}
@@ -171,5 +172,19 @@ def test_scope_values_follow_their_parameter_not_the_customer_name() -> None:
     assert got["address"] == "B3"
     assert (got["table_name"], got["project_key"], got["asset_type"]) == ("employees", "PROJ", "hdris")
     assert got["org"] == slug and got["job_name"] == cust.name
+    assert got["catalog_name"] == slug.replace("-", "_")  # an identifier, never "Pied Retail"
     note = C._scope_note(res, {"address": "B3", "sheetName": "Accounts", "tags": ["renewals"]})  # type: ignore[arg-type]
     assert note == 'It\'s at B3 and on sheet "Accounts" and tagged "renewals".'
+
+
+def test_a_resource_named_by_a_verb_or_a_qualifier_is_called_a_record() -> None:
+    from compoworld.tasks.families.compiled import noun_of
+
+    # `get_full_address` gives a resource "full", a path `/getcitystandard` one glued to its verb
+    assert [noun_of(r) for r in ("full", "similar", "getcitystandard", "status")] == ["record"] * 4
+    assert [noun_of(r) for r in ("inventory_item", "listing", "finding", "deal")] == [
+        "inventory item",
+        "listing",
+        "finding",
+        "deal",
+    ]

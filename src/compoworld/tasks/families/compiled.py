@@ -179,6 +179,24 @@ def words(name: str) -> str:
     return re.sub(r"[_\-.]+", " ", s).strip().lower()
 
 
+# resource names a compiler draws from a read's verb or qualifier (`get_full_address` -> "full",
+# `find_similar` -> "similar", `get_status`), not from a thing a person keeps records of: a request
+# calls such a record "record" ("the location on the record ..."), never "the location of a full"
+NOT_NOUNS = {"full", "similar", "free", "local", "semantic", "hybrid", "remote", "smart", "partial"}
+NOT_NOUNS |= {"fini", "sent", "validate", "reverse", "lookup", "download", "authorize", "blocking"}
+NOT_NOUNS |= {"confidence", "count", "status", "metadata", "overview", "trend", "latency", "rate"}
+NOT_NOUNS |= {"health", "usage", "summary", "stat", "info", "data", "detail", "result", "response"}
+NOT_NOUNS |= {"output", "evm", "exa", "error", "bypass"}
+# a path's verb glued to its object (`/getcitystandard`, `/numberinsightbasic`)
+GLUED = re.compile(r"(?:get|list|fetch|search|find|lookup|create|update|delete|numberinsight)[a-z]{4,}")
+
+
+def noun_of(rname: str) -> str:
+    """What a person calls a resource's records: its words, or "record" where they name no thing."""
+    w = words(rname)
+    return "record" if w in NOT_NOUNS or GLUED.fullmatch(w.replace(" ", "")) else w
+
+
 def _props(tool: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The record fields a write tool can set: its own parameters and those of its nested body."""
     props = dict(tool["input_schema"].get("properties", {}))
@@ -409,7 +427,7 @@ def resource_of(cls: Any, rname: str, need_create: bool = True) -> Res | str:
         service=cls.name,
         resource=rname,
         table=r["table"],
-        noun=words(rname),
+        noun=noun_of(rname),
         label=lab[0],
         label_kind=lab[1],
         lister=lister,
@@ -504,6 +522,8 @@ def _scope_values(b: Builder, res: Res, cust: Customer) -> dict[str, Any]:
             v = slug
         elif (ex := _example(raw)) is not None:  # the spec's own example (a table, a dataset, a key)
             v = ex
+        elif last == "name" and words(p).split()[0] in TECH_NAMES:  # an identifier, not a display name
+            v = "sales" if words(p).split()[0] == "schema" else slug.replace("-", "_")
         elif last == "name":
             v = cust.name
         else:  # a project or a job no description gives an example of: the customer's
@@ -512,6 +532,9 @@ def _scope_values(b: Builder, res: Res, cust: Customer) -> dict[str, Any]:
     return out
 
 
+# objects whose names are identifiers (`pied_retail`), never a display name with spaces
+TECH_NAMES = {"catalog", "schema", "table", "database", "db", "dataset", "index", "bucket", "namespace"}
+TECH_NAMES |= {"cluster", "instance", "endpoint", "collection", "queue", "topic", "session", "model"}
 # tags a team puts on the work it has in hand
 TAGS = ("key-accounts", "renewals", "follow-up", "priority", "customer-success", "q3-planning")
 # scopes that are the customer's own space (a workspace, an organisation, an owner)
@@ -1583,7 +1606,9 @@ def _add(b: Builder, res: Res, w: dict[str, Any], parent: tuple[Any, ...] | None
         # look-alikes that already exist (an old one, the colleague's own draft): no reason to skip the
         # new record, nor ones to edit
         key = res.label_kind != "label"
-        look = _plant(b, res, f"{label}-old" if key else f"{label} (old)", {}, days_ago=40)
+        # last year's one is known by its year, not by a label calling it old
+        year = (b.now - timedelta(days=400)).year
+        look = _plant(b, res, f"{label}-{year}" if key else f"{label} {year}", {}, days_ago=40)
         mine = f"{label}-{_slug(who.first)}-draft" if key else f"{label} ({who.name}'s draft)"
         draft = _plant(b, res, mine, {}, days_ago=2)
         subject = b.say(f"New {res.noun}: {label}", f"{label} in {name}", f"Please set up {label}")
