@@ -1077,6 +1077,9 @@ def lookup_reply(b: Builder, res: Res) -> None:
         description=f"{who.first} got the {fh} ({value}) and no rival's",
         exclude=[r for r in rivals if r != value],
     )
+    # nor in a second post: a reply split in parts reads as one, so each rival is guarded on its own
+    for r in dict.fromkeys(r for r in rivals if r != value):
+        b.not_written("email", r, f"no email gives a rival record's {fh} ({r})")
     b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
     b.trap("near_duplicate", f"the {res.noun} {near}", swap={value: str(v_near)}, answer=str(v_near))
     b.keep(res.service, res.table, tw["id"], "the namesake record was left alone")
@@ -1166,6 +1169,8 @@ def id_reply(b: Builder, res: Res) -> None:
         description=f"{who.first} got the id ({key}) and no rival's",
         exclude=rivals,
     )
+    for r in rivals:  # nor in a second post (a reply split in parts reads as one)
+        b.not_written("email", r, f"no email gives a rival record's id ({r})")
     b.keep(res.service, res.table, n["id"], "the near-duplicate record was left alone")
     b.trap("near_duplicate", f"the {res.noun} {near}", swap={key: str(n["id"])}, answer=str(n["id"]))
     b.keep(res.service, res.table, tw["id"], "the namesake record was left alone")
