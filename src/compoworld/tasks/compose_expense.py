@@ -854,12 +854,12 @@ def stages(plan: ExpensePlan, away: bool = False) -> list[Stage]:
 
 
 def _convert(b: Builder, claims: list[Claim], limits: dict[str, int]) -> list[list[Any]]:
-    """Hard: the rates table (a walk over the last ten weeks), and two claims made abroad (the first
+    """Hard: the rates table (a walk over the last thirty days), and two claims made abroad (the first
     paid, the first sent for approval) priced in EUR and GBP: their USD value is the rate of the day
     they were submitted, which the latest rate would get wrong."""
     rng = b.rng
     today = b.now.date()
-    days = [today - timedelta(days=k) for k in range(70, 0, -1)]
+    days = [today - timedelta(days=k) for k in range(30, 0, -1)]  # the batch was filed in the last days
     table: dict[tuple[date, str], float] = {}
     for cur, (lo, hi) in FX.items():
         x = rng.uniform(lo, hi)
