@@ -541,10 +541,13 @@ def test_a_message_split_in_several_to_the_same_place_reads_as_one() -> None:
         "predicate": "no_changes_except",
         "allow": [],
         "creates": [{"service": "chat", "table": "messages", "count": 1}],
+        "rivals": ["EXP-4299"],
     }
     assert _check(collateral, s0, one).passed
     assert _check(collateral, s0, split).passed  # two posts to one place count once
     assert not _check(collateral, s0, apart).passed  # a post somewhere else is a change
     twice = _posted(*[("C1", "Please approve EXP-4230 ($256.75) and EXP-4235 ($217.75).")] * 2)
     assert not _check(collateral, s0, twice).passed  # a message sent twice is not one in parts
-    assert not _check({**collateral, "forbid": ["1016"]}, s0, rival).passed  # nor the work for a rival
+    assert not _check({**collateral, "rivals": ["1016"]}, s0, rival).passed  # nor the work for a rival
+    old = {k: v for k, v in collateral.items() if k != "rivals"}
+    assert not _check(old, s0, split).passed  # a task made before the rule knows no rivals: every post counts

@@ -1179,5 +1179,11 @@ def derive(
     check["allow"] = allow
     if any(a.get("optional") for a in allow) and d.rivals:
         check["forbid"] = d.rivals
+    if check.get("creates"):
+        # every value of a trap candidate, short ones too: a post naming one is no part of a message
+        # split in several (a spray's second post), so only a clean split counts once
+        vals = [str(v) for t in traps for v in [*t.get("swap", {}).values(), t.get("answer")] if v]
+        names = [d.people[v.casefold()][0] for v in vals if v.casefold() in d.people]
+        check["rivals"] = sorted({v for v in vals + names if len(v.strip()) >= 2})
     col["check"] = check
     return refined + keep, col

@@ -1201,6 +1201,9 @@ class NoChangesArgs(_Args):
     allow: list[Allow]  # records that may change or be removed (key None: the whole table)
     creates: list[Create] = []  # new records allowed, by table, with a count
     forbid: list[str] = []  # values an optional field may not carry (a decoy's, a rival's)
+    # the trap candidates' values: posts to one place that name none count as one message split in
+    # parts (None: a task made before that rule, where every post counts)
+    rivals: list[str] | None = None
 
 
 def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, str]]:
@@ -1239,11 +1242,14 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
         # budget when they go to no more places than it allows (each add going somewhere)
         adds = [ctx.final.table(*st)[k] for s_, t_, k, op in changes if (s_, t_) == st and op == "add"]
         where = [place(r) if isinstance(r, dict) else None for r in adds]
+        if a.rivals is None:
+            break
         if len(adds) > budget[st] and None not in where and len(set(where)) <= budget[st]:
             # ... none of them names a decoy or rival (the same work for a rival is no split), and no
             # post repeats another (a message sent twice is not one message in parts)
             texts = [orjson_text({k: v for k, v in r.items() if k in _SPLIT_TEXT}) for r in adds]
-            if len(set(texts)) == len(texts) and not any(names_value(t, v) for t in texts for v in a.forbid):
+            banned = [*a.forbid, *a.rivals]
+            if len(set(texts)) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
                 budget[st] = len(adds)
     for service, table, key, op in changes:
         if op == "add" and budget.get((service, table), 0) > 0:
