@@ -264,7 +264,8 @@ class Pacer:
     and a switch interval cannot change that half. So heavy loops call `checkpoint()`: every
     `SLICE_S` of wall time the work looks at the CPU it got meanwhile, and if that was less than
     `CONTENDED` of it (something else in the process, or on the machine, wanted the CPU or the
-    GIL) it sleeps `used * (1 - share) / share`, letting go of both. Work alone runs at full speed;
+    GIL) it sleeps `used * (1 - share) / share`, letting go of both; while a watched event loop
+    has callbacks to run (`watch_loop`), it does so after `BUSY_SLICE_S`. Work alone runs at full speed;
     work beside others keeps about `share` of the time. Only timing changes, never a result, and a
     sleeping call uses no CPU time, so its CPU limit is unchanged."""
 
