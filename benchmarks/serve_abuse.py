@@ -435,9 +435,10 @@ def main() -> None:
                 f"({'within' if rss <= bound else 'OVER'})"
             )
             worst = max(rows, key=lambda r: r["median"])
+            spike = max(rows, key=lambda r: r["worst"])
             print(
-                f"worst attack by median p99 ratio: {worst['kind']} {worst['median']:.2f}x "
-                f"(worst single round {max(r['worst'] for r in rows):.2f}x; target <= 2x)"
+                f"worst attack by median p99 ratio: {worst['kind']} {worst['median']:.2f}x (target <= 2x); "
+                f"worst single round of any attack: {spike['kind']} {spike['worst']:.2f}x"
             )
             if any(r["errors"] for r in rows):
                 sys.exit(1)
