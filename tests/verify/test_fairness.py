@@ -548,6 +548,55 @@ def test_a_message_split_in_several_to_the_same_place_reads_as_one() -> None:
     assert not _check(collateral, s0, apart).passed  # a post somewhere else is a change
     twice = _posted(*[("C1", "Please approve EXP-4230 ($256.75) and EXP-4235 ($217.75).")] * 2)
     assert not _check(collateral, s0, twice).passed  # a message sent twice is not one in parts
+    again = _posted(
+        ("C1", "It would be 124.93 USD after the payment."),
+        ("C1", "It would be 142.35 USD after the payment."),
+    )
+    assert not _check(collateral, s0, again).passed  # nor sent again with another figure: alternatives
     assert not _check({**collateral, "rivals": ["1016"]}, s0, rival).passed  # nor the work for a rival
     old = {k: v for k, v in collateral.items() if k != "rivals"}
     assert not _check(old, s0, split).passed  # a task made before the rule knows no rivals: every post counts
+
+
+def test_mails_split_to_the_same_people_read_as_one_though_each_starts_its_own_thread() -> None:
+    def mails(*bodies: tuple[str, str]):
+        return {
+            "services": {
+                "email": {
+                    "messages": {
+                        f"m{i}": {
+                            "id": f"m{i}",
+                            "threadId": f"t{i}",
+                            "to": [to],
+                            "subject": "Review",
+                            "body": b,
+                        }
+                        for i, (to, b) in enumerate(bodies)
+                    }
+                }
+            }
+        }
+
+    collateral = {
+        "predicate": "no_changes_except",
+        "allow": [],
+        "creates": [{"service": "email", "table": "messages", "count": 1}],
+        "rivals": ["Anya Meyer"],
+    }
+    s0 = mails()
+    split = mails(("pablo@x.example", "The review is done."), ("pablo@x.example", "Revoked: Oscar Rossi."))
+    apart = mails(("pablo@x.example", "The review is done."), ("anya@x.example", "Revoked: Oscar Rossi."))
+    assert _check(collateral, s0, split).passed
+    assert not _check(collateral, s0, apart).passed
+
+
+def test_a_split_message_is_an_honest_variant_that_passes_on_generated_tasks(hard) -> None:
+    tried = 0
+    for t in hard:
+        calls = V.split_message(t, V._calls(t))
+        if calls is not None:
+            assert len(calls) == len(t.reference_solution) + 1
+            ok, why = V.run_variant(t, calls, t.answer)
+            assert ok, (t.id, why)
+            tried += 1
+    assert tried >= 2, tried

@@ -1182,8 +1182,14 @@ def derive(
     if check.get("creates"):
         # every value of a trap candidate, short ones too: a post naming one is no part of a message
         # split in several (a spray's second post), so only a clean split counts once
+        # (what the reference's own writes name is the work's, not a rival's)
+        import orjson
+
         vals = [str(v) for t in traps for v in [*t.get("swap", {}).values(), t.get("answer")] if v]
         names = [d.people[v.casefold()][0] for v in vals if v.casefold() in d.people]
-        check["rivals"] = sorted({v for v in vals + names if len(v.strip()) >= 2})
+        wrote = " ".join(orjson.dumps(c["arguments"]).decode() for c in calls if mutates(c["tool"]))
+        check["rivals"] = sorted(
+            {v for v in vals + names if len(v.strip()) >= 2 and not names_value(wrote, v)}
+        )
     col["check"] = check
     return refined + keep, col

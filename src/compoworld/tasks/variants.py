@@ -20,6 +20,8 @@ A verifier must pass each of these (the equivalence suite in tests/verify and th
   first name nobody else in the company has, in turn (never the full name);
 - rows_reformatted: a log's rows written in the other order, amounts as "$1,234.50" and dates as
   "March 2, 2026" (sheet rows, CSV lines appended by shell, a cell written alone).
+- split_message: a message of several sentences sent as two posts to the same place (the same
+  channel, thread or addresses), its sentences in order.
 A variant that does not apply to a task (no text, no answer, one write) is left out.
 """
 
@@ -192,6 +194,7 @@ def honest_variants(task: Task, env: Environment) -> dict[str, tuple[Calls, str 
         ("quote_under_review", quote_under_review),
         ("mention_forms", mention_forms),
         ("rows_reformatted", rows_reformatted),
+        ("split_message", split_message),
     ):
         calls = make(task, ref)
         if calls is not None:
@@ -292,6 +295,31 @@ _FULL_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z'-]+)+")
 
 def _message_call(c: dict[str, Any]) -> bool:
     return any(w in c["tool"] for w in ("reply", "send", "post", "note", "comment", "message"))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$#@<])")
+
+
+def split_message(task: Task, ref: Calls) -> Calls | None:
+    """The first message of two or more sentences sent as two posts to the same place: what a
+    colleague does who asks about each item in its own message."""
+    for i, c in enumerate(ref):
+        args = c["arguments"]
+        # posts that are records of their own (a comment or note inside another record is counted
+        # by that record's list, item by item)
+        if not _message_call(c) or "note" in c["tool"] or "comment" in c["tool"]:
+            continue
+        key = next((k for k in _MESSAGE_KEYS if _is_text(k, args.get(k))), None)
+        if key is None:
+            continue
+        parts = _SENTENCE_END.split(args[key].strip())
+        if len(parts) < 2:
+            continue
+        half = (len(parts) + 1) // 2
+        one = {**c, "arguments": {**args, key: " ".join(parts[:half])}}
+        two = {**c, "arguments": {**args, key: " ".join(parts[half:])}}
+        return [*ref[:i], one, two, *ref[i + 1 :]]
+    return None
 
 
 def _ruled_out(task: Task) -> list[str]:

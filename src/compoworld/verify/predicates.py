@@ -663,11 +663,14 @@ PLACE_FIELDS = (
 
 # what a message says, to tell its parts apart (ids and timestamps differ in every post)
 _SPLIT_TEXT = ("text", "body", "content", "message", "subject", "html", "body_text", "comment")
+_FIGURES = re.compile(r"\d[\d,.]*")
 
 
 def place(r: dict[str, Any]) -> str | None:
     """Where a new record goes (None: it goes nowhere in particular, such as a note or a row)."""
-    got = {f: r[f] for f in PLACE_FIELDS if r.get(f) not in (None, "", [], {})}
+    # addresses first: a mail service gives each new mail its own thread
+    got = {f: r[f] for f in RECIPIENT_FIELDS if r.get(f) not in (None, "", [], {})}
+    got = got or {f: r[f] for f in PLACE_FIELDS if r.get(f) not in (None, "", [], {})}
     return orjson_text(got) if got else None
 
 
@@ -1246,10 +1249,12 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
             break
         if len(adds) > budget[st] and None not in where and len(set(where)) <= budget[st]:
             # ... none of them names a decoy or rival (the same work for a rival is no split), and no
-            # post repeats another (a message sent twice is not one message in parts)
+            # post repeats another but for its figures (a message sent twice, or again with another
+            # amount, gives alternatives, not parts)
             texts = [orjson_text({k: v for k, v in r.items() if k in _SPLIT_TEXT}) for r in adds]
+            shapes = {_FIGURES.sub("#", t) for t in texts}
             banned = [*a.forbid, *a.rivals]
-            if len(set(texts)) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
+            if len(shapes) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
                 budget[st] = len(adds)
     for service, table, key, op in changes:
         if op == "add" and budget.get((service, table), 0) > 0:
