@@ -1492,19 +1492,29 @@ def describe(w: Work, st: list[Stage], tier_name: str) -> None:
     many = len(w.cases) > 1
     ask = ASKS[w.ask].format(s="s" if many else "", who=who)
     where = w.tier["where"]
-    ctx = ""
-    if where >= 1:
-        ctx = b.say(
-            f"The policy is in {DISPLAY[w.plan.policy]}",
-            f"You'll find the credit policy in {DISPLAY[w.plan.policy]}",
-        )
-    if where >= 2:
-        ctx += f"; the billed usage is in {DISPLAY[w.plan.usage]}"
+    ctx = where_context(b, where, ("policy", "credit policy", w.plan.policy), ("billed usage", w.plan.usage))
     b.write(
         frame(b.rng, ask, context=ctx),
         hint=" ".join(s.step + "." for s in st),
         subtasks=[s.step for s in st],
     )
+
+
+def where_context(b: Builder, where: int, policy: tuple[str, str, str], data: tuple[str, str]) -> str:
+    """Where the work's sources are, as much as the tier says (0: nothing, 1: the policy, 2: the
+    data too): `policy` is (short name, full name, service), `data` (name, service). Two sources in
+    one service are named together, as a colleague would."""
+    (short, full, home), (what, there) = policy, data
+    if where < 1:
+        return ""
+    if where >= 2 and home == there:
+        return b.say(
+            f"The {short} and the {what} are both in {DISPLAY[home]}",
+            f"You'll find the {full} and the {what} in {DISPLAY[home]}",
+        )
+    ctx = b.say(f"The {short} is in {DISPLAY[home]}", f"You'll find the {full} in {DISPLAY[home]}")
+    verb = "are" if what.endswith("s") else "is"
+    return ctx + (f"; the {what} {verb} in {DISPLAY[there]}" if where >= 2 else "")
 
 
 # ---- shared stage helpers: a versioned policy and a log, in whichever service holds them ---------

@@ -40,6 +40,7 @@ from compoworld.tasks.compose import (
     plant_versions,
     read_away,
     read_versions,
+    where_context,
     wire,
 )
 from compoworld.tasks.phrasing import frame
@@ -882,14 +883,8 @@ def compose(
 def describe(r: Review, st: list[Stage]) -> None:
     b = r.b
     ask = ASKS[r.ask].format(tool=r.tool, who=r.requester.name)
-    ctx = ""
-    if r.tier["where"] >= 1:
-        ctx = b.say(
-            f"The access policy is in {DISPLAY[r.plan.policy]}",
-            f"You'll find the access policy in {DISPLAY[r.plan.policy]}",
-        )
-    if r.tier["where"] >= 2:
-        ctx += f"; the access list is in {DISPLAY[r.plan.roster]}"
+    policy = ("access policy", "access policy", r.plan.policy)
+    ctx = where_context(b, r.tier["where"], policy, ("access list", r.plan.roster))
     b.write(
         frame(b.rng, ask, context=ctx),
         hint=" ".join(s.step + "." for s in st),

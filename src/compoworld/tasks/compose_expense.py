@@ -40,6 +40,7 @@ from compoworld.tasks.compose import (
     plant_versions,
     read_away,
     read_versions,
+    where_context,
     wire,
 )
 from compoworld.tasks.phrasing import frame
@@ -1144,14 +1145,8 @@ def compose(
 def describe(r: Run, st: list[Stage]) -> None:
     b = r.b
     ask = ASKS[r.ask].format(who=r.requester.name)
-    ctx = ""
-    if r.tier["where"] >= 1:
-        ctx = b.say(
-            f"The expense policy is in {DISPLAY[r.plan.policy]}",
-            f"You'll find the expense policy in {DISPLAY[r.plan.policy]}",
-        )
-    if r.tier["where"] >= 2:
-        ctx += f"; the claims are in {DISPLAY[r.plan.claims]}"
+    policy = ("expense policy", "expense policy", r.plan.policy)
+    ctx = where_context(b, r.tier["where"], policy, ("claims", r.plan.claims))
     b.write(
         frame(b.rng, ask, context=ctx), hint=" ".join(s.step + "." for s in st), subtasks=[s.step for s in st]
     )
