@@ -51,3 +51,17 @@ def test_grep_with_a_catastrophic_pattern_is_refused_and_never_runs_at_idle_prio
         assert os.sched_getscheduler(0) == os.SCHED_OTHER  # this thread was never demoted
     ok = env.call("workspace__shell", {"command": "grep -c a x.txt"})
     assert ok["success"] and "1" in str(ok["data"])
+
+
+def test_many_slow_lines_share_the_calls_limit_not_one_each() -> None:
+    """A reviewer's attack: twelve lines that each take ~0.3 s in the helper, under a 0.5 s limit.
+    The helper's time is the call's, so the call is refused once the limit is spent, instead of
+    every line getting the whole limit again (about 4 s of a core for one call)."""
+    env = Environment(services=["workspace"], seed=1)
+    env.limits = CallLimits(cpu_s=0.5)
+    line = "a" * 27 + "b"
+    for _ in range(12):
+        assert env.call("workspace__shell", {"command": f"echo {line} >> x.txt"})["success"]
+    r = env.call("workspace__shell", {"command": "grep -c -E '(a|aa)+$' x.txt"})
+    refused = r["success"] and r["data"]["exit_code"] == 2 and "too slow to match" in r["data"]["stderr"]
+    assert refused or "resource_limit" in str(r), r  # not a count: the lines never all ran

@@ -105,6 +105,7 @@ class _Reg:
         "stops",
         "native",
         "gil_free",
+        "extra",
     )
 
     def __init__(self, tid: int, limits: CallLimits | None, budget: Budget | None) -> None:
@@ -125,13 +126,15 @@ class _Reg:
         self.stops: list[Any] = []
         self.native = threading.get_native_id()  # the kernel's id, to set the thread's priority from outside
         self.gil_free = False  # inside an engine's C call that runs without the GIL (see `gil_free`)
+        self.extra = 0.0  # seconds the call's work took elsewhere (a helper process): see `charge`
 
     def cpu(self) -> float:
-        """CPU seconds the call has used (read from the calling thread itself)."""
+        """CPU seconds the call has used (read from the calling thread itself), with what it had
+        done elsewhere."""
         now = time.thread_time()
         if self.cpu0 is None:
             self.cpu0 = now
-        return now - self.cpu0
+        return now - self.cpu0 + self.extra
 
 
 _set_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
@@ -212,7 +215,7 @@ class _Watchdog:
                     continue
                 if reg.cpu0 is None:  # first sight: CPU used before it (< IDLE_PERIOD) goes uncounted
                     reg.cpu0 = now
-                if now - reg.cpu0 > limits.cpu_s:
+                if now - reg.cpu0 + reg.extra > limits.cpu_s:
                     self.fire(reg, CpuLimitExceeded)
                     continue
                 if reg.gil_free and not reg.demoted and now - reg.cpu0 > DEMOTE_AFTER_S:
@@ -381,6 +384,14 @@ def remaining(default: float = DEFAULT_CPU_S) -> float:
     if reg is None or reg.limits is None:
         return default
     return max(0.0, reg.limits.cpu_s - reg.cpu())
+
+
+def charge(seconds: float) -> None:
+    """Count `seconds` of the running call's work done outside its thread (a helper process it
+    waited on, using no CPU of its own) against its CPU limit: what it waits for is its work."""
+    reg = current()
+    if reg is not None and seconds > 0:
+        reg.extra += seconds
 
 
 @contextlib.contextmanager

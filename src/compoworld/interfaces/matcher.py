@@ -20,13 +20,18 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 FAST_S = 0.005  # seconds a line may take in-process before it moves to a helper
 KEEP_IDLE = 2  # helpers kept for the next slow line (one is started per slow line in flight)
 
 _CHILD = r"""
-import json, os, struct, sys
+import json, os, resource, struct, sys
+try:  # the helper's memory is bounded as the call's own is (a huge line, a runaway match)
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+except (ValueError, OSError):
+    pass
 try:
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 except (AttributeError, OSError):
@@ -43,6 +48,8 @@ while True:
     req = json.loads(inp.read(struct.unpack(">I", head)[0]))
     try:
         key = (req["p"], req["f"])
+        if key not in cache and len(cache) >= 64:
+            cache.clear()
         rx = cache.get(key) or cache.setdefault(key, regex.compile(req["p"], req["f"]))
         res = {"m": rx.search(req["s"], timeout=req["t"]) is not None}
     except TimeoutError:
@@ -147,4 +154,11 @@ def search(rx: Any, pattern: str, flags: int, line: str, timeout: float) -> bool
     except TimeoutError:
         if timeout <= FAST_S:
             return None
-    return HELPERS.search(pattern, flags, line, timeout - FAST_S)
+    from compoworld.core import limits
+
+    began = time.monotonic()
+    try:
+        return HELPERS.search(pattern, flags, line, timeout - FAST_S)
+    finally:
+        # the helper's time is the call's: many slow lines share one limit, not one each
+        limits.charge(time.monotonic() - began)
