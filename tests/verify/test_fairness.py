@@ -554,6 +554,15 @@ def test_a_message_split_in_several_to_the_same_place_reads_as_one() -> None:
     )
     assert not _check(collateral, s0, again).passed  # nor sent again with another figure: alternatives
     assert not _check({**collateral, "rivals": ["1016"]}, s0, rival).passed  # nor the work for a rival
+    wrapped = _posted(("C1", "Please approve EXP-4230: $256.75."), ("C1", "And EXP-4235, see ticket\n1016."))
+    assert not _check({**collateral, "rivals": ["1016"]}, s0, wrapped).passed  # a rival after a line break
+    many = _posted(*[("C1", f"Option {i}: EXP-4230 for ${i}56.75.") for i in "ABCDE"])
+    assert not _check(collateral, s0, many).passed  # five posts for one message: alternatives, not parts
+    two = {**goal, "count": 2, "facts": goal["facts"][:2]}
+    whole_and_split = _posted(
+        ("C1", "Approve EXP-4230 ($256.75)."), ("C2", "Approve EXP-4230,"), ("C2", "it is $256.75.")
+    )
+    assert _check(two, s0, whole_and_split).passed  # one place whole, the other split: both carry it
     old = {k: v for k, v in collateral.items() if k != "rivals"}
     assert not _check(old, s0, split).passed  # a task made before the rule knows no rivals: every post counts
 

@@ -68,7 +68,8 @@ def test_a_banned_value_is_found_in_every_notation_and_only_as_itself() -> None:
 def test_an_id_is_not_named_by_the_digits_of_an_amount() -> None:
     # a played reply sent "$1016.75" for approval, and the guard against the closed ticket 1016 fired
     assert not names_value("EXP-5210 ($1016.75) goes to Sofia for approval", "1016")
-    assert not names_value("a total of 1,016", "016")
+    assert not names_value("a total of 1016,500.00", "1016")
+    assert names_value("tickets 1017,1016", "1016") and names_value("tickets 1016,1017", "1016")  # a list
     assert names_value("as in ticket 1016.", "1016")
     assert names_value("see #1016, now closed", "1016")
 

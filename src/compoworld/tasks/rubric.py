@@ -1183,11 +1183,11 @@ def derive(
         # every value of a trap candidate, short ones too: a post naming one is no part of a message
         # split in several (a spray's second post), so only a clean split counts once
         # (what the reference's own writes name is the work's, not a rival's)
-        import orjson
-
         vals = [str(v) for t in traps for v in [*t.get("swap", {}).values(), t.get("answer")] if v]
         names = [d.people[v.casefold()][0] for v in vals if v.casefold() in d.people]
-        wrote = " ".join(orjson.dumps(c["arguments"]).decode() for c in calls if mutates(c["tool"]))
+        wrote = " ".join(
+            v for c in calls if mutates(c["tool"]) for _p, v in leaves(c["arguments"]) if isinstance(v, str)
+        )
         check["rivals"] = sorted(
             {v for v in vals + names if len(v.strip()) >= 2 and not names_value(wrote, v)}
         )

@@ -212,8 +212,9 @@ def word_in(text: str, value: str) -> bool:
 
 @lru_cache(maxsize=16384)
 def _word_rx(v: str) -> re.Pattern[str]:
-    # digits inside a number are not a word: "1016" is not named by "$1016.75", nor "016" by "1,016"
-    return re.compile(r"(?<![\w@.-])(?<!\d,)" + re.escape(v) + r"(?![\w@-])(?![.,]\d)")
+    # digits inside a number are not a word: "1016" is not named by "$1016.75" or "1016,500.00"
+    # (a decimal part or a thousands group), but is by "tickets 1016,1017"
+    return re.compile(r"(?<![\w@.-])" + re.escape(v) + r"(?![\w@-])(?!\.\d)(?!,\d{3}(?![\d,]))")
 
 
 def carries(text: str, fact: Any) -> bool:
@@ -309,7 +310,8 @@ _PLEDGE = re.compile(
     re.I,
 )
 _UNPLEDGE = re.compile(
-    r"\b(?:not|n't|never|no|once|if|until|unless|when|after|before|whether|as soon as)\W+(?:\w+\W+){0,3}$", re.I
+    r"\b(?:not|n't|never|no|once|if|until|unless|when|after|before|whether|as soon as)\W+(?:\w+\W+){0,3}$",
+    re.I,
 )
 # what says the amount is still only asked for or under review
 _UNDER_REVIEW = re.compile(

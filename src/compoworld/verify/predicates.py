@@ -626,10 +626,9 @@ def text_carries(ctx: CheckContext, a: TextArgs) -> tuple[bool, str]:
             if k not in t0 and isinstance(r, dict) and match(r, a.where) and (p := place(r)) is not None:
                 places.setdefault(p, []).append(r)
         split = 0
-        for rs in places.values():
-            if len(rs) > 1:
-                text = " ".join(new_text(None, r, p) for r in rs for p in a.paths)
-                split += _reads(text, a, [x for r in rs for x in _addressees(r)])[0]
+        for rs in places.values():  # a place with one whole post counts too (count >= 2)
+            text = " ".join(new_text(None, r, p) for r in rs for p in a.paths)
+            split += _reads(text, a, [x for r in rs for x in _addressees(r)])[0]
         if split >= max(a.count, 1):
             return True, f"{split} place(s) carry it across their new records"
     return good >= max(a.count, 1), f"{good} record(s) carry it" + ("" if good else f" ({why})")
@@ -1247,11 +1246,13 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
         where = [place(r) if isinstance(r, dict) else None for r in adds]
         if a.rivals is None:
             break
-        if len(adds) > budget[st] and None not in where and len(set(where)) <= budget[st]:
+        # (at most two more posts than messages: a split, not a thread of alternatives)
+        fits = len(adds) <= 2 * budget[st] + 2
+        if fits and len(adds) > budget[st] and None not in where and len(set(where)) <= budget[st]:
             # ... none of them names a decoy or rival (the same work for a rival is no split), and no
             # post repeats another but for its figures (a message sent twice, or again with another
             # amount, gives alternatives, not parts)
-            texts = [orjson_text({k: v for k, v in r.items() if k in _SPLIT_TEXT}) for r in adds]
+            texts = [" ".join(str(r[k]) for k in _SPLIT_TEXT if isinstance(r.get(k), str)) for r in adds]
             shapes = {_FIGURES.sub("#", t) for t in texts}
             banned = [*a.forbid, *a.rivals]
             if len(shapes) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
