@@ -149,3 +149,21 @@ def test_a_run_hands_the_garbage_collector_back_as_it_found_it() -> None:
     was, frozen = gc.get_threshold(), gc.get_freeze_count()
     generate(1, 68, Settings())
     assert gc.get_threshold() == was and gc.get_freeze_count() == frozen
+
+
+def test_one_task_in_full_every_is_regenerated_in_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline's own check of the purity claim: a sample of indices skips no work."""
+    from compoworld.tasks import pipeline
+
+    seen: dict[int, Any] = {}
+    plain = pipeline.run_gates
+
+    def spy(task: Task, **kw: Any) -> Any:
+        seen[task.meta["index"]] = kw.get("checkpoint")
+        return plain(task, **kw)
+
+    monkeypatch.setattr(pipeline, "run_gates", spy)
+    for index in (0, pipeline.FULL_EVERY, 1):
+        make_one(65, index, Settings())
+    assert seen.get(0, "unset") is None and seen.get(pipeline.FULL_EVERY, "unset") is None, seen
+    assert isinstance(seen.get(1), Checkpoint), seen

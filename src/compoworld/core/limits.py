@@ -33,6 +33,7 @@ import ctypes
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -339,6 +340,7 @@ def watch_loop(loop: Any) -> bool:
         return isinstance(selector, _WatchedSelector)
     loop._selector = _WatchedSelector(selector, id(loop))
     BUSY_LOOPS.add(id(loop))  # it is running now (this is called from it)
+    weakref.finalize(loop, BUSY_LOOPS.discard, id(loop))  # a loop dropped unclosed marks nothing
     return True
 
 

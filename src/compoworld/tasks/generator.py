@@ -194,7 +194,10 @@ def persona_world(folder: str, persona: str, day: int, size: str) -> dict[str, A
 def environment_for(services: list[str], world: dict[str, Any]) -> Environment:
     return Environment.from_snapshot(
         services,
-        {"clock": world["clock"], "services": {s: world["services"].get(s) or _interface(s) for s in services}},
+        {
+            "clock": world["clock"],
+            "services": {s: world["services"].get(s) or _interface(s) for s in services},
+        },
     )
 
 
@@ -359,6 +362,7 @@ _PLANS: dict[tuple[Any, ...], list[Any]] = {}
 def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | None) -> tuple[Any, str]:
     """A composed plan the settings allow, and its tier: K (given, or drawn from the tier's range),
     the walk range (given, or the tier's), the pool or the persona's services, the interfaces."""
+    from compoworld.core.library import active as active_library
     from compoworld.tasks.compose import TIERS
     from compoworld.tasks.themes import plans_for, themes
 
@@ -376,7 +380,10 @@ def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | N
 
         def accept(w: list[str]) -> bool:
             seq = [interface_of(s) for s in w]
-            return crosses(w, settings.interfaces) and sum(a != b for a, b in zip(seq, seq[1:], strict=False)) >= 3
+            return (
+                crosses(w, settings.interfaces)
+                and sum(a != b for a, b in zip(seq, seq[1:], strict=False)) >= 3
+            )
 
     for _ in range(len(ks)):
         k = ks.pop(rng.randrange(len(ks)))
@@ -385,6 +392,7 @@ def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | N
         key = (
             k, walk, frozenset(allowed) if allowed is not None else None, settings.interfaces,
             knobs["cases"], knobs.get("writes", 0), settings.families, tuple(id(t.plans) for t in themes()),
+            id(active_library()),  # `accept` reads a service's interface from the active library
         )  # fmt: skip
         plans = _PLANS.get(key)
         if plans is None:
@@ -608,7 +616,10 @@ def workflow_task(
     rubric.append({"id": f"c{len(rubric) + 1}", **collateral})
     from compoworld.services import get_service
 
-    domain_of = {**registry(), **{s: get_service(s) for s in fam.services if s not in registry()}}  # interfaces
+    domain_of = {
+        **registry(),
+        **{s: get_service(s) for s in fam.services if s not in registry()},
+    }  # interfaces
     return {
         "id": f"cw-{seed}-{index:06d}",
         "instruction": b.instruction,
@@ -1119,11 +1130,7 @@ def chain_task(seed: int, index: int, settings: Settings = Settings()) -> dict[s
             "domains": sorted({registry()[s].domain for s in services}),
             # compiled services a task needs are named so `tasks check` can say which manifests to load
             **({"pool": list(settings.pool)} if settings.pool else {}),
-            **(
-                {"world": lived_ref(settings.world, lived)}
-                if lived
-                else {}
-            ),
+            **({"world": lived_ref(settings.world, lived)} if lived else {}),
             **(
                 {
                     "interfaces": list(settings.interfaces),
