@@ -4,15 +4,13 @@ pass every gate, and a correct alternative solution (other wording, an extra rea
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from compoworld.compiler import compile_spec
 from compoworld.services import registry
 from compoworld.tasks.workflow import DOMAINS
+from tests.tasks.compiled_library import SPECS, compiled_library
 
-SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 SAMPLE = {
     "klavis_shopify.json": "shopify",
     "klavis_linear.json": "linear",
@@ -27,26 +25,10 @@ TWO_NAMES = {"bamboohr.json": "bamboohr"}
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is not checked out")
 
 
-def _clear() -> None:
-    from compoworld.tasks.families import compiled
-
-    compiled._families_for.cache_clear()
-    compiled._survey.cache_clear()
-
-
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    out = tmp_path_factory.mktemp("manifests")
-    for spec, name in {**SAMPLE, **PARENTED, **TWO_NAMES}.items():
-        (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
-    from compoworld.compiler.library import library_for
-    from compoworld.core import library as libraries
-
-    before = libraries.use(library_for(str(out)))  # the library these tests run on: a value, given
-    _clear()
-    yield out
-    libraries.use(before)
-    _clear()
+    with compiled_library(tmp_path_factory.mktemp("manifests"), {**SAMPLE, **PARENTED, **TWO_NAMES}) as out:
+        yield out
 
 
 def test_each_sampled_service_gets_domains_and_families(library) -> None:

@@ -6,14 +6,10 @@ and the concept applies only where an info tool takes the question's inputs."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from compoworld.compiler import compile_spec
+from tests.tasks.compiled_library import SPECS, compiled_library
 
-SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 CORPUS = {  # one service per provider class: weather and forecast, prices, fx, places, IPs, balance, usage
     "corpus/openmcp_korea-weather.json": "korea_weather",
     "corpus/klavis_coinbase.json": "coinbase",
@@ -115,35 +111,11 @@ PAGES = {
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is not checked out")
 
 
-def _clear() -> None:
-    from compoworld.tasks.families import compiled
-
-    compiled._families_for.cache_clear()
-    compiled._survey.cache_clear()
-
-
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    out = tmp_path_factory.mktemp("manifests")
-    for spec, name in CORPUS.items():
-        (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
-    for data, name in (
-        (MARKET, "tickerline"),
-        (STATUS_ONLY, "pinger"),
-        (RUNBOOKS, "runbooker"),
-        (PAGES, "pagebook"),
-    ):
-        src = out.parent / f"{name}.spec.json"
-        src.write_text(json.dumps(data))
-        (out / f"{name}.json").write_text(json.dumps(compile_spec(src, name, 0)))
-    from compoworld.compiler.library import library_for
-    from compoworld.core import library as libraries
-
-    before = libraries.use(library_for(str(out)))
-    _clear()
-    yield out
-    libraries.use(before)
-    _clear()
+    fixtures = {"tickerline": MARKET, "pinger": STATUS_ONLY, "runbooker": RUNBOOKS, "pagebook": PAGES}
+    with compiled_library(tmp_path_factory.mktemp("manifests"), CORPUS, fixtures) as out:
+        yield out
 
 
 def _tasks(service: str, n: int, attempts: int = 30, kind: str = "info_question") -> list:

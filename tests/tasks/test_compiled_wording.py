@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from compoworld.compiler import compile_spec
 from compoworld.compiler.compiler import singular
+from tests.tasks.compiled_library import SPECS, compiled_library
 
-SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 SAMPLE = {
     "klavis_shopify.json": "shopify",
     "klavis_linear.json": "linear",
@@ -32,20 +30,8 @@ RULES = re.compile(
 def library(tmp_path_factory):
     if not SPECS.is_dir():
         pytest.skip("shared/mcp-specs is not checked out")
-    from compoworld.compiler.library import library_for
-    from compoworld.core import library as libraries
-    from compoworld.tasks.families import compiled
-
-    out = tmp_path_factory.mktemp("manifests")
-    for spec, name in SAMPLE.items():
-        (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
-    before = libraries.use(library_for(str(out)))
-    compiled._families_for.cache_clear()
-    compiled._survey.cache_clear()
-    yield out
-    libraries.use(before)
-    compiled._families_for.cache_clear()
-    compiled._survey.cache_clear()
+    with compiled_library(tmp_path_factory.mktemp("manifests"), SAMPLE) as out:
+        yield out
 
 
 def _texts(x: Any) -> list[str]:

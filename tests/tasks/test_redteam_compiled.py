@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from compoworld.compiler import compile_spec
+from tests.tasks.compiled_library import SPECS, compiled_library
 
-SPECS = Path(__file__).resolve().parents[3] / "shared" / "mcp-specs"
 USED = {
     "klavis_linear.json": "linear",
     "klavis_freshdesk.json": "freshdesk",
@@ -25,26 +23,10 @@ USED = {
 pytestmark = pytest.mark.skipif(not SPECS.is_dir(), reason="shared/mcp-specs is not checked out")
 
 
-def _clear() -> None:
-    from compoworld.tasks.families import compiled
-
-    compiled._families_for.cache_clear()
-    compiled._survey.cache_clear()
-
-
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    out = tmp_path_factory.mktemp("manifests")
-    for spec, name in USED.items():
-        (out / f"{name}.json").write_text(json.dumps(compile_spec(SPECS / spec, name, 0)))
-    from compoworld.compiler.library import library_for
-    from compoworld.core import library as libraries
-
-    before = libraries.use(library_for(str(out)))  # the library these tests run on: a value, given
-    _clear()
-    yield out
-    libraries.use(before)
-    _clear()
+    with compiled_library(tmp_path_factory.mktemp("manifests"), USED) as out:
+        yield out
 
 
 def _tasks(families: tuple[str, ...], n: int, seed: int = 808, attempts: int = 30) -> list:
