@@ -1239,24 +1239,24 @@ def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, s
 def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
     budget = {(c.service, c.table): c.count for c in a.creates}
     changes = changed_records(ctx.s0, ctx.final)
-    for st in list(budget):
+    for st in list(budget) if a.rivals is not None else ():  # a task made before the rule: every post counts
         # a message split in several to the same place counts once: the adds of a table fit its
-        # budget when they go to no more places than it allows (each add going somewhere)
+        # budget when they go to no more places than it allows (each add going somewhere), with at
+        # most two more posts than messages (a split, not a thread of alternatives)
         adds = [ctx.final.table(*st)[k] for s_, t_, k, op in changes if (s_, t_) == st and op == "add"]
+        if not budget[st] < len(adds) <= 2 * budget[st] + 2:
+            continue
         where = [place(r) if isinstance(r, dict) else None for r in adds]
-        if a.rivals is None:
-            break
-        # (at most two more posts than messages: a split, not a thread of alternatives)
-        fits = len(adds) <= 2 * budget[st] + 2
-        if fits and len(adds) > budget[st] and None not in where and len(set(where)) <= budget[st]:
-            # ... none of them names a decoy or rival (the same work for a rival is no split), and no
-            # post repeats another but for its figures (a message sent twice, or again with another
-            # amount, gives alternatives, not parts)
-            texts = [" ".join(str(r[k]) for k in _SPLIT_TEXT if isinstance(r.get(k), str)) for r in adds]
-            shapes = {_FIGURES.sub("#", t) for t in texts}
-            banned = [*a.forbid, *a.rivals]
-            if len(shapes) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
-                budget[st] = len(adds)
+        if None in where or len(set(where)) > budget[st]:
+            continue
+        # ... none of them names a decoy or rival (the same work for a rival is no split), and no post
+        # repeats another but for its figures (a message sent twice, or again with another amount,
+        # gives alternatives, not parts)
+        texts = [" ".join(str(r[k]) for k in _SPLIT_TEXT if isinstance(r.get(k), str)) for r in adds]
+        shapes = {_FIGURES.sub("#", t) for t in texts}
+        banned = [*a.forbid, *a.rivals]
+        if len(shapes) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
+            budget[st] = len(adds)
     for service, table, key, op in changes:
         if op == "add" and budget.get((service, table), 0) > 0:
             budget[(service, table)] -= 1  # one of the records the task asks to create
