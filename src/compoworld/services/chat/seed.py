@@ -125,7 +125,9 @@ def seed_chat(svc, ctx: SeedContext) -> None:
         humans = [m for m in members if m != BOT_ID]
         author = rng.choice(humans)
         cust = rng.choice(company.customers)
-        first = company.person(rng.choice(company.employees).id).first
+        # whoever a line names ("X is covering for me") is someone else than its author
+        mine = next((e.first for e in company.employees if user_id(e.id) == author), None)
+        first = rng.choice([e.first for e in company.employees if e.first != mine] or [mine])
         text = rng.choice(LINES).format(
             product=rng.choice(company.products).name, customer=cust.name, first=first
         )
