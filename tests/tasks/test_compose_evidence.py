@@ -1,7 +1,9 @@
 """The hard tier's evidence kinds shared by the composed themes: an approver out of office (their
 Slack post or Gmail auto-reply names who covers; only its dates against today say whether it holds)
 and, in the expense run, a receipt paid before but keyed another way in the payouts log. For each:
-the reference passes every gate, lazy solvers fail, and who is asked flips when the evidence flips."""
+the reference passes every gate, lazy solvers fail, and who is asked flips when the evidence flips.
+Also in the credit review: the approver's time off in BambooHR (its note names the cover) where they
+are told by a ticket note, and the policy owner's later change to the limit in their thread."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
 THEMES = ("composed.service_credit", "composed.access_review", "composed.expense_claims")
+CREDIT = Settings(k=5, difficulty="hard", families=("composed.service_credit",))
 
 
 def _forced(seed: int, i: int, s: Settings, **force: object) -> Task:
@@ -42,7 +45,23 @@ def _asked(t: Task) -> set[str]:
             out |= set(c.arguments["to"])
         elif c.tool == "chat__slack_user_post_message":
             out.add(c.arguments["text"].split(",")[0].split(":")[0].replace("FYI ", ""))
+        elif c.tool == "helpdesk__freshdesk_add_note_to_ticket":
+            out |= set(c.arguments["notify_emails"])
     return out
+
+
+def _flips(a: Task, b: Task) -> None:
+    """Both worlds pass every gate, lazy solvers fail both, and each world's reference fails the
+    other world's checks."""
+    for t in (a, b):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+        lazy = solve_lazily(t)
+        assert lazy["every"] == lazy["recent"] == 0 and max(lazy.values()) <= 0.25, (t.id, lazy)
+    for x, y in ((a, b), (b, a)):
+        env = y.environment()
+        for c in x.reference_solution:
+            env.call(c.tool, c.arguments)
+        assert not verify(y, env.snapshot(), None).passed
 
 
 @pytest.mark.parametrize("family", THEMES)
@@ -248,3 +267,67 @@ def test_a_claim_abroad_is_paid_at_its_submission_days_rate() -> None:
         if not verify(t, base.snapshot(), None).passed:
             return
     raise AssertionError("writing the latest-rate amount passed")
+
+
+def _seen(t: Task) -> str:
+    env = t.environment()
+    return " ".join(str(env.call(c.tool, c.arguments)) for c in t.reference_solution)
+
+
+def test_a_ticket_note_goes_to_the_cover_when_bamboohr_shows_the_approver_out() -> None:
+    """Told by a private ticket note, the approver's absence is their approved time off in BambooHR,
+    its note naming the cover; planted in both worlds, only its dates say whether it holds today."""
+
+    def by_note(t: Task) -> bool:
+        c = t.meta["composition"]
+        return c["plan"]["notify"] == "helpdesk" and c.get("away") is not None
+
+    i = _first(CREDIT, 61, by_note)
+    out, back = _forced(61, i, CREDIT, away=True), _forced(61, i, CREDIT, away=False)
+    assert out.instruction == back.instruction and out.services == back.services
+    assert out.meta["composition"]["away"] is True and back.meta["composition"]["away"] is False
+    assert _asked(out) != _asked(back)
+    for t in (out, back):
+        seen = _seen(t)
+        assert "Out of office." in seen and "covers for me" in seen, t.id
+        assert "hr__bamboohr_get_time_off_requests" in {c.tool for c in t.reference_solution}
+    _flips(out, back)
+
+
+def test_a_change_to_the_limit_in_the_owners_thread_holds_from_its_date() -> None:
+    """The policy in force states one limit; its owner's later post (Slack or Gmail) changes it from
+    a date. Dated before today it decides the branch; dated after today it does not hold yet. The
+    post is there in both worlds with the same words: only its date differs."""
+    i = _first(CREDIT, 67, lambda t: t.meta["composition"].get("amended") is not None)
+    now, later = _forced(67, i, CREDIT, amended=True), _forced(67, i, CREDIT, amended=False)
+    assert now.instruction == later.instruction and now.services == later.services
+    assert now.meta["composition"]["amended"] is True and later.meta["composition"]["amended"] is False
+    assert now.meta["composition"]["branches"] != later.meta["composition"]["branches"]
+    for t in (now, later):
+        assert "amend" in t.meta["composition"]["stages"]
+        seen = _seen(t)
+        assert "Change to the service credit policy" in seen and "announces changes" in seen, t.id
+    _flips(now, later)
+
+
+def test_bamboohr_shows_no_unexplained_absence_of_whoever_may_act() -> None:
+    """The seed's random time off never puts an approver (or the fallback, or a cover) out today
+    without a cover: the only absence of theirs in BambooHR is the planted one."""
+    for i in range(30):
+        try:
+            t = _forced(73, i, CREDIT)
+        except Rejected:
+            continue
+        if "hr" not in t.services + t.distractors:
+            continue
+        env = t.environment()
+        hr = env.services["hr"]
+        notes = [r for r in hr.requests.all() if r["notes"].startswith("Out of office.")]
+        asked = _asked(t)
+        emps = {e["id"]: {e["workEmail"], f"{e['firstName']} {e['lastName']}"} for e in hr.employees.all()}
+        assert asked
+        for r in hr.requests.all():
+            if emps.get(r["employee_id"], set()) & asked and r["status"] == "approved":
+                assert r in notes, (t.id, r)
+        return
+    raise AssertionError("no credit task with BambooHR kept")

@@ -56,6 +56,9 @@ TIERS: dict[str, dict[str, Any]] = {
         "writes": 3,  # services written that must agree (reply, log, approver, CRM note)
         "away": True,  # the approver may be out of office today: who covers is named elsewhere
         "corrections": True,  # a requester may correct their window later in the ticket or thread
+        # the policy's owner changes the limit later in their thread (Slack or Gmail): from a date
+        # before today it holds, from one after today not yet
+        "amend": True,
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -113,15 +116,24 @@ class Plan:
     def reply_service(self) -> str:
         return "email" if self.request == "email" else "helpdesk"
 
+    def amend_service(self) -> str:
+        """Where the policy's owner posts a change to it: the approvals channel, else Gmail."""
+        if self.notify == "chat":
+            return "chat"
+        return "email" if "email" in (self.request, self.notify) else ""
+
     def walk(self, cases: int = 1) -> list[str]:
         """The services of the reference's calls in order, consecutive repeats merged (the walk):
-        the reads for every request, then each request's writes in turn."""
+        the reads for every request, then each request's writes in turn. At the hard tier's two
+        requests the policy owner's thread is read after the policy (`_has_amend`)."""
         seq = [self.request]
         if self.account:
             seq.append(self.account)
         if self.people:
             seq.append("hr")
         seq.append(self.policy)
+        if cases >= TIERS["hard"]["cases"] and self.amend_service():
+            seq.append(self.amend_service())
         if self.usage != "payments":  # a day credited before is in the credits log (Stripe: the refund)
             seq.append(self.ledger)
         seq.append(self.usage)
@@ -232,9 +244,17 @@ class Work:
     only: Case | None = None  # the request whose writes are being done (each request's in turn)
     seen: set[str] = field(default_factory=set)  # lookups done once (the log's id, the channel)
     away: Away | None = None  # hard: the first request's approver's out-of-office, naming a cover
+    amend: Amend | None = None  # hard: the policy owner's later change to the limit, in their thread
 
     def todo(self) -> list[Case]:
         return [self.only] if self.only is not None else self.cases
+
+    @property
+    def limit(self) -> int:
+        """The limit in force today (dollars): the policy's, unless its owner changed it since."""
+        if self.amend is not None and self.amend.holds(self.today):
+            return self.amend.value
+        return self.current.limit
 
     @property
     def today(self) -> date:
@@ -514,6 +534,9 @@ def solve_people(w: Work) -> None:
     for c in w.cases:
         assert (c.owner.email.lower() not in listed) == c.owner_left
     b.decide(len(w.cases))  # the account manager, or (they left) the policy's fallback approver
+    if w.away is not None and w.away.where == "hr":  # while in BambooHR: is the approver in today?
+        w.seen.add("away")
+        read_away(b, w.away, directory=d)
 
 
 # ---- the policy ----------------------------------------------------------------------------------
@@ -582,12 +605,23 @@ def policy_text(w: Work, v: Version) -> list[str]:
             else []
         )
         + ([away_rule("the approver")] if _has_away(w.plan, w.tier) else [])
+        + ([amend_rule(w.amend, "#billing-credits")] if w.amend is not None else [])
     )
 
 
 def _has_away(plan: Plan, tier: dict[str, Any]) -> bool:
-    """The approver's absence is in play: the tier has it and they are told where it shows."""
-    return bool(tier.get("away")) and plan.notify in ("email", "chat")
+    """The approver's absence is in play: the tier has it, and it shows where they are told (Slack,
+    Gmail) or, told by a ticket note, as their time off in BambooHR (where the work checks people)."""
+    return bool(tier.get("away")) and (plan.notify in ("email", "chat") or plan.people)
+
+
+def _away_where(plan: Plan) -> str:
+    return plan.notify if plan.notify in ("email", "chat") else "hr"
+
+
+def _has_amend(plan: Plan, tier: dict[str, Any]) -> bool:
+    """The policy owner's later change is in play: the tier has it and the owner has a thread."""
+    return bool(tier.get("amend")) and bool(plan.amend_service())
 
 
 def plant_policy(w: Work) -> None:
@@ -811,9 +845,17 @@ def solve_usage(w: Work) -> None:
 
 
 # ---- the decision and the writes -------------------------------------------------------------
+def solve_amend(w: Work) -> None:
+    """Read the policy owner's thread: a change to the limit since the version in force."""
+    if w.amend is not None:
+        if w.amend.where == "chat":
+            w.seen.add("channel")
+        read_amend(w.b, w.amend, "billing-credits", "Service credit policy")
+
+
 def solve_decide(w: Work) -> None:
     for c in w.cases:
-        assert (c.amount <= w.current.limit * 100) == (c.branch == "approve")
+        assert (c.amount <= w.limit * 100) == (c.branch == "approve")
     w.b.decide(len(w.cases))
 
 
@@ -1200,10 +1242,17 @@ def add_checks(w: Work) -> None:
         away_checks(b, w.away, w.today, p.notify, w.channel, [dollars(w.cases[0].amount)])
     if len(w.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
+    if w.amend is not None:
+        b.trap(
+            "stale",
+            "the policy's limit, changed since by its owner"
+            if w.amend.holds(w.today)
+            else "a change to the limit that takes effect after today",
+        )
 
 
 # ---- composition ---------------------------------------------------------------------------------
-def stages(plan: Plan, usage: list[Any], away: bool = False) -> list[Stage]:
+def stages(plan: Plan, usage: list[Any], away: bool = False, amend: bool = False) -> list[Stage]:
     """The stages of a plan in their working order (the order their solves run)."""
 
     def nothing(w: Work) -> None:
@@ -1256,6 +1305,18 @@ def stages(plan: Plan, usage: list[Any], away: bool = False) -> list[Stage]:
             f"Read the service credit policy in force today ({DISPLAY[plan.policy]})",
         ),
     ]
+    if amend:
+        out.append(
+            Stage(
+                "amend",
+                "policy",
+                ("limit",),
+                ("limit_today",),
+                nothing,  # planted once the limits are drawn (`_compose_credit`)
+                solve_amend,
+                f"Check the policy owner's thread for a later change to the limit ({DISPLAY[plan.amend_service()]})",
+            )
+        )
     if away:
         out.append(
             Stage(
@@ -1265,7 +1326,7 @@ def stages(plan: Plan, usage: list[Any], away: bool = False) -> list[Stage]:
                 ("acting",),
                 nothing,  # planted once the approver is known; read where they are told (solve_notify)
                 nothing,
-                f"Check whether the approver is in today ({DISPLAY[plan.notify]})",
+                f"Check whether the approver is in today ({DISPLAY[_away_where(plan)]})",
             )
         )
     if plan.usage != "payments":  # Stripe shows a refund on the payment itself
@@ -1293,7 +1354,7 @@ def stages(plan: Plan, usage: list[Any], away: bool = False) -> list[Stage]:
         Stage(
             "decide",
             "decide",
-            ("amount", "limit"),
+            ("amount", "limit_today" if amend else "limit"),
             ("branch",),
             nothing,
             solve_decide,
@@ -1400,7 +1461,7 @@ def _compose_credit(
             c.end += timedelta(days=extra)
     w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
     usage = _usage_rows(w)
-    st = stages(plan, usage, away=_has_away(plan, tier))
+    st = stages(plan, usage, away=_has_away(plan, tier), amend=_has_amend(plan, tier))
     edges = wire(st)
     # branches from the evidence: the limit in force splits the cases' totals
     amounts = sorted(c.amount for c in cases)
@@ -1416,9 +1477,17 @@ def _compose_credit(
     staff = [p for p in b.company.employees if p.id != b.me.id]
     fallbacks = b.fresh(staff, 3, key=lambda p: p.id)
     eff = b.now.date() - timedelta(days=rng.randrange(20, 120))
-    versions = [Version(eff, limit, fallbacks[0])]
+    doc = limit  # the limit the policy's version in force states
+    if _has_amend(plan, tier):  # its owner changed it since: `limit` from a date before today, or after
+        taken = {x.id for x in fallbacks} | {c.owner.id for c in cases if c.owner}
+        owner = b.fresh([p for p in staff if p.id not in taken], 1, key=lambda p: p.id)[0]
+        w.amend = draw_amend(b, owner, limit, cases[-1].amount, plan.amend_service(), force)
+        doc = w.amend.was
+    versions = [Version(eff, doc, fallbacks[0])]
+    w.versions = versions
+    acting = w.limit  # the amendment's limit if it holds today, else the policy's
     for c in cases:
-        c.branch = "approve" if c.amount <= limit * 100 else "review"
+        c.branch = "approve" if c.amount <= acting * 100 else "review"
     # the other versions flip the first case's branch: acting on them is wrong, not merely different
     first = cases[0]
 
@@ -1432,13 +1501,16 @@ def _compose_credit(
         versions.append(Version(eff - timedelta(days=rng.randrange(200, 500)), flip(), fallbacks[1]))
     if tier["versions"] >= 3:
         versions.append(Version(b.now.date() + timedelta(days=rng.randrange(10, 40)), flip(), fallbacks[2]))
-    if any(v.limit == limit for v in versions[1:]):
+    if any(v.limit in (limit, doc) for v in versions[1:]):
         raise PlantError("a stale policy version agrees with the one in force")
     w.versions = versions
     if plan.notify == "chat":
         from compoworld.tasks.families._common import chat_channel
 
         w.channel = chat_channel(b, "billing-credits", topic="Downtime credits and approvals")
+    if w.amend is not None:
+        w.amend.channel = w.channel
+        plant_amend(b, w.amend, "service credit policy", "credit limit")
     for s in st:
         s.plant(w)
     for c in cases:
@@ -1448,13 +1520,18 @@ def _compose_credit(
             c.approver = w.current.fallback if c.owner_left else c.owner
     if _has_away(plan, tier):  # the first request's approver may be out today: who covers acts for them
         exclude = {x.id for x in fallbacks} | {c.owner.id for c in cases if c.owner}
+        if w.amend is not None:
+            exclude.add(w.amend.owner.id)
         left = {c.owner.id for c in cases if c.owner and c.owner_left}
-        w.away = draw_away(b, cases[0].approver, exclude, plan.notify, force, quiet=left)
+        w.away = draw_away(b, cases[0].approver, exclude, _away_where(plan), force, quiet=left)
         w.away.channel = w.channel
         plant_away(b, w.away)
         for c in cases:
             c.approver = w.away.approver(c.approver, w.today)
-    b.fact(*sorted({dollars(c.amount) for c in cases}), *sorted({str(v.limit) for v in versions}))
+    # nobody who may act shows as out in BambooHR unless an absence naming a cover is planted
+    clear_time_off(b, [*fallbacks, *(c.owner for c in cases if c.owner)], keep=w.away)
+    limits = {str(v.limit) for v in versions} | ({str(w.amend.value)} if w.amend else set())
+    b.fact(*sorted({dollars(c.amount) for c in cases}), *sorted(limits))
     b.begin()
     writes = [s for s in st if s.kind == "write"]
     for s in st:
@@ -1478,6 +1555,8 @@ def _compose_credit(
         "policy_versions": len(versions),
         # the approver's out-of-office: None (not in play), or whether it holds today
         "away": None if w.away is None else w.away.on(w.today),
+        # the policy owner's change to the limit: None (not in play), or whether it holds today
+        "amended": None if w.amend is None else w.amend.holds(w.today),
     }
 
 
@@ -1696,9 +1775,10 @@ class Away:
     cover: Person
     start: date
     end: date
-    where: str  # chat | email: where the out-of-office shows (the service the approver is told in)
+    where: str  # chat | email: where the out-of-office shows (the service the approver is told in); hr
     channel: str = ""  # chat: the channel it is posted in
     quiet: set[str] = field(default_factory=set)  # people who must post nothing (a leaver, per HR)
+    hr_request: str = ""  # hr: the time-off request planted for it
 
     def on(self, today: date) -> bool:
         return self.start <= today <= self.end
@@ -1759,6 +1839,25 @@ def plant_away(b: Builder, a: Away) -> None:
     topic = rng.choice(("Q3 forecast", "Vendor invoices", "Team offsite", "Budget review"))
     when = _long(a.start) + " to " + _long(a.end)
     covers = f"{a.cover.name} ({a.cover.email}) covers for me while I'm away"
+    clear_time_off(b, [a.who, a.cover])  # BambooHR shows no other absence of theirs
+    if a.where == "hr":  # their approved time off, its note naming the cover
+        hr = b.svc("hr")
+        emp = next(e for e in hr.employees.all() if e["workEmail"].lower() == a.who.email.lower())
+        rec = hr.requests.create(
+            {
+                "employee_id": emp["id"],
+                "type_id": "77",
+                "start": a.start.isoformat(),
+                "end": a.end.isoformat(),
+                "amount": float((a.end - a.start).days + 1),
+                "status": "approved",
+                "notes": f"Out of office. {covers}.",
+                "created": format_time(b.now - timedelta(days=max(ago, (today - a.start).days + 7))),
+            },
+            id=str(1000 + hr.next_seq("request")),
+        )
+        a.hr_request = rec["id"]
+        return
     if a.where == "chat":
         chat = b.svc("chat")
         posted = a.start - timedelta(days=1) if a.start <= today else today - timedelta(days=ago)
@@ -1770,7 +1869,7 @@ def plant_away(b: Builder, a: Away) -> None:
             "Thanks all, the queue is clear for today.",
             "Is anyone else seeing the dashboard load slowly this morning?",
             "I'll be in the office on Thursday if anyone needs a hand.",
-            "New starters: the how-to for this channel is pinned in the wiki.",
+            "New starters: the how-to for this channel is in its topic.",
             "Quick one: the team sync moves to 3pm tomorrow.",
             "Reminder: the office is closed on the next public holiday.",
             "Coffee machine on the 2nd floor is fixed, finally.",
@@ -1833,10 +1932,16 @@ def plant_away(b: Builder, a: Away) -> None:
         )
 
 
-def read_away(b: Builder, a: Away, channel_name: str = "") -> None:
+def read_away(b: Builder, a: Away, channel_name: str = "", directory: Any = None) -> None:
     """Look for the approver's out-of-office where it is kept (chat: the channel `channel_name`,
-    found first unless already found), then decide who acts today."""
-    if a.where == "chat":
+    found first unless already found; hr: who is out, then the approver's time off and its note,
+    their id from the `directory` already read), then decide who acts today."""
+    if a.where == "hr":
+        d = directory or b.call("hr__bamboohr_get_employee_directory", {"response_format": "json"})
+        eid = next(e["id"] for e in d["employees"] if e["workEmail"].lower() == a.who.email.lower())
+        b.call("hr__bamboohr_get_whos_out", {"response_format": "json"})
+        b.call("hr__bamboohr_get_time_off_requests", {"employee_id": eid, "response_format": "json"})
+    elif a.where == "chat":
         if channel_name:
             from compoworld.tasks.families._common import rows
 
@@ -1864,6 +1969,8 @@ def away_checks(b: Builder, a: Away, today: date, service: str, channel: str, fa
     why = f"{wrong.name} was not asked ({'out of office today' if wrong is a.who else 'not covering today'})"
     if service == "email":
         b.no_message("email", wrong, why)
+    elif service == "helpdesk":  # told by a ticket note: the other one is notified on no note
+        b.not_written("helpdesk", wrong.email, why, tables=["conversations"])
     else:
         b.guard(
             why,
@@ -1881,3 +1988,119 @@ def away_checks(b: Builder, a: Away, today: date, service: str, channel: str, fa
             f"{wrong.name} is not covering today",
             swap={right.email: wrong.email, right.name: wrong.name},
         )
+
+
+def clear_time_off(b: Builder, people: list[Person], keep: Away | None = None) -> None:
+    """Drop the seed's time off of `people` from BambooHR (where the world has it): someone who may
+    act shows as out only where an absence naming who covers is planted (`keep`'s)."""
+    if "hr" not in b.env.services:
+        return
+    hr = b.svc("hr")
+    mails = {p.email.lower() for p in people}
+    ids = {e["id"] for e in hr.employees.all() if e["workEmail"].lower() in mails}
+    for r in hr.requests.all():
+        if r["employee_id"] in ids and (keep is None or r["id"] != keep.hr_request):
+            hr.requests.delete(r["id"])
+
+
+# ---- a policy changed later in its owner's thread (shared by the themes) -------------------------
+@dataclass
+class Amend:
+    """The policy owner's post (in the channel the policy names, or an email to me) changing one
+    limit from a date: from `effective` it is `value`, not the `was` the policy states. Posted
+    before today either way; only its effective date against today says whether it holds yet."""
+
+    owner: Person
+    value: int  # dollars
+    was: int
+    effective: date
+    posted: datetime
+    where: str  # chat | email
+    channel: str = ""
+
+    def holds(self, today: date) -> bool:
+        return self.effective <= today
+
+
+def amend_rule(a: Amend, channel: str) -> str:
+    """The policy's line naming its owner and where they announce changes (in every version)."""
+    where = f"in {channel} on Slack" if a.where == "chat" else "by email"
+    return f"Policy owner: {a.owner.name} ({a.owner.email}), who announces changes to this policy {where}."
+
+
+def draw_amend(
+    b: Builder, owner: Person, new: int, amount: int, where: str, force: dict[str, Any] | None
+) -> Amend:
+    """A change to `new` dollars, from a limit on the other side of `amount` (cents, one case's
+    total), so the day it takes effect decides that case. Every draw is made whatever `force`'s
+    `amended` says (True: effective before today; False: after)."""
+    rng = b.rng
+    holds = rng.random() < 0.5
+    back, ahead, lag, up = (
+        rng.randrange(1, 15),
+        rng.randrange(2, 21),
+        rng.randrange(0, 4),
+        rng.randrange(1, 6),
+    )
+    if force and "amended" in force:
+        holds = bool(force["amended"])
+    within = amount <= new * 100
+    was = max(50, amount // 100 // 2 // 50 * 50) if within else (amount // 100 // 50 + 1 + up) * 50
+    if (amount <= was * 100) == within or was == new:
+        raise PlantError("no earlier limit on the other side of the total")
+    today = b.now.date()
+    if holds:
+        eff = today - timedelta(days=back)
+        posted = b.now - timedelta(days=back + lag, hours=3)
+    else:
+        eff = today + timedelta(days=ahead)
+        posted = b.now - timedelta(days=lag + 1, hours=3)
+    return Amend(owner, new, was, eff, posted, where)
+
+
+def amend_text(a: Amend, title: str, what: str) -> str:
+    return (
+        f"Change to the {title}: from {_long(a.effective)}, the {what} is ${a.value} per request "
+        f"(it was ${a.was}). The rest of the policy stays as it is. {a.owner.first}"
+    )
+
+
+def plant_amend(b: Builder, a: Amend, title: str, what: str) -> None:
+    """Post the change where its owner announces changes: a message in the channel, or an email."""
+    from compoworld.tasks.families._common import chat_user, inbox_mail
+
+    text = amend_text(a, title, what)
+    if a.where == "chat":
+        chat = b.svc("chat")
+        chat.insert(
+            "messages",
+            {
+                "ts": f"{int(a.posted.timestamp())}.{chat.next_seq('ts'):06d}",
+                "channel": a.channel,
+                "user": chat_user(a.owner),
+                "text": text,
+                "thread_ts": None,
+                "reply_count": 0,
+                "reactions": {},
+            },
+            key="ts",
+        )
+    else:
+        inbox_mail(b, a.owner.email, b.me.email, f"Change to the {title}", text, a.posted, labels=("INBOX",))
+
+
+def read_amend(b: Builder, a: Amend, channel_name: str, title: str) -> None:
+    """Read the owner's thread (the channel by name, or their emails), then decide the limit today."""
+    from compoworld.tasks.families._common import rows
+
+    if a.where == "chat":
+        chans = b.call("chat__slack_user_list_channels", {"channel_name": channel_name})
+        cid = next(c["id"] for c in rows(chans) if c["name"] == channel_name)
+        assert cid == a.channel
+        b.call("chat__slack_get_channel_history", {"channel_id": cid, "limit": 50})
+    else:
+        found = b.call("email__gmail_search_emails", {"query": f"from:{a.owner.email}", "maxResults": 20})
+        for m in rows(found):
+            if str(m.get("subject", "")).lower().startswith("change to the"):
+                b.call("email__gmail_read_email", {"messageId": m["id"]})
+    b.decide()  # the limit in force today: the policy's, or its owner's change once it took effect

@@ -263,7 +263,8 @@ def _day(d: date) -> str:
 # ---- the request -----------------------------------------------------------------------------------
 ASKS = (
     "process the expense claims {who} asked about, the way our expense policy says",
-    "work through this month's submitted expense claims for {who} by the book",
+    # "claims for X" read as X's own claims (from play): X is who asked for the batch to be done
+    "work through this month's submitted expense claims, as {who} asked, by the book",
     "run the expense claims {who} sent over through our expense policy",
 )
 ECHOES = (
