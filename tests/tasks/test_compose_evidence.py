@@ -68,7 +68,8 @@ def _flips(a: Task, b: Task) -> None:
 def test_who_is_asked_flips_with_the_out_of_office_dates(family: str) -> None:
     s = Settings(k=5, difficulty="hard", families=(family,))
     i = _first(s, 31, lambda t: t.meta["composition"].get("away") is not None)
-    out, back = _forced(31, i, s, away=True), _forced(31, i, s, away=False)
+    # an expense run's absence is of the approver the owner's change names: it decides once that holds
+    out, back = _forced(31, i, s, away=True, amended=True), _forced(31, i, s, away=False, amended=True)
     assert out.meta["composition"]["away"] is True and back.meta["composition"]["away"] is False
     # the same work and the same request: only the dates of the out-of-office differ
     assert out.instruction == back.instruction and out.services == back.services
@@ -294,19 +295,28 @@ def test_a_ticket_note_goes_to_the_cover_when_bamboohr_shows_the_approver_out() 
     _flips(out, back)
 
 
-def test_a_change_to_the_limit_in_the_owners_thread_holds_from_its_date() -> None:
-    """The policy in force states one limit; its owner's later post (Slack or Gmail) changes it from
-    a date. Dated before today it decides the branch; dated after today it does not hold yet. The
-    post is there in both worlds with the same words: only its date differs."""
-    i = _first(CREDIT, 67, lambda t: t.meta["composition"].get("amended") is not None)
-    now, later = _forced(67, i, CREDIT, amended=True), _forced(67, i, CREDIT, amended=False)
+@pytest.mark.parametrize(
+    ("family", "title"),
+    [("composed.service_credit", "service credit policy"), ("composed.expense_claims", "expense policy")],
+)
+def test_a_change_in_the_policy_owners_thread_holds_from_its_date(family: str, title: str) -> None:
+    """The policy in force states a limit (credits) or an approver (expenses); its owner's later post
+    (Slack or Gmail) changes it from a date. Dated before today it decides the work; dated after
+    today it does not hold yet. The post is there in both worlds with the same words: only its date
+    differs."""
+    s = Settings(k=5, difficulty="hard", families=(family,))
+    i = _first(s, 67, lambda t: t.meta["composition"].get("amended") is not None)
+    now, later = _forced(67, i, s, amended=True), _forced(67, i, s, amended=False)
     assert now.instruction == later.instruction and now.services == later.services
     assert now.meta["composition"]["amended"] is True and later.meta["composition"]["amended"] is False
-    assert now.meta["composition"]["branches"] != later.meta["composition"]["branches"]
+    if family == "composed.service_credit":  # the limit today decides a request's branch
+        assert now.meta["composition"]["branches"] != later.meta["composition"]["branches"]
+    else:  # the approver today is asked
+        assert _asked(now) != _asked(later)
     for t in (now, later):
         assert "amend" in t.meta["composition"]["stages"]
         seen = _seen(t)
-        assert "Change to the service credit policy" in seen and "announces changes" in seen, t.id
+        assert f"Change to the {title}" in seen and "announces changes" in seen, t.id
     _flips(now, later)
 
 

@@ -1481,8 +1481,17 @@ def _compose_credit(
     if _has_amend(plan, tier):  # its owner changed it since: `limit` from a date before today, or after
         taken = {x.id for x in fallbacks} | {c.owner.id for c in cases if c.owner}
         owner = b.fresh([p for p in staff if p.id not in taken], 1, key=lambda p: p.id)[0]
-        w.amend = draw_amend(b, owner, limit, cases[-1].amount, plan.amend_service(), force)
+        last = cases[-1].amount  # the policy's limit is on the other side of the last request's total
+
+        def was(up: int, last: int = last) -> int:
+            if last <= limit * 100:
+                return max(50, last // 100 // 2 // 50 * 50)
+            return (last // 100 // 50 + 1 + up) * 50
+
+        w.amend = draw_amend(b, owner, limit, was, plan.amend_service(), force)
         doc = w.amend.was
+        if (last <= doc * 100) == (last <= limit * 100) or doc == limit:
+            raise PlantError("no earlier limit on the other side of the total")
     versions = [Version(eff, doc, fallbacks[0])]
     w.versions = versions
     acting = w.limit  # the amendment's limit if it holds today, else the policy's
@@ -1510,7 +1519,8 @@ def _compose_credit(
         w.channel = chat_channel(b, "billing-credits", topic="Downtime credits and approvals")
     if w.amend is not None:
         w.amend.channel = w.channel
-        plant_amend(b, w.amend, "service credit policy", "credit limit")
+        text = amend_text(w.amend, "service credit policy", "credit limit")
+        plant_amend(b, w.amend, "service credit policy", text)
     for s in st:
         s.plant(w)
     for c in cases:
@@ -2011,8 +2021,8 @@ class Amend:
     before today either way; only its effective date against today says whether it holds yet."""
 
     owner: Person
-    value: int  # dollars
-    was: int
+    value: Any  # the new limit (dollars) or approver (a Person)
+    was: Any  # what the policy states
     effective: date
     posted: datetime
     where: str  # chat | email
@@ -2029,11 +2039,11 @@ def amend_rule(a: Amend, channel: str) -> str:
 
 
 def draw_amend(
-    b: Builder, owner: Person, new: int, amount: int, where: str, force: dict[str, Any] | None
+    b: Builder, owner: Person, new: Any, was: Callable[[int], Any], where: str, force: dict[str, Any] | None
 ) -> Amend:
-    """A change to `new` dollars, from a limit on the other side of `amount` (cents, one case's
-    total), so the day it takes effect decides that case. Every draw is made whatever `force`'s
-    `amended` says (True: effective before today; False: after)."""
+    """A change to `new` from what the policy states, `was(up)` (`up`: a draw of 1-5 it may use).
+    Every draw is made whatever `force`'s `amended` says (True: effective before today; False:
+    after), so a test's flip changes nothing else."""
     rng = b.rng
     holds = rng.random() < 0.5
     back, ahead, lag, up = (
@@ -2044,10 +2054,6 @@ def draw_amend(
     )
     if force and "amended" in force:
         holds = bool(force["amended"])
-    within = amount <= new * 100
-    was = max(50, amount // 100 // 2 // 50 * 50) if within else (amount // 100 // 50 + 1 + up) * 50
-    if (amount <= was * 100) == within or was == new:
-        raise PlantError("no earlier limit on the other side of the total")
     today = b.now.date()
     if holds:
         eff = today - timedelta(days=back)
@@ -2055,7 +2061,7 @@ def draw_amend(
     else:
         eff = today + timedelta(days=ahead)
         posted = b.now - timedelta(days=lag + 1, hours=3)
-    return Amend(owner, new, was, eff, posted, where)
+    return Amend(owner, new, was(up), eff, posted, where)
 
 
 def amend_text(a: Amend, title: str, what: str) -> str:
@@ -2065,11 +2071,11 @@ def amend_text(a: Amend, title: str, what: str) -> str:
     )
 
 
-def plant_amend(b: Builder, a: Amend, title: str, what: str) -> None:
-    """Post the change where its owner announces changes: a message in the channel, or an email."""
+def plant_amend(b: Builder, a: Amend, title: str, text: str) -> None:
+    """Post the change to the `title` where its owner announces changes: a message in the channel,
+    or an email."""
     from compoworld.tasks.families._common import chat_user, inbox_mail
 
-    text = amend_text(a, title, what)
     if a.where == "chat":
         chat = b.svc("chat")
         chat.insert(

@@ -27,17 +27,22 @@ from typing import Any, ClassVar
 from compoworld.core.company import Person
 from compoworld.tasks.compose import (
     DISPLAY,
+    Amend,
     Away,
     Log,
     Stage,
+    amend_rule,
     away_checks,
     away_rule,
     dollars,
+    draw_amend,
     draw_away,
     find_open_ticket,
     open_ticket_page,
+    plant_amend,
     plant_away,
     plant_versions,
+    read_amend,
     read_away,
     read_versions,
     where_context,
@@ -133,6 +138,8 @@ class ExpensePlan:
 
     def walk(self, cases: int = 1) -> list[str]:
         seq = [self.request, self.claims, self.policy, self.log]
+        if cases >= 2:  # hard: the policy owner's thread is read after the policy (a change of approver)
+            seq.insert(3, self.notify)
         asked = False  # the approver hears once, about every claim over its limit
         for o in outcomes(cases):  # each claim in turn: pay it (the log) or tell someone
             if o == "pay":
@@ -219,6 +226,7 @@ class Run:
     only: Claim | None = None
     seen: set[str] = field(default_factory=set)
     away: Away | None = None  # hard: the approver's out-of-office, naming who covers
+    amend: Amend | None = None  # hard: the policy owner's later change of approver, in their thread
     rates: list[list[Any]] = field(default_factory=list)  # hard: (date, currency, USD per unit) rows
 
     @property
@@ -232,8 +240,15 @@ class Run:
     @property
     def approver(self) -> Person:
         """Who approves today: the version in force's approver, or whoever covers for them."""
-        ap = self.current.approver
+        ap = self.named
         return self.away.approver(ap, self.today) if self.away else ap
+
+    @property
+    def named(self) -> Person:
+        """The approver the policy names today: its version in force's, unless its owner changed it."""
+        if self.amend is not None and self.amend.holds(self.today):
+            return self.amend.value
+        return self.current.approver
 
     @property
     def log(self) -> Log:
@@ -281,6 +296,10 @@ def _request_text(r: Run, month: str, echo: bool = False) -> str:
         f"Hi, the {month} claims are in. Please handle the submitted ones and tell me what we paid out. "
         f"Thanks, {r.requester.first}"
     )
+
+
+def _long(d: date) -> str:
+    return f"{d:%B} {d.day}"
 
 
 def _month(d: date) -> str:
@@ -476,6 +495,7 @@ def policy_text(r: Run, v: Version) -> list[str]:
         f"A claim above its limit goes to {v.approver.name} ({v.approver.email}) for approval {tell}, with "
         "its claim id and amount; it is not paid yet.",
         *([away_rule("the approver")] if r.away else []),
+        *([amend_rule(r.amend, f"#{CHANNEL}")] if r.amend else []),
         *(
             [
                 "Claims from one employee at the same merchant on the same day are one expense: their "
@@ -550,6 +570,14 @@ def solve_evidence(r: Run) -> None:
     for c in r.claims:
         assert (c.outcome == "duplicate") == any(same_receipt(str(x[4]), c.receipt) for x in r.hist), c
     r.b.decide(len(r.claims))  # each claim: pay, send for approval, or a receipt paid before
+
+
+def solve_amend(r: Run) -> None:
+    """Read the policy owner's thread: a change of approver since the version in force."""
+    if r.amend is not None:
+        if r.plan.notify == "chat":
+            r.seen.add("channel")
+        read_amend(r.b, r.amend, CHANNEL, "Expense policy")
 
 
 def solve_decide(r: Run) -> None:
@@ -675,6 +703,10 @@ def add_checks(r: Run) -> None:
     b, p = r.b, r.plan
     ap = r.approver
     stale = [v.approver for v in r.versions[1:] if v.approver.id != ap.id]
+    if r.amend is not None:  # the approver before the owner's change, or the one it names from later
+        other = r.amend.was if r.amend.holds(r.today) else r.amend.value
+        if other.id != ap.id:
+            stale.append(other)
     first = next((c for c in r.claims if c.outcome == "approval"), None)
     if r.away and first is not None:  # the away approver and the cover: by who acts today
         stale = [o for o in stale if o.id not in (r.away.who.id, r.away.cover.id)]
@@ -776,7 +808,7 @@ def add_checks(r: Run) -> None:
 
 
 # ---- composition -----------------------------------------------------------------------------------
-def stages(plan: ExpensePlan, away: bool = False) -> list[Stage]:
+def stages(plan: ExpensePlan, away: bool = False, amend: bool = False) -> list[Stage]:
     def nothing(r: Any) -> None:
         return None
 
@@ -800,6 +832,21 @@ def stages(plan: ExpensePlan, away: bool = False) -> list[Stage]:
             solve_policy,
             f"Read the expense policy in force today ({DISPLAY[plan.policy]})",
         ),
+        *(
+            [
+                Stage(
+                    "amend",
+                    "policy",
+                    ("approver",),
+                    ("approver_today",),
+                    nothing,  # planted once the channel exists (`compose`)
+                    solve_amend,
+                    f"Check the policy owner's thread for a later change of approver ({DISPLAY[plan.notify]})",
+                )
+            ]
+            if amend
+            else []
+        ),
         Stage(
             "evidence",
             "evidence",
@@ -814,7 +861,7 @@ def stages(plan: ExpensePlan, away: bool = False) -> list[Stage]:
                 Stage(
                     "away",
                     "evidence",
-                    ("approver",),
+                    ("approver_today" if amend else "approver",),
                     ("acting",),
                     lambda r: plant_away(r.b, r.away),
                     nothing,  # read where the approver is told, in that visit (solve_notify)
@@ -837,7 +884,7 @@ def stages(plan: ExpensePlan, away: bool = False) -> list[Stage]:
         Stage(
             "notify",
             "write",
-            ("outcome", "acting" if away else "approver"),
+            ("outcome", "acting" if away else "approver_today" if amend else "approver"),
             (),
             nothing,
             solve_notify,
@@ -907,8 +954,9 @@ def compose(
     today = b.now.date()
     staff = [p for p in b.company.employees if p.id != b.me.id]
     nver = tier["versions"]
-    picked = b.fresh(staff, 1 + nver, key=lambda p: p.id)
-    requester, approvers = picked[0], picked[1:]
+    more = 2 if tier.get("amend") else 0  # the approver the owner's change names, and the owner
+    picked = b.fresh(staff, 1 + nver + more, key=lambda p: p.id)
+    requester, approvers = picked[0], picked[1 : 1 + nver]
     rest = [p for p in staff if p.id not in {x.id for x in picked}]
     plan_out = outcomes(tier["cases"])
     if len(rest) < 4:
@@ -969,6 +1017,8 @@ def compose(
     if tier["cases"] >= 2:  # hard: the second claim paid is exactly at its limit (not above it: paid)
         at = [c for c in claims if c.outcome == "pay" and not c.split][1]
         at.cents = limits[at.category] * 100
+    if any(c.wrong and c.wrong in {x.cents for x in claims} for c in claims):
+        raise PlantError("a claim's latest-rate value is another claim's amount")  # its guard would trip
     # tests flip one piece of evidence; the draws above are the same either way
     drawn = dict(limits)
     dup = next(c for c in claims if c.outcome == "duplicate")
@@ -1101,6 +1151,10 @@ def compose(
         from compoworld.tasks.families._common import chat_channel
 
         r.channel = chat_channel(b, CHANNEL, topic="Expense claims and approvals")
+    if more:  # the owner changed who approves: from a day before today it holds, after today not yet
+        new, owner = picked[1 + nver :]
+        r.amend = draw_amend(b, owner, new, lambda up: approvers[0], plan.notify, force)
+        r.amend.channel = r.channel
     if tier.get("away"):
         # the cover may have a claim paid in this run (nothing is sent to them), never one told
         # (by the drawn outcomes: a test's flip of the evidence leaves the cover as it was)
@@ -1108,12 +1162,23 @@ def compose(
         # someone with no claim in the run when the team allows (a claimant's row is no hint)
         others = {p.id for p in staff} - {p.id for p in picked} - {c.person.id for c in claims}
         exclude = {p.id for p in picked} | ({c.person.id for c in claims} if others else told)
-        r.away = draw_away(b, approvers[0], exclude, plan.notify, force)
+        # with the owner's change, the absence is of the approver it names (who acts only once it
+        # holds): each piece of evidence then decides who is asked in some world
+        who = r.amend.value if r.amend is not None else approvers[0]
+        r.away = draw_away(b, who, exclude, plan.notify, force)
         r.away.channel = r.channel
-    st = stages(plan, away=r.away is not None)
+    st = stages(plan, away=r.away is not None, amend=r.amend is not None)
     edges = wire(st)
     for s in st:
         s.plant(r)
+    if r.amend is not None:
+        a = r.amend
+        text = (
+            f"Change to the expense policy: from {_long(a.effective)}, claims above their limit go to "
+            f"{a.value.name} ({a.value.email}) for approval, not {a.was.name}. The rest of the policy stays "
+            f"as it is. {a.owner.first}"
+        )
+        plant_amend(b, a, "expense policy", text)
     b.fact(*sorted({c.cid for c in claims if c.outcome != "pay"}), dollars(r.total()))
     b.begin()
     for s in st:
@@ -1140,6 +1205,8 @@ def compose(
         "policy_versions": len(versions),
         # the approver's out-of-office: None (not in play), or whether it holds today
         "away": None if r.away is None else r.away.on(r.today),
+        # the policy owner's change of approver: None (not in play), or whether it holds today
+        "amended": None if r.amend is None else r.amend.holds(r.today),
     }
 
 
