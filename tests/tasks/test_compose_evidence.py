@@ -297,10 +297,15 @@ def test_a_ticket_note_goes_to_the_cover_when_bamboohr_shows_the_approver_out() 
 
 @pytest.mark.parametrize(
     ("family", "title"),
-    [("composed.service_credit", "service credit policy"), ("composed.expense_claims", "expense policy")],
+    [
+        ("composed.service_credit", "service credit policy"),
+        ("composed.expense_claims", "expense policy"),
+        ("composed.access_review", "access policy"),
+    ],
 )
 def test_a_change_in_the_policy_owners_thread_holds_from_its_date(family: str, title: str) -> None:
-    """The policy in force states a limit (credits) or an approver (expenses); its owner's later post
+    """The policy in force states a limit (credits), an approver (expenses) or a tool owner (access);
+    its owner's later post
     (Slack or Gmail) changes it from a date. Dated before today it decides the work; dated after
     today it does not hold yet. The post is there in both worlds with the same words: only its date
     differs."""
@@ -311,7 +316,7 @@ def test_a_change_in_the_policy_owners_thread_holds_from_its_date(family: str, t
     assert now.meta["composition"]["amended"] is True and later.meta["composition"]["amended"] is False
     if family == "composed.service_credit":  # the limit today decides a request's branch
         assert now.meta["composition"]["branches"] != later.meta["composition"]["branches"]
-    else:  # the approver today is asked
+    else:  # the approver or tool owner today is the one told
         assert _asked(now) != _asked(later)
     for t in (now, later):
         assert "amend" in t.meta["composition"]["stages"]

@@ -2096,14 +2096,15 @@ def plant_amend(b: Builder, a: Amend, title: str, text: str) -> None:
 
 
 def read_amend(b: Builder, a: Amend, channel_name: str, title: str) -> None:
-    """Read the owner's thread (the channel by name, or their emails), then decide the limit today."""
+    """Read the owner's thread (the channel `channel_name`, found by name unless found already, or
+    their emails), then decide what holds today."""
     from compoworld.tasks.families._common import rows
 
     if a.where == "chat":
-        chans = b.call("chat__slack_user_list_channels", {"channel_name": channel_name})
-        cid = next(c["id"] for c in rows(chans) if c["name"] == channel_name)
-        assert cid == a.channel
-        b.call("chat__slack_get_channel_history", {"channel_id": cid, "limit": 50})
+        if channel_name:  # found by name first (else found already)
+            chans = b.call("chat__slack_user_list_channels", {"channel_name": channel_name})
+            assert next(c["id"] for c in rows(chans) if c["name"] == channel_name) == a.channel
+        b.call("chat__slack_get_channel_history", {"channel_id": a.channel, "limit": 50})
     else:
         found = b.call("email__gmail_search_emails", {"query": f"from:{a.owner.email}", "maxResults": 20})
         for m in rows(found):

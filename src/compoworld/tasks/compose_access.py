@@ -29,15 +29,20 @@ from compoworld.services.hr.seed import emp_id
 from compoworld.tasks.compose import (
     DISPLAY,
     HOME,
+    Amend,
     Away,
     Log,
     Stage,
+    amend_rule,
     away_checks,
     away_rule,
+    draw_amend,
     draw_away,
     find_open_ticket,
+    plant_amend,
     plant_away,
     plant_versions,
+    read_amend,
     read_away,
     read_versions,
     where_context,
@@ -142,6 +147,7 @@ class Review:
     only: Holder | None = None
     seen: set[str] = field(default_factory=set)
     away: Away | None = None  # hard: the tool owner's out-of-office, naming who covers
+    amend: Amend | None = None  # hard: the policy owner's later change of tool owner, in their thread
 
     @property
     def today(self) -> date:
@@ -154,8 +160,15 @@ class Review:
     @property
     def owner(self) -> Person:
         """Who is told today: the tool owner in force, or whoever covers for them."""
-        o = self.current.owner
+        o = self.named
         return self.away.approver(o, self.today) if self.away else o
+
+    @property
+    def named(self) -> Person:
+        """The tool owner the policy names today: its version in force's, unless its owner changed it."""
+        if self.amend is not None and self.amend.holds(self.today):
+            return self.amend.value
+        return self.current.owner
 
     def key(self, h: Holder) -> str:
         return f"access:{self.tool}:{h.user}"
@@ -419,6 +432,7 @@ def policy_text(r: Review, v: Version) -> list[str]:
         f"Tool owner: {v.owner.name} ({v.owner.email}). Tell the owner who lost access {tell}, and tell "
         f"each person who lost access and still works here, with the reason.",
         *([away_rule("the tool owner")] if r.tier.get("away") else []),
+        *([amend_rule(r.amend, f"#{CHANNEL}")] if r.amend else []),
         f"Then {back}.",
     ]
 
@@ -507,6 +521,8 @@ def solve_notify(r: Review) -> None:
         chans = b.call("chat__slack_user_list_channels", {"channel_name": CHANNEL})
         cid = next(c["id"] for c in rows(chans) if c["name"] == CHANNEL)
         assert cid == r.channel
+    if r.amend is not None:  # has the policy's owner named another tool owner since? (same place)
+        read_amend(b, r.amend, "", "Access policy")
     if r.away is not None:  # is the owner in today? (where they are told)
         read_away(b, r.away)
     if r.plan.notify == "chat":
@@ -585,6 +601,10 @@ def add_checks(r: Review) -> None:
         told |= {r.away.who.id, r.away.cover.id}
         away_checks(b, r.away, r.today, p.notify, r.channel, [r.tool])
     stale = [v.owner for v in r.versions[1:] if v.owner.id not in told]
+    if r.amend is not None:  # the tool owner before the change, or the one it names from later
+        other = r.amend.was if r.amend.holds(r.today) else r.amend.value
+        if other.id not in told and all(other.id != o.id for o in stale):
+            stale.append(other)
     if p.request == "helpdesk":
         for n in names or [r.tool]:
             b.expect_record(
@@ -666,14 +686,23 @@ def add_checks(r: Review) -> None:
 
 
 # ---- composition -----------------------------------------------------------------------------------
-def stages(plan: AccessPlan, away: bool = False) -> list[Stage]:
+def stages(plan: AccessPlan, away: bool = False, amend: bool = False) -> list[Stage]:
     def nothing(r: Any) -> None:
         return None
 
+    change = Stage(
+        "amend",
+        "policy",
+        ("owner",),
+        ("owner_today",),
+        nothing,  # planted once the channel exists (`compose`)
+        nothing,  # read where the owner is told, in that visit (solve_notify)
+        f"Check the policy owner's thread for a later change of tool owner ({DISPLAY[plan.notify]})",
+    )
     cover = Stage(
         "away",
         "evidence",
-        ("owner",),
+        ("owner_today" if amend else "owner",),
         ("acting",),
         lambda r: plant_away(r.b, r.away),
         nothing,  # read where the owner is told, in that visit (solve_notify)
@@ -716,6 +745,7 @@ def stages(plan: AccessPlan, away: bool = False) -> list[Stage]:
             solve_people,
             "Check each of them in BambooHR: still here, still in the team",
         ),
+        *([change] if amend else []),
         *([cover] if away else []),
         Stage(
             "decide",
@@ -747,7 +777,7 @@ def stages(plan: AccessPlan, away: bool = False) -> list[Stage]:
         Stage(
             "notify",
             "write",
-            ("revoke", "acting" if away else "owner"),
+            ("revoke", "acting" if away else "owner_today" if amend else "owner"),
             (),
             nothing,
             solve_notify,
@@ -770,8 +800,13 @@ def compose(
     team = rng.choice(teams)
     tool = rng.choice(TOOLS)
     nver = tier["versions"]
-    picked = b.fresh(staff, 1 + nver, key=lambda p: p.id)
-    requester, owners = picked[0], picked[1:]
+    # the tool owner the policy owner's change names (the requester, in security, owns the policy):
+    # someone outside the review where the team can spare one, else a holder who keeps access
+    nrev, nkeep = revocations(tier["cases"]), 2 if nver == 1 else 3
+    spare = len(staff) - (1 + nver + nrev + nkeep + (1 if tier.get("away") else 0))  # the cover too
+    more = 1 if tier.get("amend") and spare >= 1 else 0
+    picked = b.fresh(staff, 1 + nver + more, key=lambda p: p.id)
+    requester, owners = picked[0], picked[1 : 1 + nver]
     rest = [p for p in staff if p.id not in {x.id for x in picked}]
     nrev = revocations(tier["cases"])
     reasons = list(REASONS) if nrev == 3 else [rng.choice(REASONS)]
@@ -835,20 +870,33 @@ def compose(
         from compoworld.tasks.families._common import chat_channel
 
         r.channel = chat_channel(b, CHANNEL, topic="Access reviews and revocations")
+    if tier.get("amend"):  # the policy's owner changed the tool owner: before today it holds, after not yet
+        new = picked[1 + nver] if more else holders[-1].person
+        r.amend = draw_amend(b, requester, new, lambda up: owners[0], plan.notify, force)
+        r.amend.channel = r.channel
     if tier.get("away"):
         r.away = draw_away(
             b,
-            owners[0],
+            # with the change, the absence is of the owner it names: it decides once that holds
+            r.amend.value if r.amend is not None else owners[0],
             {p.id for p in picked} | {h.person.id for h in holders},
             plan.notify,
             force,
             quiet={h.person.id for h in holders if h.reason == "left"},
         )
         r.away.channel = r.channel
-    st = stages(plan, away=r.away is not None)
+    st = stages(plan, away=r.away is not None, amend=r.amend is not None)
     edges = wire(st)
     for s in st:
         s.plant(r)
+    if r.amend is not None:
+        a = r.amend
+        when = f"{a.effective:%B} {a.effective.day}"
+        text = (
+            f"Change to the access policy: from {when}, the tool owner for {tool} is {a.value.name} "
+            f"({a.value.email}), not {a.was.name}. The rest of the policy stays as it is. {a.owner.first}"
+        )
+        plant_amend(b, a, "access policy", text)
     b.fact(*sorted(h.person.name for h in r.revoked()), str(idle))
     b.begin()
     writes = {"revoke", "log"}
@@ -877,6 +925,8 @@ def compose(
         "policy_versions": len(versions),
         # the approver's out-of-office: None (not in play), or whether it holds today
         "away": None if r.away is None else r.away.on(r.today),
+        # the policy owner's change of tool owner: None (not in play), or whether it holds today
+        "amended": None if r.amend is None else r.amend.holds(r.today),
     }
 
 
