@@ -57,6 +57,7 @@ def plain_gates() -> Iterator[None]:
         gates._reached,
         verifier._FAILS_FIRST,
         verifier._Ctx.explain,
+        gates._alone,
     )
     tasks: dict[int, Any] = {}
     init = verifier.Verdicts.__init__
@@ -65,7 +66,7 @@ def plain_gates() -> Iterator[None]:
         init(self, task)
         tasks[id(self)] = task
 
-    def full(self: verifier.Verdicts, final: dict[str, Any], answer: str | None = None) -> bool:
+    def full(self: verifier.Verdicts, final: dict[str, Any], answer: str | None = None, **_: Any) -> bool:
         return verifier.verify(tasks[id(self)], final, answer).passed
 
     def fresh(self: adversaries.Prefixes, calls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -94,6 +95,7 @@ def plain_gates() -> Iterator[None]:
     gates._reached = lambda *a: {}
     verifier._FAILS_FIRST = {}
     verifier._Ctx.explain = True
+    gates._alone = lambda *a: False
     verifier.Verdicts.__init__ = remember  # type: ignore[method-assign]
     verifier.Verdicts.passed = full  # type: ignore[method-assign]
     adversaries.Prefixes.run = fresh  # type: ignore[method-assign]
@@ -117,6 +119,7 @@ def plain_gates() -> Iterator[None]:
             gates._reached,
             verifier._FAILS_FIRST,
             verifier._Ctx.explain,
+            gates._alone,
         ) = later
 
 

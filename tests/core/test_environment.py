@@ -200,3 +200,18 @@ def test_arguments_nested_past_the_recursion_limit_are_a_400_and_change_nothing(
         r = env.call(name, args)
         assert r["success"] is False and r["error"]["code"] == 400, r
     assert env.state_hash() == before
+
+
+def test_isolated_tools_change_their_own_service_alone() -> None:
+    """`Environment.isolated`: every service but the browser (bound to the others: it renders their
+    pages and submits its forms to their tools) runs in its own state alone; the clock never moves."""
+    env = Environment(services=["email", "chat", "calendar", "browser"], seed=3)
+    assert env.isolated("email__gmail_send_email") and env.isolated("chat__slack_user_search_messages")
+    assert not env.isolated("browser__open") and not env.isolated("nope__tool")
+    for name, args in SCRIPT:
+        before = env.snapshot()
+        env.call(name, args)
+        after = env.snapshot()
+        assert after["clock"] == before["clock"]
+        own = name.split("__", 1)[0]
+        assert all(after["services"][s] is before["services"][s] for s in env.services if s != own), name

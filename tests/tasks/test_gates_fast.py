@@ -2,7 +2,8 @@
 
 - `Verdicts` (stop at the first failing check; a verdict kept with the tables it read) gives
   `verify(...).passed` on every state a gate run meets, passing and failing ones;
-- a write list run from the state after its shared prefix (`Prefixes`) ends where a fresh run ends;
+- a write list run from the state after its shared prefix (`Prefixes`) ends where a fresh run ends,
+  also where only the services whose calls differ run (`Prefixes._run_apart`);
 - `_wrote` (tables compared by identity, then as dicts) finds the writes `env.diff` finds;
 - the attacks given the reference's envelopes decide as the attacks that replay them.
 """
@@ -51,8 +52,10 @@ def test_verdicts_equal_verify_on_every_state_a_gate_run_meets(
     plain = Verdicts.passed
     current: list[Task] = []
 
-    def recorded(self: Verdicts, final: dict[str, Any], answer: str | None = None) -> bool:
-        got = plain(self, final, answer)
+    def recorded(
+        self: Verdicts, final: dict[str, Any], answer: str | None = None, goals_first: bool = False
+    ) -> bool:
+        got = plain(self, final, answer, goals_first)
         seen.append((current[0], final, answer, got))
         return got
 
@@ -108,10 +111,28 @@ def test_prefix_runs_end_where_fresh_runs_end(tasks: list[Task], monkeypatch: py
 
     current: list[Task] = []
     monkeypatch.setattr(Prefixes, "run", checked)
+    apart = Prefixes._run_apart
+    shared = []
+
+    def counted(self: Prefixes, calls: list[dict[str, Any]], j: int, services: set[str]) -> dict[str, Any]:
+        out = apart(self, calls, j, services)
+        end = self._state(len(self.writes))  # the services whose calls are the writes' own: its tables
+        shared.append(
+            all(
+                table is end["services"][s][t] or table.get("image") is end["services"][s][t]["image"]
+                for s in out["services"]
+                if s not in services
+                for t, table in out["services"][s].items()
+            )
+        )
+        return out
+
+    monkeypatch.setattr(Prefixes, "_run_apart", counted)
     for t in tasks:
         current[:] = [t]
         run_gates(t, regenerate=False)
     assert runs and all(a == b for a, b in runs)
+    assert len(shared) > 20 and all(shared)  # most runs ran apart (every hard task starts in the browser)
 
 
 def test_wrote_finds_the_writes_env_diff_finds(tasks: list[Task], monkeypatch: pytest.MonkeyPatch) -> None:

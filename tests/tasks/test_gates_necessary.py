@@ -37,3 +37,47 @@ def test_leaving_out_a_step_from_its_mark_equals_a_fresh_replay() -> None:
         env.restore(marks[i])
         replay(env, calls[i + 1 :])
         assert env.state_hash() == fresh
+
+
+def test_leaving_out_a_step_in_its_service_alone_equals_a_fresh_replay() -> None:
+    """`gates._without`: where every later call runs in its own service alone, only the left-out
+    step's service replays; the state is the fresh replay's, the other services' tables the
+    reference's own objects. A browser call among them (it reads and writes the others) replays all."""
+    import contextlib
+
+    from compoworld.tasks import gates
+    from compoworld.tasks.generator import Rejected
+
+    hard, tasks, i = Settings(k=5, difficulty="hard"), [], 0
+    while len(tasks) < 3:
+        with contextlib.suppress(Rejected):
+            tasks.append(Task.model_validate(generate_task(41, i, hard)))
+        i += 1
+    apart = 0
+    for task in tasks:
+        env = task.environment()
+        calls = [c.model_dump() for c in task.reference_solution]
+        marks: dict = {}
+        final, _, wrote = replay(env, calls, marks=marks)
+        for i in wrote:
+            rest = calls[i + 1 :]
+            state = gates._without(env, calls[i], marks[i], final, rest)
+            env.reset()
+            replay(env, calls, skip={i})
+            fresh = env.state_hash()
+            env.restore(state)
+            assert env.state_hash() == fresh, (task.id, i)
+            if gates._alone(env, [calls[i], *rest]):
+                apart += 1
+                name = calls[i]["tool"].split("__", 1)[0]
+                assert all(  # every table (a database image) the reference's own object
+                    table is final["services"][s][t] or table.get("image") is final["services"][s][t]["image"]
+                    for s in final["services"]
+                    if s != name
+                    for t, table in state["services"][s].items()
+                )
+            else:
+                assert any(not env.isolated(c["tool"]) for c in [calls[i], *rest])
+    assert apart >= 5
+    browser = next(c for t in tasks for c in t.reference_solution if c.tool.startswith("browser__"))
+    assert not gates._alone(tasks[0].environment(), [browser.model_dump()])

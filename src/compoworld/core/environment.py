@@ -119,6 +119,13 @@ class Environment:
         entry = self._tools.get(name)
         return entry is not None and isinstance(arguments, dict) and entry[0].inert(entry[1].name, arguments)
 
+    def isolated(self, name: str) -> bool:
+        """Whether a call of this tool reads and changes its own service's state alone, so that its
+        effect depends on that service's state only: every service but those bound to the others
+        (the browser renders their pages and submits its forms to their tools)."""
+        entry = self._tools.get(name)
+        return entry is not None and type(entry[0]).bind is Service.bind
+
     def tools(self, format: Format = "openai", mode: Mode = "direct") -> list[dict[str, Any]]:
         if mode in ("gateway", "gateway-compat"):
             return self.gateway_for(mode).tools(format)

@@ -120,9 +120,30 @@ class Prefixes:
         j, n = 0, min(len(calls), len(self.writes))
         while j < n and (calls[j] is self.writes[j] or _call_key(calls[j]) == self.keys[j]):
             j += 1
+        apart = local(self.env, calls, self.writes, self.keys, j) if j < len(calls) else None
+        if apart is not None:
+            return self._run_apart(calls, j, apart)
         self.env.restore(self._state(j))
         _run(self.env, calls[j:])
         return self.env.snapshot()
+
+    def _run_apart(self, calls: list[dict[str, Any]], j: int, apart: set[str]) -> dict[str, Any]:
+        """`run` where every call after the shared prefix runs in its own service alone: a service
+        whose calls there are the writes' own ends as the writes leave it (its effects are a
+        function of its own state and calls), and only the services in `apart` (those whose calls
+        differ) run their calls, from the state after the prefix. The same state, and the untouched
+        services' tables are the very objects of the writes' end state."""
+        start, end = self._state(j), self._state(len(self.writes))
+        env = self.env
+        if start.get("clock") != end.get("clock"):  # a call moved the clock: every service sees it
+            env.restore(start)
+            _run(env, calls[j:])
+            return env.snapshot()
+        env.restore(end)
+        for name in apart:
+            env.services[name].restore(start["services"][name])
+        _run(env, [c for c in calls[j:] if _service(c) in apart])
+        return env.snapshot()
 
     def _state(self, j: int) -> dict[str, Any]:
         if j not in self.at:
@@ -131,6 +152,28 @@ class Prefixes:
             _run(self.env, self.writes[k:j])
             self.at[j] = self.env.snapshot()
         return self.at[j]
+
+
+def _service(call: dict[str, Any]) -> str:
+    return str(call["tool"]).split("__", 1)[0]
+
+
+def local(
+    env: Environment, calls: list[dict[str, Any]], writes: list[dict[str, Any]], keys: list[Any], j: int
+) -> set[str] | None:
+    """The services whose calls from `j` on differ between `calls` and `writes` (as many of each),
+    where every one of those calls runs in its own service alone (`Environment.isolated`); None
+    where that does not hold (a browser call reads and writes the others: the whole run is run)."""
+    if len(calls) != len(writes):
+        return None
+    apart: set[str] = set()
+    for k in range(j, len(calls)):
+        a, b = calls[k], writes[k]
+        if not (env.isolated(a["tool"]) and env.isolated(b["tool"])):
+            return None
+        if a is not b and _call_key(a) != keys[k]:
+            apart |= {_service(a), _service(b)}
+    return apart
 
 
 def write_calls(env: Environment, task: Task) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -988,6 +989,22 @@ def _col(letters: str) -> int:
     return n - 1
 
 
+def _cell_at(ref: str) -> tuple[int, int] | None:
+    """(row number, column index) of an A1 reference, or None."""
+    return _cell_kept(ref) if len(ref) <= 16 else _cell_parse(ref)
+
+
+# a pure function of the text, kept: a gate run reads one log's refs in dozens of states
+@lru_cache(maxsize=1 << 14)
+def _cell_kept(ref: str) -> tuple[int, int] | None:
+    return _cell_parse(ref)
+
+
+def _cell_parse(ref: str) -> tuple[int, int] | None:
+    m = _CELL.match(ref)
+    return (int(m.group(2)), _col(m.group(1))) if m else None
+
+
 # a log's rows by the snapshot record or text they were read from (`new_rows`): a gate run reads
 # the same s0 log in every state; snapshot records are values, never changed in place (the record
 # is held, so its id is not reused), and the rows handed out are only read
@@ -1022,9 +1039,12 @@ def sheet_rows(rec: Any) -> dict[tuple[int, int], list[Any]]:
     for t, tab in enumerate(tabs if isinstance(tabs, list) else []):
         cells = tab.get("cells") if isinstance(tab, dict) else None
         for ref, v in (cells or {}).items() if isinstance(cells, dict) else ():
-            m = _CELL.match(str(ref))
-            if m:
-                out.setdefault((t, int(m.group(2))), {})[_col(m.group(1))] = v
+            at = _cell_at(str(ref))
+            if at is not None:
+                row = out.get((t, at[0]))
+                if row is None:
+                    row = out[(t, at[0])] = {}
+                row[at[1]] = v
     return {k: _trim([c.get(i) for i in range(max(c) + 1)]) for k, c in out.items() if c}
 
 

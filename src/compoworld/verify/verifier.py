@@ -276,13 +276,19 @@ class Verdicts:
         # the checks most states of a gate run fail first (an adversary breaks the record-level
         # guards, the rows or the recipients more often than a value guard): fewer run before one fails
         self._order = sorted(range(len(self._checks)), key=lambda i: _FAILS_FIRST.get(self._checks[i][0], 3))
+        self._goal = [
+            ((i.get("kind") if isinstance(i, dict) else i.kind) or "goal") == "goal" for i in task.rubric
+        ]
         self._blobs: dict[int, tuple[Any, bytes | None]] = {}  # a table's JSON, by the table (kept)
         # per check: (reads, what each read saw, whether it read the answer, the answer, verdict)
         self._kept: list[list[tuple[tuple[tuple[str, ...], ...], tuple[Any, ...], bool, Any, bool]]] = [
             [] for _ in self._checks
         ]
 
-    def passed(self, final: dict[str, Any], answer: str | None = None) -> bool:
+    def passed(self, final: dict[str, Any], answer: str | None = None, goals_first: bool = False) -> bool:
+        """V of `final` with `answer`. `goals_first`: try the goal checks before the guards (a
+        state that lacks some of the work, as the necessary gate's, fails a goal and keeps every
+        guard); only the order changes, not the verdict."""
         view = _Reads(final)
         seen: dict[tuple[str, ...], Any] = {}
 
@@ -294,7 +300,10 @@ class Verdicts:
                     seen[dep] = object()
             return seen[dep]
 
-        for pos, i in enumerate(self._order):
+        order = self._order
+        if goals_first:
+            order = [i for i in order if self._goal[i]] + [i for i in order if not self._goal[i]]
+        for i in order:
             ok = None
             for deps, toks, read_answer, ans, verdict in self._kept[i]:
                 if (not read_answer or ans == answer) and all(
@@ -305,8 +314,9 @@ class Verdicts:
             if ok is None:
                 ok = self._run(i, view, answer, token)
             if not ok:
-                if pos:
-                    self._order.insert(0, self._order.pop(pos))
+                if self._order[0] != i:
+                    self._order.remove(i)
+                    self._order.insert(0, i)
                 return False
         return bool(self._checks)
 
