@@ -41,3 +41,39 @@ def test_cached_matches_agree_with_uncached():
         assert carries(text, fact) == carries(text, fact)  # a second (cached) read agrees
         assert names_value(text, fact) == _names_value(text, fact)
     assert carries(text, "$1,250.00") and not carries(text, "1,300.00")
+
+
+def _plain_changes(x: dict, y: dict) -> list:
+    return [
+        (k, "add" if k not in x else "remove" if k not in y else "change")
+        for k in sorted(set(x) | set(y), key=str)
+        if not (k in x and k in y and x[k] == y[k])
+    ]
+
+
+def test_table_changes_kept_by_pair_answer_as_a_fresh_comparison():
+    from compoworld.verify.predicates import _table_changes
+
+    base = {f"r{i}": {"id": f"r{i}", "n": i} for i in range(40)}
+    edited = {**base, "r3": {"id": "r3", "n": -3}, "r41": {"id": "r41", "n": 41}}
+    del edited["r7"]
+    rebuilt = {k: dict(v) for k, v in edited.items()}  # equal records, other objects
+    for x, y in ((base, edited), (base, edited), (edited, base), (base, rebuilt), (edited, rebuilt)):
+        assert _table_changes(x, y) == _plain_changes(x, y)
+    assert _table_changes(edited, rebuilt) == []
+    assert [k for k, _ in _table_changes(base, edited)] == ["r3", "r41", "r7"]
+
+
+def test_rows_compared_once_answer_as_each_time():
+    from compoworld.verify.predicates import _row_same, cell_same
+
+    rows = [["EXP-1", "2026-03-09", 12.5], ["EXP-1", "2026-03-09", "12.50"], ["EXP-1", True, 1], [["x"], 1]]
+    wants = [["EXP-1", "2026-03-09", "12.50"], ["EXP-1", "2026-03-09", "$12.50"], ["EXP-1", 1, 1.0]]
+    for _ in range(2):  # the second pass reads the kept answers
+        for r in rows:
+            for w in wants:
+                n = max(len(r), len(w))
+                plain = all(
+                    cell_same(r[i] if i < len(r) else "", w[i] if i < len(w) else "") for i in range(n)
+                )
+                assert _row_same(r, w) is plain, (r, w)

@@ -1106,11 +1106,29 @@ def cell_same(value: Any, want: Any, currency: str | None = None) -> bool:
 
 
 def _row_same(row: list[Any], want: list[Any], currency: str | None = None) -> bool:
+    try:  # a pure function of the cells, their types included (1, 1.0 and True read apart)
+        key = (tuple((type(v), v) for v in row), tuple((type(v), v) for v in want), currency)
+        hit = _SAME_ROWS.get(key)
+    except TypeError:  # a cell JSON holds but Python cannot hash (a list): read it each time
+        key, hit = None, None
+    if hit is not None:
+        return hit
     n = max(len(row), len(want))
-    return all(
+    same = all(
         cell_same(row[i] if i < len(row) else "", want[i] if i < len(want) else "", currency)
         for i in range(n)
     )
+    # kept only for rows of short cells: an agent's huge rows are read each time, never held
+    if key is not None and sum(len(str(v)) for v in (*row, *want)) <= 1024:
+        if len(_SAME_ROWS) >= 1 << 14:
+            _SAME_ROWS.clear()
+        _SAME_ROWS[key] = same
+    return same
+
+
+# `_row_same` by its cells: a gate run pairs the same written rows with the same wanted ones in
+# dozens of states
+_SAME_ROWS: dict[Any, bool] = {}
 
 
 def _pairing(rows: list[list[Any]], wants: list[list[Any]], currency: str | None = None) -> list[int | None]:
@@ -1243,15 +1261,35 @@ def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, s
             if table == META or table in ephemeral:  # UI state such as a browser tab is not a change
                 continue
             x, y = s0.table(service, table), s1.table(service, table)
-            if x is y or x == y:
+            if x is y:
                 continue
-            x, y = x or {}, y or {}
-            for key in sorted(set(x) | set(y), key=str):
-                if key in x and key in y and (x[key] is y[key] or x[key] == y[key]):
-                    continue
-                out.append(
-                    (service, table, key, "add" if key not in x else "remove" if key not in y else "change")
-                )
+            out.extend((service, table, key, op) for key, op in _table_changes(x or {}, y or {}))
+    return out
+
+
+# the records that differ between two tables, by the pair: a gate run compares s0 with dozens of
+# states that share most of their tables (snapshot tables are values, never changed in place; an
+# entry holds both tables, so their ids are not reused)
+_PAIRS: dict[tuple[int, int], tuple[Any, Any, list[tuple[Any, str]]]] = {}
+
+
+def _table_changes(x: dict[Any, Any], y: dict[Any, Any]) -> list[tuple[Any, str]]:
+    """(key, op) of each record added, removed or changed from `x` to `y`, in key order."""
+    hit = _PAIRS.get((id(x), id(y)))
+    if hit is not None and hit[0] is x and hit[1] is y:
+        return hit[2]
+    out: list[tuple[Any, str]] = []
+    if x != y:
+        gone = _GONE
+        keys = [
+            k for k in x.keys() | y.keys() if (a := x.get(k, gone)) is not (b := y.get(k, gone)) and a != b
+        ]
+        for key in sorted(keys, key=str):
+            out.append((key, "add" if key not in x else "remove" if key not in y else "change"))
+    if len(x) + len(y) >= 16:  # small tables are compared again (and often built for one read)
+        if len(_PAIRS) >= 512:
+            _PAIRS.clear()
+        _PAIRS[(id(x), id(y))] = (x, y, out)
     return out
 
 
