@@ -1286,8 +1286,10 @@ def _table_changes(x: dict[Any, Any], y: dict[Any, Any]) -> list[tuple[Any, str]
         ]
         for key in sorted(keys, key=str):
             out.append((key, "add" if key not in x else "remove" if key not in y else "change"))
-    if len(x) + len(y) >= 16:  # small tables are compared again (and often built for one read)
-        if len(_PAIRS) >= 512:
+    # small tables are compared again (and often built for one read); a serving process holds at
+    # most 256 pairs of tables of up to 4096 records (a closed session's tables are let go soon)
+    if 16 <= len(x) + len(y) and max(len(x), len(y)) <= 4096:
+        if len(_PAIRS) >= 256:
             _PAIRS.clear()
         _PAIRS[(id(x), id(y))] = (x, y, out)
     return out
