@@ -1288,7 +1288,7 @@ def _table_changes(x: dict[Any, Any], y: dict[Any, Any]) -> list[tuple[Any, str]
             out.append((key, "add" if key not in x else "remove" if key not in y else "change"))
     # small tables are compared again (and often built for one read); a serving process holds at
     # most 256 pairs of tables of up to 4096 records (a closed session's tables are let go soon)
-    if 16 <= len(x) + len(y) and max(len(x), len(y)) <= 4096:
+    if len(x) + len(y) >= 16 and max(len(x), len(y)) <= 4096:
         if len(_PAIRS) >= 256:
             _PAIRS.clear()
         _PAIRS[(id(x), id(y))] = (x, y, out)
