@@ -372,12 +372,13 @@ def test_a_state_written_in_pieces_is_the_same_json_as_one_dump(monkeypatch) -> 
 def test_a_state_file_is_the_same_json_and_writes_a_shared_string_once_serialised(
     tmp_path, monkeypatch
 ) -> None:
-    """A file copied 20 times shares one string: the dump serialises it at most twice (the first
-    sight is streamed, the second kept), and every copy is in the file."""
+    """A file copied 20 times shares one string: the dump serialises it once, every copy is in the
+    file, and the next dump (a trainer re-reading the state) serialises it no more."""
     import orjson
 
     from compoworld.serve import work
 
+    monkeypatch.setattr(work, "SERIALISED", work._Serialised(work.MEMO_BYTES))
     shared = "é" * 70000 + '"x"'
     snap = {
         "files": {f"/c{i}": {"content": shared} for i in range(20)},
@@ -390,12 +391,33 @@ def test_a_state_file_is_the_same_json_and_writes_a_shared_string_once_serialise
     )
     path = tmp_path / "s.json"
     n = work.write_state(str(path), "s1", "abc", snap, 7)
+    first = sum(1 for x in seen if x == work.STR_PIECE)  # the long string's slices
+    again = tmp_path / "again.json"
+    work.write_state(str(again), "s1", "abc", snap, 7)
     monkeypatch.undo()
     assert n == path.stat().st_size
     body = orjson.loads(path.read_bytes())
     assert body == {"session_id": "s1", "state_hash": "abc", "state": snap, "calls": 7}
-    pieces = sum(1 for x in seen if x == work.STR_PIECE)  # the long string's slices
-    assert pieces == 2 * (len(shared) // work.STR_PIECE)  # twice, not 20 times
+    assert again.read_bytes() == path.read_bytes()
+    assert first == len(shared) // work.STR_PIECE  # once, not 20 times
+    assert sum(1 for x in seen if x == work.STR_PIECE) == first  # and not again in the next dump
+
+
+def test_serialised_long_strings_stay_within_their_bound_and_go_least_recent_first() -> None:
+    from compoworld.serve.work import _Serialised
+
+    kept = _Serialised(100)  # one string may take a quarter: 25 bytes
+    strings = [chr(97 + i) * 25 for i in range(6)]  # distinct objects
+    for s in strings[:4]:
+        kept.keep(s, s.encode())
+    assert kept.size == 100 and all(kept.get(s) == s.encode() for s in strings[:4])
+    kept.get(strings[0])  # used again: the least recent is now strings[1]
+    kept.keep(strings[4], strings[4].encode())
+    assert kept.size == 100 and kept.get(strings[1]) is None
+    assert kept.get(strings[0]) is not None and kept.get(strings[4]) is not None
+    assert kept.get("".join(["a"] * 25)) is None  # equal text, another object: never taken for it
+    kept.keep(strings[5], b"x" * 26)  # over a quarter of the bound: not kept
+    assert kept.get(strings[5]) is None and kept.size == 100
 
 
 def test_a_state_dump_beside_a_busy_thread_yields_and_writes_the_same_bytes(tmp_path, monkeypatch) -> None:

@@ -19,6 +19,7 @@ import contextlib
 import os
 import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 import orjson
@@ -59,17 +60,63 @@ def verify_snapshot(task: Any, snapshot: dict[str, Any], answer: str | None) -> 
 
 
 STR_PIECE = 1 << 16  # characters of a long string serialised per C call
-LONG_STR = 4096  # strings this long are serialised once per dump, however often the state holds them
+LONG_STR = 4096  # strings this long are serialised once, however often and in however many dumps
+MEMO_BYTES = 32 << 20  # serialised long strings kept across dumps, process-wide: a fixed part of the base
 
 
-def write_json(value: Any, out: Any, memo: dict[int, bytes | None] | None = None) -> None:
+class _Serialised:
+    """Long strings as JSON bytes, kept across dumps by identity (each entry holds its string, so
+    an id cannot be reused while it is kept), least recently used first out past `MEMO_BYTES`.
+
+    A file copied 20 times is one string in the state; a trainer re-reading that state, or the
+    next /state of the same session, wrote it again each time: escaping 512K non-ASCII characters
+    costs ~3 ms of GIL in slices, and the copies attack reads its 20 MB state about once a second.
+    Thread-safe: dumps of different sessions run in their own worker threads."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self._kept: OrderedDict[int, tuple[str, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, value: str) -> bytes | None:
+        with self._lock:
+            hit = self._kept.get(id(value))
+            if hit is None or hit[0] is not value:
+                return None
+            self._kept.move_to_end(id(value))
+            return hit[1]
+
+    def keep(self, value: str, data: bytes) -> None:
+        if len(data) > self.limit // 4:  # one huge string would flush everything else
+            return
+        with self._lock:
+            old = self._kept.pop(id(value), None)
+            if old is not None:
+                self.size -= len(old[1])
+            self._kept[id(value)] = (value, data)
+            self.size += len(data)
+            while self.size > self.limit:
+                _, (_, gone) = self._kept.popitem(last=False)
+                self.size -= len(gone)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self.size = 0
+
+
+SERIALISED = _Serialised(MEMO_BYTES)
+
+
+def write_json(value: Any, out: Any) -> None:
     """`out.write(orjson.dumps(value))`, in pieces: containers are walked in Python and long
     strings serialised in slices, so no single C call (which holds the GIL) handles more than one
     small value or `STR_PIECE` characters, and every value passes a fair-share checkpoint
     (`core.limits.checkpoint`: run under `pacing`, the dump keeps a bounded share of the GIL
-    while other sessions want it). A long string the state holds many times (a file copied 20
-    times shares one string) is serialised once (`memo`, by identity: the state holds it alive for
-    the whole dump) and then only written, and writing a file lets go of the GIL."""
+    while other sessions want it). A long string is serialised once and then only written
+    (`SERIALISED`: a file copied 20 times shares one string, and the next dump finds it too),
+    and writing a file lets go of the GIL."""
     checkpoint()
     t = type(value)
     if t is dict:
@@ -81,36 +128,28 @@ def write_json(value: Any, out: Any, memo: dict[int, bytes | None] | None = None
             if not first:
                 out.write(b",")
             first = False
-            write_json(k, out, memo)
+            write_json(k, out)
             out.write(b":")
-            write_json(v, out, memo)
+            write_json(v, out)
         out.write(b"}")
     elif t is list or t is tuple:
         out.write(b"[")
         for i, v in enumerate(value):
             if i:
                 out.write(b",")
-            write_json(v, out, memo)
+            write_json(v, out)
         out.write(b"]")
     elif t is str and len(value) > LONG_STR:
-        memo = {} if memo is None else memo
-        key = id(value)
-        done = memo.get(key)
-        if done is not None:
-            out.write(done)
-            return
-        # the first time it is written as it is serialised; seen again, it is kept (only strings the
-        # state holds more than once are, so the memo is never bigger than what the state charges)
-        parts: list[bytes] | None = [] if key in memo else None
-        out.write(b'"')
-        for i in range(0, len(value), STR_PIECE):  # escaping is per character: slices join exactly
-            piece = orjson.dumps(value[i : i + STR_PIECE])[1:-1]
-            out.write(piece)
-            if parts is not None:
-                parts.append(piece)
-            checkpoint()
-        out.write(b'"')
-        memo[key] = b'"' + b"".join(parts) + b'"' if parts is not None else None
+        done = SERIALISED.get(value)
+        if done is None:
+            parts = [b'"']
+            for i in range(0, len(value), STR_PIECE):  # escaping is per character: slices join exactly
+                parts.append(orjson.dumps(value[i : i + STR_PIECE])[1:-1])
+                checkpoint()
+            parts.append(b'"')
+            done = b"".join(parts)
+            SERIALISED.keep(value, done)
+        out.write(done)
     else:
         out.write(orjson.dumps(value))
 
@@ -132,6 +171,6 @@ def write_state(
     with pacing(share), open(path, "wb", buffering=STREAM_BUFFER) as f:
         f.write(b'{"session_id":' + orjson.dumps(sid) + b',"state_hash":' + orjson.dumps(state_hash))
         f.write(b',"state":')
-        write_json(snapshot, f, {})
+        write_json(snapshot, f)
         f.write(b',"calls":' + orjson.dumps(calls) + b"}")
         return f.tell()
