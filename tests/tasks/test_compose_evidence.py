@@ -346,3 +346,21 @@ def test_bamboohr_shows_no_unexplained_absence_of_whoever_may_act() -> None:
                 assert r in notes, (t.id, r)
         return
     raise AssertionError("no credit task with BambooHR kept")
+
+
+def test_the_customers_support_plan_on_their_account_record_sets_the_limit() -> None:
+    """The policy doubles the limit for customers on the Premium support plan; which plan a customer
+    is on is on their account record (the HubSpot company, or the web app's account notes), one hop
+    from the request. The first request's total lies between the limit and twice it: its plan
+    decides whether it is credited now or sent for approval."""
+    i = _first(CREDIT, 79, lambda t: t.meta["composition"].get("premium") is not None)
+    # the owner's change to the limit holds in both worlds: the limit it names is the one in force
+    prem, std = (_forced(79, i, CREDIT, premium=x, amended=True) for x in (True, False))
+    assert prem.instruction == std.instruction and prem.services == std.services
+    assert prem.meta["composition"]["premium"][0] is True and std.meta["composition"]["premium"][0] is False
+    assert prem.meta["composition"]["branches"][0] == "approve"
+    assert std.meta["composition"]["branches"][0] == "review"
+    for t in (prem, std):
+        assert "twice that limit" in _seen(t)
+        assert "Support plan" in _seen(t) or "support_plan" in _seen(t)
+    _flips(prem, std)

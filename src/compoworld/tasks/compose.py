@@ -59,6 +59,8 @@ TIERS: dict[str, dict[str, Any]] = {
         # the policy's owner changes the limit later in their thread (Slack or Gmail): from a date
         # before today it holds, from one after today not yet
         "amend": True,
+        # the customer's support plan, on their account record, doubles the limit for Premium
+        "tiers": True,
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -208,6 +210,7 @@ class Case:
     owner: Person | None = None
     owner_left: bool = False
     approver: Person | None = None
+    premium: bool = False  # hard: on the Premium support plan (its account record says): twice the limit
     branch: str = ""  # approve | review
     ticket: int | None = None
     old_ticket: int | None = None
@@ -216,6 +219,23 @@ class Case:
     stripe: str = ""
     crm_id: str = ""
     found: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def times(self) -> int:
+        """How many times the base limit this request may be credited up to (its support plan)."""
+        return 2 if self.premium else 1
+
+    def within(self, limit: int) -> bool:
+        return self.amount <= limit * 100 * self.times
+
+    @property
+    def held(self) -> int:
+        """Cents held against the base limit: the total, over the plan's multiple (rounded up)."""
+        return -(-self.amount // self.times)
+
+
+def plan_name(c: Case) -> str:
+    return "Premium" if c.premium else "Standard"
 
 
 @dataclass
@@ -464,6 +484,7 @@ def plant_account(w: Work) -> None:
 
     b = w.b
     staff = [p for p in b.company.employees if p.id != b.me.id]
+    tiers = _has_tiers(w.plan, w.tier)
     if w.plan.account == "crm":
         b.plant(
             "crm__hubspot_create_property",
@@ -474,6 +495,16 @@ def plant_account(w: Work) -> None:
                 "object_type": "companies",
             },
         )
+        if tiers:
+            b.plant(
+                "crm__hubspot_create_property",
+                {
+                    "name": "support_plan",
+                    "label": "Support plan",
+                    "description": "The customer's support plan: Standard or Premium",
+                    "object_type": "companies",
+                },
+            )
     for c in w.cases:
         c.owner = b.fresh(staff, 1, key=lambda p: p.id)[0]
         c.owner_left = w.plan.people and b.rng.random() < 0.5
@@ -483,15 +514,19 @@ def plant_account(w: Work) -> None:
             rec = crm_company(b, c.cust.name)
             c.crm_id = str(rec["id"])
             crm = b.svc("crm")
-            crm.objects.update(
-                rec["id"], {"properties": {**rec["properties"], "account_manager": c.owner.email}}
-            )
+            props = {**rec["properties"], "account_manager": c.owner.email}
+            if tiers:
+                props["support_plan"] = plan_name(c)
+            crm.objects.update(rec["id"], {"properties": props})
         elif w.plan.account == "browser":
             from compoworld.tasks.families.xai import _note
 
             # the note gives the address too: the approver may be written to by email
+            tier_note = f" Support plan: {plan_name(c)}." if tiers else ""
             _note(
-                b, c.cust.name, f"Account manager: {c.owner.name} ({c.owner.email}). Renewal in the autumn."
+                b,
+                c.cust.name,
+                f"Account manager: {c.owner.name} ({c.owner.email}).{tier_note} Renewal in the autumn.",
             )
         if c.owner_left:
             hr = b.svc("hr")
@@ -514,17 +549,24 @@ def solve_account(w: Work) -> None:
                     "property_name": "name",
                     "operator": "EQ",
                     "value": c.cust.name,
-                    "properties": ["name", "account_manager"],
+                    "properties": ["name", "account_manager"]
+                    + (["support_plan"] if _has_tiers(w.plan, w.tier) else []),
                 },
             )
             rec = rows(found)[0]
             assert rec["properties"]["account_manager"] == c.owner.email
+            if _has_tiers(w.plan, w.tier):
+                assert rec["properties"]["support_plan"] == plan_name(c)
             c.crm_id = str(rec["id"])
         else:
             from compoworld.tasks.families.xai import _href
 
             page = b.call("browser__open", {"url": _href(c.found["page"], lambda x: x == "Company")})["page"]
             assert f"Account manager: {c.owner.name}" in page
+            if _has_tiers(w.plan, w.tier):
+                assert f"Support plan: {plan_name(c)}." in page
+    if _has_tiers(w.plan, w.tier):
+        b.decide(len(w.cases))  # each customer's support plan: the limit, or twice it
 
 
 def solve_people(w: Work) -> None:
@@ -593,6 +635,7 @@ def policy_text(w: Work, v: Version) -> list[str]:
             f"Service credit policy: credits for downtime. Effective {_day(v.effective)}.",
             f"Support may credit a customer for the usage billed on the days of an outage they report, up to "
             f"${v.limit} per request. The daily usage charges are in {_usage_where(w)}.",
+            *([_tier_rule(w)] if _has_tiers(w.plan, w.tier) else []),
             f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
             f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
             f"Approver: {_who_approves(w, v)}.",
@@ -617,6 +660,22 @@ def _has_away(plan: Plan, tier: dict[str, Any]) -> bool:
 
 def _away_where(plan: Plan) -> str:
     return plan.notify if plan.notify in ("email", "chat") else "hr"
+
+
+def _has_tiers(plan: Plan, tier: dict[str, Any]) -> bool:
+    """The customer's support plan is in play: the tier has it and the account record holds it."""
+    return bool(tier.get("tiers")) and plan.account in ("crm", "browser")
+
+
+def _tier_rule(w: Work) -> str:
+    where = (
+        "the support_plan property of their HubSpot company"
+        if w.plan.account == "crm"
+        else "the account notes of the web app"
+    )
+    return (
+        f"Customers on the Premium support plan may be credited up to twice that limit (their plan: {where})."
+    )
 
 
 def _has_amend(plan: Plan, tier: dict[str, Any]) -> bool:
@@ -855,7 +914,7 @@ def solve_amend(w: Work) -> None:
 
 def solve_decide(w: Work) -> None:
     for c in w.cases:
-        assert (c.amount <= w.limit * 100) == (c.branch == "approve")
+        assert c.within(w.limit) == (c.branch == "approve")
     w.b.decide(len(w.cases))
 
 
@@ -1242,6 +1301,8 @@ def add_checks(w: Work) -> None:
         away_checks(b, w.away, w.today, p.notify, w.channel, [dollars(w.cases[0].amount)])
     if len(w.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
+    if _has_tiers(p, w.tier):
+        b.trap("miscomputed", "the limit without the customer's support plan")
     if w.amend is not None:
         b.trap(
             "stale",
@@ -1275,7 +1336,7 @@ def stages(plan: Plan, usage: list[Any], away: bool = False, amend: bool = False
                 "account",
                 "evidence",
                 ("case",),
-                ("owner",),
+                ("owner", "support_plan"),
                 plant_account,
                 solve_account,
                 f"Find the account manager in {DISPLAY[plan.account]}",
@@ -1354,7 +1415,7 @@ def stages(plan: Plan, usage: list[Any], away: bool = False, amend: bool = False
         Stage(
             "decide",
             "decide",
-            ("amount", "limit_today" if amend else "limit"),
+            ("amount", "limit_today" if amend else "limit", *(("support_plan",) if plan.account else ())),
             ("branch",),
             nothing,
             solve_decide,
@@ -1459,16 +1520,26 @@ def _compose_credit(
             c.found["reported"] = (c.start, c.end + timedelta(days=extra))
         else:  # no correction came: the window as reported is the outage (the same days are billed)
             c.end += timedelta(days=extra)
+    tiers = _has_tiers(plan, tier)
+    for c in cases:  # each customer's support plan (drawn whatever the plan, so no later draw shifts)
+        c.premium = tier.get("tiers") and rng.random() < 0.5
+        c.premium = bool(tiers and c.premium)
+    if tiers and "premium" in force:
+        cases[0].premium = bool(force["premium"])
     w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
     usage = _usage_rows(w)
     st = stages(plan, usage, away=_has_away(plan, tier), amend=_has_amend(plan, tier))
     edges = wire(st)
-    # branches from the evidence: the limit in force splits the cases' totals
-    amounts = sorted(c.amount for c in cases)
+    # branches from the evidence: the limit in force splits the cases' totals (each held against it
+    # over its support plan's multiple)
+    amounts = sorted(c.held for c in cases)
     m = rng.randrange(0, n + 1)  # how many of the cases fall within the limit
     m = min(n, max(0, int(force.get("within", m))))
     lo = amounts[m - 1] if m else 0
     hi = amounts[m] if m < n else None
+    if tiers:  # the first request's plan decides it: within twice the limit, above the limit itself
+        a0 = cases[0].amount
+        lo, hi = -(-a0 // 2), a0
     candidates = [x for x in range(max(100, math.ceil(lo / 100)), (hi // 100) if hi else lo // 100 + 600, 50)]
     candidates = [x for x in candidates if x * 100 >= lo and (hi is None or x * 100 < hi)]
     if not candidates:
@@ -1481,7 +1552,7 @@ def _compose_credit(
     if _has_amend(plan, tier):  # its owner changed it since: `limit` from a date before today, or after
         taken = {x.id for x in fallbacks} | {c.owner.id for c in cases if c.owner}
         owner = b.fresh([p for p in staff if p.id not in taken], 1, key=lambda p: p.id)[0]
-        last = cases[-1].amount  # the policy's limit is on the other side of the last request's total
+        last = cases[-1].held  # the policy's limit is on the other side of the last request's total
 
         def was(up: int, last: int = last) -> int:
             if last <= limit * 100:
@@ -1496,15 +1567,19 @@ def _compose_credit(
     w.versions = versions
     acting = w.limit  # the amendment's limit if it holds today, else the policy's
     for c in cases:
-        c.branch = "approve" if c.amount <= acting * 100 else "review"
+        c.branch = "approve" if c.within(acting) else "review"
     # the other versions flip the first case's branch: acting on them is wrong, not merely different
     first = cases[0]
 
     def flip() -> int:
         up = rng.randrange(1, 6)  # drawn on either branch, so a test's flip of the evidence shifts no draw
         if first.branch == "approve":
-            return max(50, (first.amount // 100) // 2 // 50 * 50)
-        return (first.amount // 100 // 50 + 1 + up) * 50
+            x, step = max(50, (first.held // 100) // 2 // 50 * 50), -50
+        else:
+            x, step = (first.held // 100 // 50 + 1 + up) * 50, 50
+        while x in (limit, doc) and x + step >= 50:  # further the same way: it still flips the first
+            x += step
+        return x
 
     if tier["versions"] >= 2:
         versions.append(Version(eff - timedelta(days=rng.randrange(200, 500)), flip(), fallbacks[1]))
@@ -1552,6 +1627,13 @@ def _compose_credit(
         for s in writes:
             s.solve(w)
     w.only = None
+    # a rival total of whole dollars equal to a ticket's number reads as named by that ticket's id
+    # (the guard against it would trip on the reference's own reply)
+    ids = {x for c in cases for x in (c.ticket, c.old_ticket, c.found.get("newer"))} | {w.decoy_ticket}
+    for c in cases:
+        for x in (c.naive, c.stale, c.found.get("wide", c.amount)):
+            if x != c.amount and x % 100 == 0 and x // 100 in ids:
+                raise PlantError("a rival total equals a ticket's number")
     add_checks(w)
     describe(w, st, tier_name)
     return {
@@ -1560,6 +1642,8 @@ def _compose_credit(
         "edges": [{"from": a, "to": z, "fact": f} for a, z, f in edges],
         "branches": [c.branch for c in cases],
         "owner_left": [c.owner_left for c in cases],
+        # each customer's support plan: None (not in play), or whether it is Premium (twice the limit)
+        "premium": [c.premium for c in cases] if tiers else None,
         "cases": len(cases),
         "usage_rows": len(usage),
         "policy_versions": len(versions),
