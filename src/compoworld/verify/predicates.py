@@ -155,7 +155,7 @@ def _fresh(ctx: CheckContext, service: str, table: str) -> list[dict[str, Any]]:
     before, after = ctx.s0.table(service, table), ctx.final.table(service, table)
     if before is after:  # copy-on-write snapshots share an untouched table: nothing is fresh
         return []
-    return [r for k, r in after.items() if before.get(k) != r]
+    return [r for _, r in _written(before, after)]
 
 
 # ---- record predicates --------------------------------------------------------------------
@@ -692,8 +692,8 @@ def recipients_only(ctx: CheckContext, a: RecipientArgs) -> tuple[bool, str]:
             before, after = ctx.s0.table(service, table), ctx.final.table(service, table)
             if before is after:  # an untouched (shared) table sent nothing
                 continue
-            for k, r in after.items():
-                if not isinstance(r, dict) or before.get(k) == r:
+            for k, r in _written(before, after):
+                if not isinstance(r, dict):
                     continue
                 old = before.get(k) or {}
                 for f in a.fields:
@@ -907,9 +907,7 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
         before, after = ctx.s0.table(a.service, table), ctx.final.table(a.service, table)
         if before is after:  # an untouched (shared) table holds no write
             continue
-        for k, r in after.items():
-            if before.get(k) == r:
-                continue
+        for k, r in _written(before, after):
             text = ctx.final.text_of(r, _record_text)
             if plain not in text:  # the cheap test first; the regex decides only where it is there
                 continue
@@ -938,10 +936,8 @@ def _amount_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str
         before, after = ctx.s0.table(a.service, table), ctx.final.table(a.service, table)
         if before is after:  # an untouched (shared) table holds no write
             continue
-        for k, r in after.items():
+        for k, r in _written(before, after):
             old = before.get(k)
-            if old == r:
-                continue
             olds = {str(v) for v in _leaves(old)} if old is not None else set()
             for v in _leaves(r):
                 if str(v) in olds or isinstance(v, bool):
@@ -1270,14 +1266,15 @@ def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, s
 # the records that differ between two tables, by the pair: a gate run compares s0 with dozens of
 # states that share most of their tables (snapshot tables are values, never changed in place; an
 # entry holds both tables, so their ids are not reused)
-_PAIRS: dict[tuple[int, int], tuple[Any, Any, list[tuple[Any, str]]]] = {}
+_PAIRS: dict[tuple[int, int], list[Any]] = {}
 
 
-def _table_changes(x: dict[Any, Any], y: dict[Any, Any]) -> list[tuple[Any, str]]:
-    """(key, op) of each record added, removed or changed from `x` to `y`, in key order."""
+def _pair(x: dict[Any, Any], y: dict[Any, Any]) -> list[Any]:
+    """The entry of a pair of tables: [x, y, (key, op) of each changed record in key order, the
+    records of `y` that differ from `x`'s in `y`'s order (None until asked)]."""
     hit = _PAIRS.get((id(x), id(y)))
     if hit is not None and hit[0] is x and hit[1] is y:
-        return hit[2]
+        return hit
     out: list[tuple[Any, str]] = []
     if x != y:
         gone = _GONE
@@ -1286,13 +1283,32 @@ def _table_changes(x: dict[Any, Any], y: dict[Any, Any]) -> list[tuple[Any, str]
         ]
         for key in sorted(keys, key=str):
             out.append((key, "add" if key not in x else "remove" if key not in y else "change"))
+    entry = [x, y, out, None]
     # small tables are compared again (and often built for one read); a serving process holds at
     # most 256 pairs of tables of up to 4096 records (a closed session's tables are let go soon)
     if len(x) + len(y) >= 16 and max(len(x), len(y)) <= 4096:
         if len(_PAIRS) >= 256:
             _PAIRS.clear()
-        _PAIRS[(id(x), id(y))] = (x, y, out)
-    return out
+        _PAIRS[(id(x), id(y))] = entry
+    return entry
+
+
+def _table_changes(x: dict[Any, Any], y: dict[Any, Any]) -> list[tuple[Any, str]]:
+    """(key, op) of each record added, removed or changed from `x` to `y`, in key order."""
+    return _pair(x, y)[2]
+
+
+def _written(before: dict[Any, Any], after: dict[Any, Any]) -> list[tuple[Any, Any]]:
+    """(key, record) of each record of `after` that differs from `before`'s, in `after`'s order:
+    what `for k, r in after.items(): if before.get(k) == r: continue` visits, at the cost of the
+    changes."""
+    entry = _pair(before, after)
+    if entry[3] is None:
+        changed = {k for k, op in entry[2] if op != "remove"}
+        entry[3] = (
+            [(k, r) for k, r in after.items() if k in changed and before.get(k) != r] if changed else []
+        )
+    return entry[3]
 
 
 @predicate("no_changes_except", NoChangesArgs)
