@@ -348,19 +348,20 @@ def test_bamboohr_shows_no_unexplained_absence_of_whoever_may_act() -> None:
     raise AssertionError("no credit task with BambooHR kept")
 
 
-def test_the_customers_support_plan_on_their_account_record_sets_the_limit() -> None:
-    """The policy doubles the limit for customers on the Premium support plan; which plan a customer
-    is on is on their account record (the HubSpot company, or the web app's account notes), one hop
-    from the request. The first request's total lies between the limit and twice it: its plan
-    decides whether it is credited now or sent for approval."""
-    i = _first(CREDIT, 79, lambda t: t.meta["composition"].get("premium") is not None)
+def test_the_customers_service_tier_on_their_account_record_sets_the_limit() -> None:
+    """The policy doubles the limit for customers on the Enterprise service tier; which tier a
+    customer is on is on their account record (the HubSpot company, or the web app's account notes),
+    one hop from the request. The first request's total lies between the limit and twice it: its
+    tier decides whether it is credited now or sent for approval."""
+    i = _first(CREDIT, 79, lambda t: t.meta["composition"].get("enterprise") is not None)
     # the owner's change to the limit holds in both worlds: the limit it names is the one in force
-    prem, std = (_forced(79, i, CREDIT, premium=x, amended=True) for x in (True, False))
-    assert prem.instruction == std.instruction and prem.services == std.services
-    assert prem.meta["composition"]["premium"][0] is True and std.meta["composition"]["premium"][0] is False
-    assert prem.meta["composition"]["branches"][0] == "approve"
+    ent, std = (_forced(79, i, CREDIT, enterprise=x, amended=True) for x in (True, False))
+    assert ent.instruction == std.instruction and ent.services == std.services
+    assert ent.meta["composition"]["enterprise"][0] is True
+    assert std.meta["composition"]["enterprise"][0] is False
+    assert ent.meta["composition"]["branches"][0] == "approve"
     assert std.meta["composition"]["branches"][0] == "review"
-    for t in (prem, std):
-        assert "twice that limit" in _seen(t)
-        assert "Support plan" in _seen(t) or "support_plan" in _seen(t)
-    _flips(prem, std)
+    for t in (ent, std):
+        seen = _seen(t)
+        assert "twice that limit" in seen and ("Service tier: " in seen or "service_tier" in seen)
+    _flips(ent, std)

@@ -59,7 +59,7 @@ TIERS: dict[str, dict[str, Any]] = {
         # the policy's owner changes the limit later in their thread (Slack or Gmail): from a date
         # before today it holds, from one after today not yet
         "amend": True,
-        # the customer's support plan, on their account record, doubles the limit for Premium
+        # the customer's service tier, on their account record, doubles the limit for Enterprise
         "tiers": True,
     },
 }
@@ -210,7 +210,9 @@ class Case:
     owner: Person | None = None
     owner_left: bool = False
     approver: Person | None = None
-    premium: bool = False  # hard: on the Premium support plan (its account record says): twice the limit
+    enterprise: bool = (
+        False  # hard: on the Enterprise service tier (its account record says): twice the limit
+    )
     branch: str = ""  # approve | review
     ticket: int | None = None
     old_ticket: int | None = None
@@ -222,20 +224,21 @@ class Case:
 
     @property
     def times(self) -> int:
-        """How many times the base limit this request may be credited up to (its support plan)."""
-        return 2 if self.premium else 1
+        """How many times the base limit this request may be credited up to (its service tier)."""
+        return 2 if self.enterprise else 1
 
     def within(self, limit: int) -> bool:
         return self.amount <= limit * 100 * self.times
 
     @property
     def held(self) -> int:
-        """Cents held against the base limit: the total, over the plan's multiple (rounded up)."""
+        """Cents held against the base limit: the total, over the tier's multiple (rounded up)."""
         return -(-self.amount // self.times)
 
 
-def plan_name(c: Case) -> str:
-    return "Premium" if c.premium else "Standard"
+def tier_name(c: Case) -> str:
+    # not "support plan": the seed's quotes sell products named "Support Plan Gold/Silver"
+    return "Enterprise" if c.enterprise else "Standard"
 
 
 @dataclass
@@ -499,9 +502,9 @@ def plant_account(w: Work) -> None:
             b.plant(
                 "crm__hubspot_create_property",
                 {
-                    "name": "support_plan",
-                    "label": "Support plan",
-                    "description": "The customer's support plan: Standard or Premium",
+                    "name": "service_tier",
+                    "label": "Service tier",
+                    "description": "The customer's service tier: Standard or Enterprise",
                     "object_type": "companies",
                 },
             )
@@ -516,13 +519,13 @@ def plant_account(w: Work) -> None:
             crm = b.svc("crm")
             props = {**rec["properties"], "account_manager": c.owner.email}
             if tiers:
-                props["support_plan"] = plan_name(c)
+                props["service_tier"] = tier_name(c)
             crm.objects.update(rec["id"], {"properties": props})
         elif w.plan.account == "browser":
             from compoworld.tasks.families.xai import _note
 
             # the note gives the address too: the approver may be written to by email
-            tier_note = f" Support plan: {plan_name(c)}." if tiers else ""
+            tier_note = f" Service tier: {tier_name(c)}." if tiers else ""
             _note(
                 b,
                 c.cust.name,
@@ -550,13 +553,13 @@ def solve_account(w: Work) -> None:
                     "operator": "EQ",
                     "value": c.cust.name,
                     "properties": ["name", "account_manager"]
-                    + (["support_plan"] if _has_tiers(w.plan, w.tier) else []),
+                    + (["service_tier"] if _has_tiers(w.plan, w.tier) else []),
                 },
             )
             rec = rows(found)[0]
             assert rec["properties"]["account_manager"] == c.owner.email
             if _has_tiers(w.plan, w.tier):
-                assert rec["properties"]["support_plan"] == plan_name(c)
+                assert rec["properties"]["service_tier"] == tier_name(c)
             c.crm_id = str(rec["id"])
         else:
             from compoworld.tasks.families.xai import _href
@@ -564,9 +567,9 @@ def solve_account(w: Work) -> None:
             page = b.call("browser__open", {"url": _href(c.found["page"], lambda x: x == "Company")})["page"]
             assert f"Account manager: {c.owner.name}" in page
             if _has_tiers(w.plan, w.tier):
-                assert f"Support plan: {plan_name(c)}." in page
+                assert f"Service tier: {tier_name(c)}." in page
     if _has_tiers(w.plan, w.tier):
-        b.decide(len(w.cases))  # each customer's support plan: the limit, or twice it
+        b.decide(len(w.cases))  # each customer's service tier: the limit, or twice it
 
 
 def solve_people(w: Work) -> None:
@@ -592,7 +595,7 @@ def _ledger_where(w: Work) -> str:
 
 def _usage_where(w: Work) -> str:
     return {
-        "payments": "Stripe (one payment a day per customer)",
+        "payments": "Stripe (one payment a day per customer, described as its daily usage)",
         "sheets": 'the Google Sheet "Usage billing"',
         "sql": "the usage_charges table of the SQL database",
         "workspace": "Documents/billing/usage_daily.csv in the workspace",
@@ -663,19 +666,18 @@ def _away_where(plan: Plan) -> str:
 
 
 def _has_tiers(plan: Plan, tier: dict[str, Any]) -> bool:
-    """The customer's support plan is in play: the tier has it and the account record holds it."""
+    """The customer's service tier is in play: the difficulty tier has it and the account record
+    holds it."""
     return bool(tier.get("tiers")) and plan.account in ("crm", "browser")
 
 
 def _tier_rule(w: Work) -> str:
     where = (
-        "the support_plan property of their HubSpot company"
+        "the service_tier property of their HubSpot company"
         if w.plan.account == "crm"
         else "the account notes of the web app"
     )
-    return (
-        f"Customers on the Premium support plan may be credited up to twice that limit (their plan: {where})."
-    )
+    return f"Customers on the Enterprise service tier may be credited up to twice that limit (their tier: {where})."
 
 
 def _has_amend(plan: Plan, tier: dict[str, Any]) -> bool:
@@ -788,18 +790,23 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
         for c in {id(r[1]): r[1] for r in usage}.values():
             if _name(c) not in stripe:
                 raise PlantError(f"no Stripe customer {_name(c)}")
-        # the seeded payments of a request's customer must not fall inside its windows (they are
-        # not usage, and would make the total ambiguous)
+        # a request's customer may have paid an invoice inside its window: a payment, not usage (its
+        # invoice says so); a total that counts it is a rival
+        seeded = list(svc.store.tables.get("payment_intents", {}).values())
         for c in w.cases:
-            lo = datetime(*(min(c.found["old_window"][0], c.start)).timetuple()[:3], tzinfo=b.now.tzinfo)
-            if any(
-                r["customer"] == stripe.get(c.cust.name) and r["created"] >= lo.timestamp()
-                for r in svc.store.tables.get("payment_intents", {}).values()
-            ):
-                raise PlantError(f"{c.cust.name} has other Stripe payments inside the usage period")
+            lo = datetime(c.start.year, c.start.month, c.start.day, tzinfo=b.now.tzinfo).timestamp()
+            hi = lo + 86400 * ((c.end - c.start).days + 1)
+            c.found["invoiced"] = sum(
+                r["amount"] - r.get("amount_refunded", 0)
+                for r in seeded
+                if r["customer"] == stripe.get(c.cust.name) and lo <= r["created"] < hi
+            )
         mine = [r for r in usage if isinstance(r[1], Case)]
-        if any(sum(1 for r in mine if r[1] is c) > 95 for c in w.cases):
-            raise PlantError("more charges than one Stripe page shows")
+        theirs = {
+            c.cust.name: sum(1 for r in seeded if r["customer"] == stripe.get(c.cust.name)) for c in w.cases
+        }
+        if any(sum(1 for r in mine if r[1] is c) + theirs[c.cust.name] > 100 for c in w.cases):
+            raise PlantError("more payments than one Stripe page shows")
         for _i, (d, c, cents, s) in enumerate(usage):
             when = datetime(d.year, d.month, d.day, 6, 0, tzinfo=b.now.tzinfo)
             svc.insert(
@@ -896,7 +903,11 @@ def solve_usage(w: Work) -> None:
             pis = rows(b.call("payments__list_payment_intents", {"customer": cid, "limit": 100}))
             lo = datetime(c.start.year, c.start.month, c.start.day, tzinfo=b.now.tzinfo).timestamp()
             hi = lo + 86400 * ((c.end - c.start).days + 1)
-            got[c.cust.name] = sum(p["amount"] - p["amount_refunded"] for p in pis if lo <= p["created"] < hi)
+            got[c.cust.name] = sum(
+                p["amount"] - p["amount_refunded"]
+                for p in pis
+                if lo <= p["created"] < hi and p.get("invoice") is None  # usage, not an invoice paid
+            )
     for c in w.cases:
         assert got[c.cust.name] == c.amount, (got, c.amount)
         b.composed(dollars(c.amount))
@@ -1119,7 +1130,8 @@ def add_checks(w: Work) -> None:
     for c in w.cases:
         amt = dollars(c.amount)
         wide = c.found.get("wide", c.amount)  # the first-reported window's total
-        rivals = sorted({dollars(x) for x in (c.naive, c.stale, wide) if x != c.amount})
+        paid = c.amount + c.found.get("invoiced", 0)  # counting an invoice paid inside the window
+        rivals = sorted({dollars(x) for x in (c.naive, c.stale, wide, paid) if x != c.amount})
         if p.request == "email":
             b.expect_record(
                 "email",
@@ -1286,9 +1298,15 @@ def add_checks(w: Work) -> None:
                 p.reply_service(), dollars(wide), f"{c.cust.name} is not credited the first-reported window"
             )
             b.trap("miscomputed", "the window as first reported, before the customer's correction")
+        if paid != c.amount:
+            b.not_written(p.ledger, dollars(paid), f"the log does not count {c.cust.name}'s invoice payment")
+            b.not_written(
+                p.reply_service(), dollars(paid), f"{c.cust.name} is not credited their invoice payment"
+            )
         for v, label in (
             (c.naive, "a total that counts credited days again"),
             (c.stale, "the earlier window's total"),
+            (paid, "a total that counts an invoice paid inside the window"),
         ):
             if v != c.amount:
                 b.trap("miscomputed", label, swap={amt: dollars(v)})
@@ -1302,7 +1320,7 @@ def add_checks(w: Work) -> None:
     if len(w.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
     if _has_tiers(p, w.tier):
-        b.trap("miscomputed", "the limit without the customer's support plan")
+        b.trap("miscomputed", "the limit without the customer's service tier")
     if w.amend is not None:
         b.trap(
             "stale",
@@ -1336,7 +1354,7 @@ def stages(plan: Plan, usage: list[Any], away: bool = False, amend: bool = False
                 "account",
                 "evidence",
                 ("case",),
-                ("owner", "support_plan"),
+                ("owner", "service_tier"),
                 plant_account,
                 solve_account,
                 f"Find the account manager in {DISPLAY[plan.account]}",
@@ -1415,7 +1433,7 @@ def stages(plan: Plan, usage: list[Any], away: bool = False, amend: bool = False
         Stage(
             "decide",
             "decide",
-            ("amount", "limit_today" if amend else "limit", *(("support_plan",) if plan.account else ())),
+            ("amount", "limit_today" if amend else "limit", *(("service_tier",) if plan.account else ())),
             ("branch",),
             nothing,
             solve_decide,
@@ -1521,28 +1539,33 @@ def _compose_credit(
         else:  # no correction came: the window as reported is the outage (the same days are billed)
             c.end += timedelta(days=extra)
     tiers = _has_tiers(plan, tier)
-    for c in cases:  # each customer's support plan (drawn whatever the plan, so no later draw shifts)
-        c.premium = tier.get("tiers") and rng.random() < 0.5
-        c.premium = bool(tiers and c.premium)
-    if tiers and "premium" in force:
-        cases[0].premium = bool(force["premium"])
+    for c in cases:  # each customer's service tier (drawn whatever the plan, so no later draw shifts)
+        c.enterprise = tier.get("tiers") and rng.random() < 0.5
+        c.enterprise = bool(tiers and c.enterprise)
+    if tiers and "enterprise" in force:
+        cases[0].enterprise = bool(force["enterprise"])
     w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
     usage = _usage_rows(w)
     st = stages(plan, usage, away=_has_away(plan, tier), amend=_has_amend(plan, tier))
     edges = wire(st)
     # branches from the evidence: the limit in force splits the cases' totals (each held against it
-    # over its support plan's multiple)
+    # over its service tier's multiple)
     amounts = sorted(c.held for c in cases)
     m = rng.randrange(0, n + 1)  # how many of the cases fall within the limit
     m = min(n, max(0, int(force.get("within", m))))
     lo = amounts[m - 1] if m else 0
     hi = amounts[m] if m < n else None
-    if tiers:  # the first request's plan decides it: within twice the limit, above the limit itself
+    if tiers:  # the first request's tier decides it: within twice the limit, above the limit itself
         a0 = cases[0].amount
         lo, hi = -(-a0 // 2), a0
-    candidates = [x for x in range(max(100, math.ceil(lo / 100)), (hi // 100) if hi else lo // 100 + 600, 50)]
-    candidates = [x for x in candidates if x * 100 >= lo and (hi is None or x * 100 < hi)]
-    if not candidates:
+    # a limit as round as fits between the totals ($450, then $425, $430...; from play: a $1143 limit)
+    floor, top = max(100, math.ceil(lo / 100)), (hi // 100) if hi else lo // 100 + 600
+    for step in (50, 25, 10, 5, 1):
+        candidates = list(range(-(-floor // step) * step, top, step))
+        candidates = [x for x in candidates if x * 100 >= lo and (hi is None or x * 100 < hi)]
+        if candidates:
+            break
+    else:
         raise PlantError("no round limit between the totals")
     limit = candidates[int(rng.random() * len(candidates))]  # one draw, however many fit
     staff = [p for p in b.company.employees if p.id != b.me.id]
@@ -1642,8 +1665,8 @@ def _compose_credit(
         "edges": [{"from": a, "to": z, "fact": f} for a, z, f in edges],
         "branches": [c.branch for c in cases],
         "owner_left": [c.owner_left for c in cases],
-        # each customer's support plan: None (not in play), or whether it is Premium (twice the limit)
-        "premium": [c.premium for c in cases] if tiers else None,
+        # each customer's service tier: None (not in play), or whether it is Enterprise (twice the limit)
+        "enterprise": [c.enterprise for c in cases] if tiers else None,
         "cases": len(cases),
         "usage_rows": len(usage),
         "policy_versions": len(versions),
