@@ -92,7 +92,11 @@ RECEIPT_FORMS = ("R{}", "{}", "R {}", "RCPT {}", "rcpt-{}")
 
 def same_receipt(keyed: str, receipt: str) -> bool:
     """The same receipt, however it was keyed: the same digits."""
-    return "".join(ch for ch in keyed if ch.isdigit()) == "".join(ch for ch in receipt if ch.isdigit())
+    return _digits(keyed) == _digits(receipt)
+
+
+def _digits(text: str) -> str:
+    return "".join(ch for ch in text if ch.isdigit())
 
 
 def outcomes(cases: int) -> list[str]:
@@ -567,8 +571,9 @@ def solve_evidence(r: Run) -> None:
     else:
         r.log.read(r.b, r.log_id, whole=True)
     r.seen.add("log")
+    paid = {_digits(str(x[4])) for x in r.hist}  # `same_receipt` against each payout, once
     for c in r.claims:
-        assert (c.outcome == "duplicate") == any(same_receipt(str(x[4]), c.receipt) for x in r.hist), c
+        assert (c.outcome == "duplicate") == (_digits(c.receipt) in paid), c
     r.b.decide(len(r.claims))  # each claim: pay, send for approval, or a receipt paid before
 
 
@@ -1141,9 +1146,11 @@ def compose(
         hist = [x for x in hist if not same_receipt(str(x[4]), dup.receipt)]
         dup.paid_before = None
     hist.sort(key=lambda x: (x[0], x[1]))
-    keyed = ["".join(ch for ch in str(x[4]) if ch.isdigit()) for x in hist]
-    if len(set(keyed)) != len(keyed) or any(
-        sum(same_receipt(str(x[4]), c.receipt) for x in hist) != (c.paid_before is not None) for c in claims
+    keyed = [_digits(str(x[4])) for x in hist]
+    # each receipt is keyed once at most (so a claim's count of `same_receipt` payouts is 0 or 1)
+    seen = set(keyed)
+    if len(seen) != len(keyed) or any(
+        (_digits(c.receipt) in seen) != (c.paid_before is not None) for c in claims
     ):
         raise PlantError("two receipts drew the same number")
     r.hist = hist
