@@ -959,7 +959,8 @@ def compose(
     today = b.now.date()
     staff = [p for p in b.company.employees if p.id != b.me.id]
     nver = tier["versions"]
-    more = 2 if tier.get("amend") else 0  # the approver the owner's change names, and the owner
+    # the approver the policy owner's change names (the owner: the requester, who runs the batch)
+    more = 1 if tier.get("amend") else 0
     picked = b.fresh(staff, 1 + nver + more, key=lambda p: p.id)
     requester, approvers = picked[0], picked[1 : 1 + nver]
     rest = [p for p in staff if p.id not in {x.id for x in picked}]
@@ -1159,8 +1160,8 @@ def compose(
 
         r.channel = chat_channel(b, CHANNEL, topic="Expense claims and approvals")
     if more:  # the owner changed who approves: from a day before today it holds, after today not yet
-        new, owner = picked[1 + nver :]
-        r.amend = draw_amend(b, owner, new, lambda up: approvers[0], plan.notify, force)
+        new = picked[1 + nver]
+        r.amend = draw_amend(b, requester, new, lambda up: approvers[0], plan.notify, force)
         r.amend.channel = r.channel
     if tier.get("away"):
         # the cover may have a claim paid in this run (nothing is sent to them), never one told
