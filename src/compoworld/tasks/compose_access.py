@@ -603,7 +603,9 @@ def add_checks(r: Review) -> None:
     stale = [v.owner for v in r.versions[1:] if v.owner.id not in told]
     if r.amend is not None:  # the tool owner before the change, or the one it names from later
         other = r.amend.was if r.amend.holds(r.today) else r.amend.value
-        if other.id not in told and all(other.id != o.id for o in stale):
+        # a holder who keeps access may be named in the channel (who keeps it): no rival there
+        holder = any(h.person.id == other.id for h in r.holders) and p.notify == "chat"
+        if other.id not in told and all(other.id != o.id for o in stale) and not holder:
             stale.append(other)
     if p.request == "helpdesk":
         for n in names or [r.tool]:
