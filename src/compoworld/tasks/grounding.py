@@ -189,11 +189,15 @@ class Transcript:
         v = value.casefold()
         esc = json.dumps(value, ensure_ascii=False)[1:-1].casefold()
         digits = phone_digits(value) if re.fullmatch(r"\+?[\d ()-]{7,}", value) else None
-        bounded = re.compile(r"(?<![\w])" + re.escape(v) + r"(?![\w])") if v.isalnum() else None
+        alnum = v.isalnum()
+        bounded = None  # compiled only where the value is there (a bounded match needs it inside)
         for i, (src, text) in enumerate(self.parts):
-            if bounded is not None:
-                if bounded.search(text):
-                    return src
+            if alnum:
+                if v in text:
+                    if bounded is None:
+                        bounded = re.compile(r"(?<![\w])" + re.escape(v) + r"(?![\w])")
+                    if bounded.search(text):
+                        return src
             elif v in text or esc in text:
                 return src
             if digits and digits in self._phones[i]:
