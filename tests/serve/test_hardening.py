@@ -322,6 +322,25 @@ def test_big_sessions_are_verified_in_a_worker_process_with_the_same_result(
     assert state["state_hash"] == session.env.state_hash() and state["calls"] == session.calls
     assert state["state"] == json.loads(json.dumps(session.env.snapshot()))
     assert list(spool.iterdir()) == []  # the rendered state is not left on disk
+    deadline = time.monotonic() + 5  # ... nor held open: a worker thread unmaps and closes it
+    while _open_dumps() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _open_dumps() == []
+
+
+def _open_dumps() -> list[str]:
+    fds = Path("/proc/self/fd")
+    if not fds.exists():
+        return []
+    out = []
+    for fd in fds.iterdir():
+        try:
+            target = str(fd.readlink())
+        except OSError:
+            continue
+        if "compoworld-state-" in target:
+            out.append(target)
+    return out
 
 
 def test_a_snapshot_hashes_in_the_worker_as_the_environment_does() -> None:

@@ -593,9 +593,13 @@ class Gate:
 
 
 STREAM_CHUNK = 128 * 1024
-# Big state reads stream at this pace, all of them together (32 MiB, the default budget, in 1 s):
-# every step costs the event loop, and the reader's process the CPU it takes to receive it.
-STREAM_BYTES_PER_S = 32 << 20
+# Big state reads stream at this pace, all of them together (16 MiB/s: the default budget in 2 s).
+# Each MiB costs ~1.5 ms of this server's CPU (the loop's steps, the kernel's copies) and ~2 ms of
+# the reader's: at 32 MiB/s a trainer re-reading a 20 MB state kept ~11% of a core busy, and on a
+# 2-core machine any other process burning 10% of a core (a bare CPU loop, no server involved)
+# already doubles a quiet session's p99. At 16 MiB/s the copies attack's quiet p99 went from 1.5x
+# to 1.0x of alone (benchmarks/serve_abuse.py, the attack at its budget, reading on).
+STREAM_BYTES_PER_S = 16 << 20
 
 
 async def _chunks(f: Any, store: Store) -> Any:
@@ -603,16 +607,28 @@ async def _chunks(f: Any, store: Store) -> Any:
     each slice is one short step of the event loop (no copy to read it, no hop to a worker
     thread and back), and between steps the loop is the other sessions'. Unpaced, one trainer
     reading a 20 MB state over and over kept the loop (and the machine's other core, receiving)
-    busy enough to double a quiet session's p99."""
+    busy enough to double a quiet session's p99. Unmapping and closing the (unlinked) file free
+    its pages, ~4 ms of kernel time for 20 MB: a worker thread does it, not the loop."""
     import mmap
 
+    mm = view = None
     try:
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm, memoryview(mm) as view:
-            for i in range(0, len(view), STREAM_CHUNK):
-                yield bytes(view[i : i + STREAM_CHUNK])
-                await store.stream_pace(min(STREAM_CHUNK, len(view) - i))
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        view = memoryview(mm)
+        for i in range(0, len(view), STREAM_CHUNK):
+            yield bytes(view[i : i + STREAM_CHUNK])
+            await store.stream_pace(min(STREAM_CHUNK, len(view) - i))
     finally:
-        f.close()
+        if view is not None:
+            view.release()
+        # not awaited: this also runs when the reader went away and the stream was cancelled
+        asyncio.get_running_loop().run_in_executor(None, _release, mm, f)
+
+
+def _release(mm: Any, f: Any) -> None:
+    if mm is not None:
+        mm.close()
+    f.close()
 
 
 def _replay(body: bytes, receive: Any) -> Any:
