@@ -122,9 +122,13 @@ class Environment:
     def isolated(self, name: str) -> bool:
         """Whether a call of this tool reads and changes its own service's state alone, so that its
         effect depends on that service's state only: every service but those bound to the others
-        (the browser renders their pages and submits its forms to their tools)."""
+        (the browser renders their pages and submits its forms to their tools): neither acting on
+        the others (`Service.acts_on_others`) nor given the environment (`Service.bind`)."""
         entry = self._tools.get(name)
-        return entry is not None and type(entry[0]).bind is Service.bind
+        if entry is None:
+            return False
+        cls = type(entry[0])
+        return not cls.acts_on_others and cls.bind is Service.bind
 
     def tools(self, format: Format = "openai", mode: Mode = "direct") -> list[dict[str, Any]]:
         if mode in ("gateway", "gateway-compat"):
