@@ -135,3 +135,44 @@ def test_themes_share_the_machinery_and_the_draw() -> None:
     assert fams.count("composed.access_review") == fams.count("composed.service_credit") > 0
     assert {p.family for p in plans_for(5, (7, 12), cases=2, families=ACCESS)} == set(ACCESS)
     assert len(PLANS) == 108
+
+
+def test_the_access_list_is_paged_and_a_revoked_holder_is_past_the_first_page() -> None:
+    """As sheets or CSV files the export is paged (40 rows a page, a tool's rows spread by person):
+    the reference reads every page, and revoking only who the first page shows fails the review."""
+    from compoworld.tasks.compose_access import PAGE
+    from compoworld.tasks.families._common import rows
+    from compoworld.verify.verifier import verify
+
+    s = Settings(k=5, difficulty="hard", families=ACCESS)
+    seen = set()
+    for i in range(40):
+        try:
+            t = Task.model_validate(workflow_task(17, i, s, composed=True))
+        except Rejected:
+            continue
+        roster = t.meta["composition"]["plan"]["roster"]
+        if roster == "sql" or roster in seen:
+            continue
+        seen.add(roster)
+        env = t.environment()
+        if roster == "sheets":  # the first page's sheet
+            books = rows(env.call("sheets__google_sheets_list_spreadsheets", {})["data"])
+            sid = next(
+                x["id"] for x in books if str(x.get("title", "")).startswith("Tool access list (1 of ")
+            )
+            first = str(env.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid}))
+        else:
+            first = str(
+                env.call("workspace__shell", {"command": "cat Documents/security/access_list_p1.csv"})
+            )
+        deletes = [c for c in t.reference_solution if c.tool == "kv__delete"]
+        later = [c for c in deletes if c.arguments["key"].split(":")[-1] + "@" not in first]
+        assert later, (t.id, "every revoked holder is on the first page")
+        assert t.meta["composition"]["roster_rows"] > PAGE
+        env = t.environment()
+        for c in t.reference_solution:
+            if c not in later:
+                env.call(c.tool, c.arguments)
+        assert not verify(t, env.snapshot(), None).passed
+    assert seen == {"sheets", "workspace"}

@@ -312,6 +312,9 @@ def _roster(r: Review, staff: list[Person]) -> list[list[Any]]:
         login = r.today - timedelta(days=b.rng.randrange(0, 30))
         out.append([p.email, p.name, t, p.team, _day(granted), _day(login), emp_id(p.id)])
     out.sort(key=lambda x: (x[1], x[2]))  # by person, as the console exports: a tool spans the pages
+    gone = {h.person.email for h in r.holders if h.reason}
+    if not any(x[2] == r.tool and x[0] in gone for x in out[PAGE:]):  # paging must matter
+        raise PlantError("every revoked holder is on the export's first page")
     return out
 
 
@@ -321,6 +324,10 @@ PAGE = 40  # rows per page of the access-list export
 
 def _pages(rows: list[list[Any]]) -> list[list[list[Any]]]:
     return [rows[i : i + PAGE] for i in range(0, len(rows), PAGE)] or [[]]
+
+
+def _csv_page(n: int) -> str:
+    return f"Documents/security/access_list_p{n}.csv"
 
 
 def plant_roster(r: Review) -> None:
@@ -333,11 +340,13 @@ def plant_roster(r: Review) -> None:
             sheet(
                 b, f"Tool access list ({i + 1} of {len(pages)})", "Access", [ROSTER_HEAD, *page], days_ago=1
             )
-    elif r.plan.roster == "workspace":
-        b.svc("workspace").write_file(
-            f"{HOME}/Documents/security/access_list.csv",
-            ",".join(ROSTER_HEAD) + "\n" + "".join(",".join(x) + "\n" for x in r.rows),
-        )
+    elif r.plan.roster == "workspace":  # the same export as files, a page each (a tool spans them)
+        pages = _pages(r.rows)
+        for i, page in enumerate(pages):
+            b.svc("workspace").write_file(
+                f"{HOME}/{_csv_page(i + 1)}",
+                ",".join(ROSTER_HEAD) + "\n" + "".join(",".join(x) + "\n" for x in page),
+            )
     else:
         b.plant(
             "sql__create_table",
@@ -374,8 +383,13 @@ def solve_roster(r: Review) -> None:
             table = sheet_rows(b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": pg["id"]}))
             got |= {str(x[0]) for x in table[1:] if x[2] == r.tool}
     elif r.plan.roster == "workspace":
-        b.call("workspace__shell", {"command": "head -2 Documents/security/access_list.csv"})  # the columns
-        out = b.call("workspace__shell", {"command": f"grep ',{r.tool},' Documents/security/access_list.csv"})
+        files = b.call("workspace__shell", {"command": "ls Documents/security"})["stdout"].split()
+        assert len([f for f in files if f.startswith("access_list_p")]) == len(_pages(r.rows)), files
+        b.call("workspace__shell", {"command": f"head -2 {_csv_page(1)}"})  # the columns
+        # every page: the tool's rows are wherever the export put them
+        out = b.call(
+            "workspace__shell", {"command": f"cat Documents/security/access_list_p*.csv | grep ',{r.tool},'"}
+        )
         got = {ln.split(",")[0] for ln in out["stdout"].splitlines() if ln.strip()}
     else:
         b.call("sql__list_tables", {})
@@ -409,7 +423,7 @@ def _log_where(r: Review) -> str:
 def _roster_where(r: Review) -> str:
     return {
         "sheets": f'the Google Sheets export "Tool access list (1 of N)" to "(N of N)", {PAGE} rows a page',
-        "workspace": "Documents/security/access_list.csv in the workspace",
+        "workspace": f"the CSV export {_csv_page(1)} to _pN.csv in the workspace, {PAGE} rows a file",
         "sql": "the access_list table of the SQL database",
     }[r.plan.roster]
 
