@@ -84,3 +84,21 @@ def test_a_restored_image_hashes_as_its_content() -> None:
     env.restore(s0)
     ok(env, S + "write_query", {"query": "UPDATE invoices SET status = 'void' WHERE status = 'open'"})
     assert env.state_hash() not in (h0, h1)  # a write after a restore is hashed again
+
+
+def test_image_contents_kept_in_the_process_answer_as_read_afresh() -> None:
+    """A database image's content and hash are kept per image for the whole process (every
+    environment restored from it, every diff comparing it): they answer as a fresh read does."""
+    from compoworld.services.sql import service as sql
+
+    env = Environment(services=["sql"], seed=4)
+    s0 = env.snapshot()
+    ok(env, S + "write_query", {"query": "UPDATE invoices SET status = 'void' WHERE status = 'open'"})
+    s1 = env.snapshot()
+    first, again = env.diff(s0, s1), env.diff(s0, s1)
+    hashes = [Environment.from_snapshot(["sql"], s).state_hash() for s in (s0, s1)]
+    sql._CONTENTS.clear()
+    sql._CONTENT_HASHES.clear()
+    assert first and first == again == env.diff(s0, s1)
+    assert hashes == [Environment.from_snapshot(["sql"], s).state_hash() for s in (s0, s1)]
+    assert hashes[0] != hashes[1]

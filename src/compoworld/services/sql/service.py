@@ -61,6 +61,21 @@ def _authorizer(
     return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
 
 
+# a database image's content and its hash, in this process: pure functions of the image (an
+# immutable string), read again by each environment restored from it (a task's gates, its
+# regeneration) and by each diff that compares it; images of up to 1 MB, a few of them
+_CONTENTS: dict[str, dict[str, Any]] = {}
+_CONTENT_HASHES: dict[str, str] = {}
+
+
+def _keep(memo: dict[str, Any], image: str, value: Any, most: int) -> None:
+    if len(image) > 1 << 20:
+        return
+    if len(memo) >= most:
+        memo.pop(next(iter(memo)))  # the oldest first
+    memo[image] = value
+
+
 def encode_image(raw: bytes) -> str:
     """A database image as JSON-able text: zlib-compressed (pages compress ~5x), then base64."""
     return base64.b64encode(zlib.compress(raw, 6)).decode()
@@ -155,7 +170,8 @@ class SqlService(Service):
         self.db.execute("PRAGMA foreign_keys = ON")
         self._bound(self.db)
         self.db.set_authorizer(_authorizer)
-        self._image, self._dirty, self._hash = image, False, self._hashes.get(image)
+        self._image, self._dirty = image, False
+        self._hash = self._hashes.get(image) or _CONTENT_HASHES.get(image)
 
     def _content(self, db: sqlite3.Connection) -> dict[str, Any]:
         db.set_authorizer(None)
@@ -183,23 +199,32 @@ class SqlService(Service):
 
     def state_hash(self) -> str:
         if self._hash is None or self._dirty:
-            self._hash = hash_value(self._content(self.db))
-            if not self._dirty and self._image is not None:  # the image is this content: keep its hash
+            image = self._image if not self._dirty else None
+            known = _CONTENT_HASHES.get(image) if image is not None else None
+            self._hash = known or hash_value(self._content(self.db))
+            if image is not None:  # the image is this content: keep its hash
                 if len(self._hashes) >= 4:  # a few images held beside the snapshots that hold them
                     self._hashes.clear()
-                self._hashes[self._image] = self._hash
+                self._hashes[image] = self._hash
+                _keep(_CONTENT_HASHES, image, self._hash, 64)
         return hash_value([self.store.state_hash(), self._hash])
+
+    def _image_content(self, image: str) -> dict[str, Any]:
+        """The content (`_content`) of a database image, read once per image in this process."""
+        hit = _CONTENTS.get(image)
+        if hit is None:
+            db = sqlite3.connect(":memory:")
+            db.deserialize(decode_image(image))
+            hit = self._content(db)
+            db.close()
+            _keep(_CONTENTS, image, hit, 8)
+        return hit
 
     def diff(self, a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
         out = super().diff({k: v for k, v in a.items() if k != DB}, {k: v for k, v in b.items() if k != DB})
         if a.get(DB, {}).get("image") == b.get(DB, {}).get("image"):
             return out
-        contents = []
-        for snap in (a, b):
-            db = sqlite3.connect(":memory:")
-            db.deserialize(decode_image(snap[DB]["image"]))
-            contents.append(self._content(db))
-            db.close()
+        contents = [self._image_content(snap[DB]["image"]) for snap in (a, b)]
         ra, rb = contents[0]["rows"], contents[1]["rows"]
         for t in sorted(set(ra) | set(rb)):
             cols = (rb.get(t) or ra.get(t))[0]
