@@ -10,7 +10,10 @@ one round's ratio, not the figure, and a real regression still shows in every ro
 - `regex`: a catastrophic grep pattern, `(a|aa)+$` against a line of 5,000 a's and a b;
 - `formulas`: a spreadsheet whose columns each sum the previous column, read over and over;
 - `bulk`: bulk-creating 8,000 helpdesk agents, over and over;
-- `copies`: 1 MiB files copied until the state budget refuses, then copying on and reading state;
+- `copies`: 1 MiB files copied until the state budget refuses, then copying on and reading state
+  (the window starts from the first upload);
+- `budget`: the same, built to the refusal before the window: in it every copy is refused and the
+  20 MB state is read after every fifth;
 - `forms`: a flood of /web form posts with 60 KB of text each;
 - `streams`: 100 GET streams held open at the router (quiet session through the router too);
 - `slowloris`: 1,000 connections that never finish their headers.
@@ -44,7 +47,7 @@ CLI = [sys.executable, "-m", "compoworld.cli.main"]
 TOKEN = "bench"
 BUDGET = 32 * 1024 * 1024
 QUIET_TOOL = ("chat__slack_user_list_channels", {"limit": 2})
-ATTACKS = ["sql", "regex", "formulas", "bulk", "copies", "forms", "streams", "slowloris"]
+ATTACKS = ["sql", "regex", "formulas", "bulk", "copies", "budget", "forms", "streams", "slowloris"]
 
 
 def _port() -> int:
@@ -184,6 +187,17 @@ async def a_bulk(base, router, ready, stop):
 
 
 async def a_copies(base, router, ready, stop):
+    return await _copies(base, ready, stop, build_first=False)
+
+
+async def a_budget(base, router, ready, stop):
+    return await _copies(base, ready, stop, build_first=True)
+
+
+async def _copies(base, ready, stop, build_first: bool) -> dict:
+    """`copies` starts the window from one upload, so it sees the state built (and hashed, and
+    read) up to the budget; `budget` builds it before the window and shows the steady state past
+    the refusal: every copy refused, the 20 MB state read after every fifth."""
     blob = base64.b64encode(os.urandom(512 * 1024)).decode()
     session = new_session(base, ["files"])
     control = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
@@ -191,6 +205,14 @@ async def a_copies(base, router, ready, stop):
     async with await _agent(session) as c:
         up = {"dropbox_path": "/big.bin", "source_uri": f"data:application/octet-stream;base64,{blob}"}
         await c.call_tool("files__dropbox_upload_file", up)
+        if build_first:
+            for j in range(100):
+                r = await c.call_tool(
+                    "files__dropbox_copy_file", {"from_path": "/big.bin", "to_path": f"/b{j}.bin"}
+                )
+                if r.is_error:
+                    break
+            await control.get(f"{base}/sessions/{session['session_id']}/state")
         ready.set()
         i = 0
         while not stop.is_set():
@@ -313,6 +335,7 @@ ATTACK_FNS = {
     "formulas": a_formulas,
     "bulk": a_bulk,
     "copies": a_copies,
+    "budget": a_budget,
     "forms": a_forms,
     "streams": a_streams,
     "slowloris": a_slowloris,
