@@ -352,7 +352,7 @@ def test_sql_log_rows_are_read_whole_on_generated_tasks() -> None:
     from compoworld.tasks.pipeline import generate
 
     tried = 0
-    for t in generate(10, 7171, Settings(families=("composed.service_credit",), k=5, difficulty="hard"))[0]:
+    for t in generate(20, 7171, Settings(families=("composed.service_credit",), k=5, difficulty="hard"))[0]:
         ref = V._calls(t)
         ins = [i for i, c in enumerate(ref) if "INSERT" in str(c["arguments"].get("query", "")).upper()]
         if len(ins) < 2:

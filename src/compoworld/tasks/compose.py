@@ -49,7 +49,7 @@ TIERS: dict[str, dict[str, Any]] = {
     "hard": {
         "k": (5, 7),
         "walk": (7, 12),
-        "cases": 2,
+        "cases": 3,  # requests worked: each decision compounds (their writes grouped by service)
         "versions": 3,
         "rows": (80, 200),
         "where": 0,
@@ -126,7 +126,7 @@ class Plan:
 
     def walk(self, cases: int = 1) -> list[str]:
         """The services of the reference's calls in order, consecutive repeats merged (the walk):
-        the reads for every request, then each request's writes in turn. At the hard tier's two
+        the reads for every request, then each write for every request in turn. At the hard tier's
         requests the policy owner's thread is read after the policy (`_has_amend`)."""
         seq = [self.request]
         if self.account:
@@ -139,15 +139,15 @@ class Plan:
         if self.usage != "payments":  # a day credited before is in the credits log (Stripe: the refund)
             seq.append(self.ledger)
         seq.append(self.usage)
-        for _ in range(cases):
-            seq.append(self.reply_service())
-            if self.notify == self.reply_service():
-                seq.append(self.notify)
-            seq.append(self.ledger)
-            if self.notify != self.reply_service():
-                seq.append(self.notify)
-            if self.note:
-                seq.append("crm")
+        # each write for every request in turn: the replies, the log rows, the approver, the notes
+        seq.append(self.reply_service())
+        if self.notify == self.reply_service():
+            seq.append(self.notify)
+        seq.append(self.ledger)
+        if self.notify != self.reply_service():
+            seq.append(self.notify)
+        if self.note:
+            seq.append("crm")
         return [s for i, s in enumerate(seq) if i == 0 or seq[i - 1] != s]
 
 
@@ -1645,9 +1645,9 @@ def _compose_credit(
     for s in st:
         if s.kind != "write":
             s.solve(w)
-    for c in cases:  # each request's writes in turn: reply, log, tell, note
-        w.only = c
-        for s in writes:
+    for s in writes:  # each write for every request in turn: the replies, the log, the approver, the notes
+        for c in cases:
+            w.only = c
             s.solve(w)
     w.only = None
     # a rival total of whole dollars equal to a ticket's number reads as named by that ticket's id
