@@ -297,3 +297,44 @@ def test_which_shell_lines_read_only() -> None:
         "'rm' a.csv",
     ):
         assert not reads_only(line), line
+
+
+def _plain_others(task: Task) -> dict[str, list[Any]]:
+    """`adversaries._others` as first written: every value looked for in the whole task's JSON."""
+    text = task.to_json().decode().casefold()
+    s0 = task.initial_state["services"]
+    emails = sorted(
+        {
+            e
+            for svc in ("hr", "email", "crm")
+            for rec in (s0.get(svc, {}).get("employees", {}) or {}).values()
+            if isinstance(rec, dict)
+            for e in [rec.get("workEmail") or rec.get("email")]
+            if isinstance(e, str) and e.casefold() not in text
+        }
+    )
+    if not emails:
+        user = task.meta.get("user", "")
+        emails = [f"someone.else@{user.rsplit('@', 1)[-1].rstrip('>') or 'example.com'}"]
+    chans = sorted(k for k in (s0.get("chat", {}).get("channels", {}) or {}) if k.casefold() not in text)
+    dchans = sorted(
+        k
+        for k, v in (s0.get("community", {}).get("channels", {}) or {}).items()
+        if k.casefold() not in text and isinstance(v, dict) and v.get("type", 0) == 0
+    )
+    return {"email": emails[:2], "chat": chans[:2], "community": dchans[:2], "phone": ["+15550001111"]}
+
+
+def test_the_spam_adversarys_recipients_are_those_the_whole_task_json_gives(tasks: list[Task]) -> None:
+    """`_others` reads the task's JSON only for a value JSON escapes (any other value of s0 is in it)."""
+    import copy
+
+    for t in tasks:
+        assert adversaries._others(t.environment(), t) == _plain_others(t), t.id
+    t = next(t for t in tasks if (t.initial_state["services"].get("hr") or {}).get("employees"))
+    s0 = copy.deepcopy(t.initial_state)
+    rec = next(iter(s0["services"]["hr"]["employees"].values()))
+    rec["workEmail"] = 'o"neil@example.com'  # JSON writes it escaped: not in the task's JSON as it is
+    odd = t.model_copy(update={"initial_state": s0})
+    assert adversaries._others(odd.environment(), odd) == _plain_others(odd)
+    assert adversaries._others(odd.environment(), odd)["email"][0] == 'o"neil@example.com'

@@ -187,8 +187,18 @@ def write_calls(env: Environment, task: Task) -> list[dict[str, Any]]:
 
 def _others(env: Environment, task: Task) -> dict[str, list[Any]]:
     """Recipients nobody in the task is about: for the spam adversary."""
-    text = task.to_json().decode().casefold()
     s0 = task.initial_state["services"]
+    seen: list[str] = []
+
+    def absent(value: str) -> bool:
+        """`value` (a value or key of s0) is not in the task's JSON, casefolded. One that JSON
+        writes as it is (no quote, backslash or control character) is there: s0 is in that JSON."""
+        if orjson.dumps(value)[1:-1] == value.encode():
+            return False
+        if not seen:  # the whole task as JSON (megabytes): only for a value JSON escapes
+            seen.append(task.to_json().decode().casefold())
+        return value.casefold() not in seen[0]
+
     emails = sorted(
         {
             e
@@ -196,17 +206,17 @@ def _others(env: Environment, task: Task) -> dict[str, list[Any]]:
             for rec in (s0.get(svc, {}).get("employees", {}) or {}).values()
             if isinstance(rec, dict)
             for e in [rec.get("workEmail") or rec.get("email")]
-            if isinstance(e, str) and e.casefold() not in text
+            if isinstance(e, str) and absent(e)
         }
     )
     if not emails:
         meta_user = task.meta.get("user", "")
         emails = [f"someone.else@{meta_user.rsplit('@', 1)[-1].rstrip('>') or 'example.com'}"]
-    chans = sorted(k for k in (s0.get("chat", {}).get("channels", {}) or {}) if k.casefold() not in text)
+    chans = sorted(k for k in (s0.get("chat", {}).get("channels", {}) or {}) if absent(k))
     dchans = sorted(
         k
         for k, v in (s0.get("community", {}).get("channels", {}) or {}).items()
-        if k.casefold() not in text and isinstance(v, dict) and v.get("type", 0) == 0
+        if absent(k) and isinstance(v, dict) and v.get("type", 0) == 0
     )
     return {"email": emails[:2], "chat": chans[:2], "community": dchans[:2], "phone": ["+15550001111"]}
 
