@@ -77,3 +77,32 @@ def test_rows_compared_once_answer_as_each_time():
                     cell_same(r[i] if i < len(r) else "", w[i] if i < len(w) else "") for i in range(n)
                 )
                 assert _row_same(r, w) is plain, (r, w)
+
+
+def _image(*statements: str) -> str:
+    import sqlite3
+
+    from compoworld.services.sql.service import encode_image
+
+    db = sqlite3.connect(":memory:")
+    for s in statements:
+        db.execute(s)
+    db.commit()
+    return encode_image(db.serialize())
+
+
+def test_a_table_two_images_share_is_decoded_to_one_object():
+    from compoworld.verify.state_view import _decoded
+
+    make = (
+        "CREATE TABLE a (id INTEGER PRIMARY KEY, x REAL)",
+        "CREATE TABLE b (id INTEGER PRIMARY KEY, y TEXT)",
+    )
+    one = _decoded(_image(*make, "INSERT INTO a VALUES (1, 1.5)", "INSERT INTO b VALUES (1, 'p')"))
+    two = _decoded(_image(*make, "INSERT INTO a VALUES (1, 1.5)", "INSERT INTO b VALUES (1, 'q')"))
+    assert one["a"] is two["a"] and one["a"] == {"1": {"id": 1, "x": 1.5}}
+    assert one["b"] is not two["b"] and two["b"] == {"1": {"id": 1, "y": "q"}}
+    # an infinite REAL and a NULL are other tables, though JSON writes both as null
+    inf = _decoded(_image(*make, "INSERT INTO a VALUES (1, 9e999)"))
+    null = _decoded(_image(*make, "INSERT INTO a VALUES (1, NULL)"))
+    assert inf["a"]["1"]["x"] == float("inf") and null["a"]["1"]["x"] is None

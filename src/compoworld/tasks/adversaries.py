@@ -443,6 +443,9 @@ def _day_later(m: re.Match[str]) -> str:
     return d.isoformat()
 
 
+_NUMERAL = re.compile(r"-?\d[\d,]*(\.\d+)?")
+
+
 class Asked:
     """The values a task's work found or worked out: what a near miss gets one unit or a day off."""
 
@@ -472,7 +475,7 @@ class Asked:
                     self.numbers |= {round(float(v), 2), round(float(v) / 100, 2)}
                 elif isinstance(v, str):
                     self.days.update(m.group(0) for m in _ISO_DAY.finditer(v))
-                    if re.fullmatch(r"-?\d[\d,]*(\.\d+)?", v.strip()):
+                    if _NUMERAL.fullmatch(v.strip()):
                         self.numbers.add(round(float(v.replace(",", "")), 2))
         self.composed: set[float] = set()
         for m in task.meta.get("composed", []):

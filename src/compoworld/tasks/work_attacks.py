@@ -132,7 +132,8 @@ def _rewrite_rows(final, service, table, rk, before, after, fmt, c, rows, new) -
     cells = rec["sheets"][tab]["cells"]
     for (t, n), r in zip(places, new, strict=False):
         cells = rec["sheets"][t]["cells"]
-        for ref in [x for x in cells if re.fullmatch(rf"[A-Z]+{n}", x)]:
+        row = re.compile(rf"[A-Z]+{n}")  # once per row, not looked up again for every cell
+        for ref in [x for x in cells if row.fullmatch(x)]:
             del cells[ref]
         for i, v in enumerate(r):
             cells[f"{_letters(i)}{n}"] = v

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -38,12 +40,32 @@ def _decoded(image: str) -> dict[str, dict[str, Any]]:
             rows[str(rec.get("id", key))] = {
                 k: (v.hex() if isinstance(v, bytes) else v) for k, v in rec.items()
             }
-        out[name] = rows
+        out[name] = _interned(name, rows)
     db.close()
     if len(_DECODED) >= _DECODED_MAX:
         _DECODED.pop(next(iter(_DECODED)))  # the oldest image first
     _DECODED[image] = out
     return out
+
+
+# decoded tables by their content: a table an image shares with another (every table a write left
+# alone) is decoded to the very same object, so checks and kept verdicts compare it by identity
+# (decoded tables are only read); tables of up to 4096 rows, 256 of them
+_INTERNED: dict[bytes, dict[str, Any]] = {}
+
+
+def _interned(name: str, rows: dict[str, Any]) -> dict[str, Any]:
+    if len(rows) > 4096:
+        return rows
+    # pickled, not JSON: an infinite REAL and a NULL, 1 and 1.0 are other tables
+    key = hashlib.blake2b(pickle.dumps((name, rows), 5), digest_size=16).digest()
+    hit = _INTERNED.get(key)
+    if hit is not None:
+        return hit
+    if len(_INTERNED) >= 256:
+        _INTERNED.pop(next(iter(_INTERNED)))
+    _INTERNED[key] = rows
+    return rows
 
 
 class StateView:
