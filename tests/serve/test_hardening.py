@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -425,18 +426,19 @@ def test_a_state_file_is_the_same_json_and_writes_a_shared_string_once_serialise
 def test_serialised_long_strings_stay_within_their_bound_and_go_least_recent_first() -> None:
     from compoworld.serve.work import _Serialised
 
-    kept = _Serialised(100)  # one string may take a quarter: 25 bytes
     strings = [chr(97 + i) * 25 for i in range(6)]  # distinct objects
+    cost = 25 + sys.getsizeof(strings[0])  # its JSON and the string it keeps alive
+    kept = _Serialised(4 * cost)  # one string may take a quarter
     for s in strings[:4]:
         kept.keep(s, s.encode())
-    assert kept.size == 100 and all(kept.get(s) == s.encode() for s in strings[:4])
+    assert kept.size == 4 * cost and all(kept.get(s) == s.encode() for s in strings[:4])
     kept.get(strings[0])  # used again: the least recent is now strings[1]
     kept.keep(strings[4], strings[4].encode())
-    assert kept.size == 100 and kept.get(strings[1]) is None
+    assert kept.size == 4 * cost and kept.get(strings[1]) is None
     assert kept.get(strings[0]) is not None and kept.get(strings[4]) is not None
     assert kept.get("".join(["a"] * 25)) is None  # equal text, another object: never taken for it
     kept.keep(strings[5], b"x" * 26)  # over a quarter of the bound: not kept
-    assert kept.get(strings[5]) is None and kept.size == 100
+    assert kept.get(strings[5]) is None and kept.size == 4 * cost
 
 
 def test_a_state_dump_beside_a_busy_thread_yields_and_writes_the_same_bytes(tmp_path, monkeypatch) -> None:

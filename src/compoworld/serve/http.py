@@ -622,7 +622,10 @@ async def _chunks(f: Any, store: Store) -> Any:
         if view is not None:
             view.release()
         # not awaited: this also runs when the reader went away and the stream was cancelled
-        asyncio.get_running_loop().run_in_executor(None, _release, mm, f)
+        try:
+            asyncio.get_running_loop().run_in_executor(None, _release, mm, f)
+        except RuntimeError:  # finalised after its loop stopped
+            _release(mm, f)
 
 
 def _release(mm: Any, f: Any) -> None:

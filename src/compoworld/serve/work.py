@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -61,7 +62,9 @@ def verify_snapshot(task: Any, snapshot: dict[str, Any], answer: str | None) -> 
 
 STR_PIECE = 1 << 16  # characters of a long string serialised per C call
 LONG_STR = 4096  # strings this long are serialised once, however often and in however many dumps
-MEMO_BYTES = 32 << 20  # serialised long strings kept across dumps, process-wide: a fixed part of the base
+# serialised long strings kept across dumps, process-wide, counted with the strings they hold: a
+# fixed part of the server's base memory, whatever the sessions
+MEMO_BYTES = 32 << 20
 
 
 class _Serialised:
@@ -76,7 +79,7 @@ class _Serialised:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.size = 0
-        self._kept: OrderedDict[int, tuple[str, bytes]] = OrderedDict()
+        self._kept: OrderedDict[int, tuple[str, bytes, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, value: str) -> bytes | None:
@@ -88,17 +91,18 @@ class _Serialised:
             return hit[1]
 
     def keep(self, value: str, data: bytes) -> None:
-        if len(data) > self.limit // 4:  # one huge string would flush everything else
+        cost = len(data) + sys.getsizeof(value)  # the string is kept alive too
+        if cost > self.limit // 4:  # one huge string would flush everything else
             return
         with self._lock:
             old = self._kept.pop(id(value), None)
             if old is not None:
-                self.size -= len(old[1])
-            self._kept[id(value)] = (value, data)
-            self.size += len(data)
+                self.size -= old[2]
+            self._kept[id(value)] = (value, data, cost)
+            self.size += cost
             while self.size > self.limit:
-                _, (_, gone) = self._kept.popitem(last=False)
-                self.size -= len(gone)
+                _, (_, _, gone) = self._kept.popitem(last=False)
+                self.size -= gone
 
     def clear(self) -> None:
         with self._lock:
