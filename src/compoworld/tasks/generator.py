@@ -145,7 +145,12 @@ def _build_digest(b: Any, settings: Settings, parts: tuple[Any, ...]) -> bytes:
 
     import orjson
 
-    drawn = {k: v for k, v in vars(b).items() if k not in ("env", "rng", "company", "family", "persona")}
+    # s0 by its state hash (`h0`, drawn too): the hash the deterministic gate holds s0 to, without
+    # writing the whole snapshot out again
+    drawn = {
+        k: v for k, v in vars(b).items() if k not in ("env", "rng", "company", "family", "persona", "s0")
+    }
+    assert b.h0  # s0 is fixed and hashed (`Builder.begin`)
     blob = orjson.dumps(
         [drawn, b.env.state_hash(), b.rng.getstate(), settings_dict(settings), parts],
         option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS,
