@@ -283,7 +283,7 @@ def _day(d: date) -> str:
 ASKS = (
     "process the expense claims {who} asked about, the way our expense policy says",
     # "claims for X" read as X's own claims (from play): X is who asked for the batch to be done
-    "work through this month's submitted expense claims, as {who} asked, by the book",
+    "work through the submitted expense claims, as {who} asked, by the book",
     "run the expense claims {who} sent over through our expense policy",
 )
 ECHOES = (
@@ -315,8 +315,12 @@ def plant_request(r: Run) -> None:
     from compoworld.tasks.families.it_admin import _employee_contact
 
     b = r.b
-    last = _month(r.today.replace(day=1) - timedelta(days=1))
-    r.month = _month(r.today)
+    # the batch is the month most of its claims were submitted in (from play: "the March claims are
+    # in" on March 2, for claims of late February); the closed request was the month before's
+    days = sorted(c.submitted for c in r.claims)
+    batch = max({d.replace(day=1) for d in days}, key=lambda m: (sum(d.replace(day=1) == m for d in days), m))
+    last = _month(batch - timedelta(days=1))
+    r.month = _month(batch)
     # last month's request is titled the way the ask is worded; this month's names the month: the
     # request that best matches the instruction's words is the closed one
     old_subject, r.subject = "Expense claims", f"Claims for {r.month}"
