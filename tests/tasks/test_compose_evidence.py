@@ -365,3 +365,40 @@ def test_the_customers_service_tier_on_their_account_record_sets_the_limit() -> 
         seen = _seen(t)
         assert "twice that limit" in seen and ("Service tier: " in seen or "service_tier" in seen)
     _flips(ent, std)
+
+
+def test_an_invoice_paid_inside_the_window_is_not_usage() -> None:
+    """Stripe holds the daily usage and, now and then, an invoice the customer paid inside the outage
+    window (its payment names the invoice): the credit counts the usage only, and crediting the
+    invoice payment too fails the task."""
+    from compoworld.tasks.adversaries import swap_args
+
+    for seed in (6, 7):
+        for i in range(40):
+            try:
+                t = _forced(seed, i, CREDIT)
+            except Rejected:
+                continue
+            guards = [r for r in t.rubric if r.description.endswith("is not credited their invoice payment")]
+            if not guards:
+                continue
+            assert t.meta["composition"]["plan"]["usage"] == "payments"
+            assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+            env = t.environment()
+            intents = [
+                p
+                for c in t.reference_solution
+                if c.tool == "payments__list_payment_intents"
+                for p in env.call(c.tool, c.arguments)["data"]
+            ]
+            assert any(p.get("invoice") for p in intents)  # the invoice payment is there to see
+            cust = guards[0].description.removesuffix(" is not credited their invoice payment")
+            logged = next(r.description for r in t.rubric if f"has {cust}, $" in r.description)
+            right = logged.split(f"has {cust}, $")[1].split(",")[0]
+            wrong = guards[0].check["value"]
+            env = t.environment()
+            for c in t.reference_solution:  # the same work, the invoice payment counted in
+                env.call(c.tool, swap_args(c.arguments, {right: wrong}))
+            assert not verify(t, env.snapshot(), None).passed
+            return
+    raise AssertionError("no credit task with an invoice paid inside a window")
