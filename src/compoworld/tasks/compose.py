@@ -314,10 +314,12 @@ ASKS = (
     "handle the outage credit request{s} from {who} the way our credit policy says",
     "sort out the downtime credit{s} {who} asked for, by the book",
 )
+# a customer's words, sharing the ask's key words without repeating it (from play: a closed ticket
+# that opened with the instruction's own wording read as planted)
 ECHOES = (
-    "Could you work our downtime credit requests through your service credit policy?",
-    "Could you handle our outage credit requests the way your credit policy says?",
-    "Could you sort out the downtime credits we asked for, as your policy allows?",  # a customer's words
+    "Under your service credit policy we would like a downtime credit.",
+    "We would like an outage credit, as your credit policy provides.",
+    "Could you sort out a downtime credit for us? Your policy allows it, as we read it.",
 )
 
 
@@ -639,6 +641,14 @@ def policy_text(w: Work, v: Version) -> list[str]:
             f"Support may credit a customer for the usage billed on the days of an outage they report, up to "
             f"${v.limit} per request. The daily usage charges are in {_usage_where(w)}.",
             *([_tier_rule(w)] if _has_tiers(w.plan, w.tier) else []),
+            # stated, not left to infer (from play): where the days credited before are
+            "A day credited before is not credited again ("
+            + (
+                "Stripe shows it refunded on the day's payment"
+                if w.plan.usage == "payments"
+                else "the credits log shows the days credited before"
+            )
+            + ").",
             f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
             f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
             f"Approver: {_who_approves(w, v)}.",
@@ -933,7 +943,7 @@ def _reply_text(c: Case) -> str:
     if c.branch == "approve":
         return (
             f"Hi {c.person.first}, we have credited ${dollars(c.amount)} for the usage billed from "
-            f"{_long(c.start)} to {_long(c.end)}. Sorry for the trouble."
+            f"{_long(c.start)} to {_long(c.end)} that was not credited before. Sorry for the trouble."
         )
     return (
         f"Hi {c.person.first}, thanks for your patience: your credit request for {_long(c.start)} to "
@@ -1614,7 +1624,10 @@ def _compose_credit(
     if plan.notify == "chat":
         from compoworld.tasks.families._common import chat_channel
 
-        w.channel = chat_channel(b, "billing-credits", topic="Downtime credits and approvals")
+        # the team's channel: whoever posts in it is a member (from play: a channel of one)
+        w.channel = chat_channel(
+            b, "billing-credits", members=list(b.company.employees), topic="Downtime credits and approvals"
+        )
     if w.amend is not None:
         w.amend.channel = w.channel
         text = amend_text(w.amend, "service credit policy", "credit limit")

@@ -190,10 +190,12 @@ ASKS = (
 
 
 # how the earlier request asked: the one that best matches the instruction's words is last quarter's
+# the ask's key words without repeating it (from play: an old request that opened with the
+# instruction's own wording read as planted)
 ECHOES = (
-    "Could you run the {tool} access review the way our access policy says?",
-    "Could you do the quarterly {tool} access review by the book?",
-    "Could you work through the {tool} access review per our access policy?",
+    "The {tool} access review is due again; please run it the way the access policy says.",
+    "Time for the quarterly {tool} access review, by the book as usual.",
+    "Could you work through the {tool} access review again, per the access policy?",
 )
 
 
@@ -885,7 +887,9 @@ def compose(
     if plan.notify == "chat":
         from compoworld.tasks.families._common import chat_channel
 
-        r.channel = chat_channel(b, CHANNEL, topic="Access reviews and revocations")
+        r.channel = chat_channel(
+            b, CHANNEL, members=list(b.company.employees), topic="Access reviews and revocations"
+        )
     if tier.get("amend"):  # the policy's owner changed the tool owner: before today it holds, after not yet
         new = picked[1 + nver] if more else holders[-1].person
         r.amend = draw_amend(b, requester, new, lambda up: owners[0], plan.notify, force)

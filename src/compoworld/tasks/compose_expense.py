@@ -87,7 +87,7 @@ def usd_cents(foreign: int, rate: float) -> int:
 
 
 # how a receipt number R-123456 was keyed by hand in older payouts
-RECEIPT_FORMS = ("R{}", "{}", "R {}", "RCPT {}", "rcpt-{}")
+RECEIPT_FORMS = ("R{}", "{}", "RCPT-{}", "RCPT {}", "rcpt-{}")  # not "R 241216" (from play: read as planted)
 
 
 def same_receipt(keyed: str, receipt: str) -> bool:
@@ -286,10 +286,12 @@ ASKS = (
     "work through the submitted expense claims, as {who} asked, by the book",
     "run the expense claims {who} sent over through our expense policy",
 )
+# the ask's key words without repeating it (from play: an old request that opened with the
+# instruction's own wording read as planted)
 ECHOES = (
-    "Could you process the submitted expense claims the way our expense policy says?",
-    "Could you work through the submitted expense claims by the book?",
-    "Could you run the submitted expense claims through our expense policy?",
+    "The submitted expense claims need processing, the way the expense policy says.",
+    "Please work through the submitted expense claims, by the book as always.",
+    "Could the submitted expense claims go through the expense policy?",
 )
 
 
@@ -512,7 +514,9 @@ def policy_text(r: Run, v: Version) -> list[str]:
             if r.tier["cases"] >= 2
             else []
         ),
-        # no rule about receipts paid before: the payouts log shows them, the agent must look
+        # stated, not left to infer (from play): which payouts a receipt paid before shows in
+        "A claim whose receipt was reimbursed before (the payouts log holds it, under an earlier claim) "
+        "is rejected, not paid.",
         f"An employee whose claim is rejected is told why {tell}, naming the claim.",
         (
             "Then answer the request with the total paid out."
@@ -1162,7 +1166,9 @@ def compose(
     if plan.notify == "chat":
         from compoworld.tasks.families._common import chat_channel
 
-        r.channel = chat_channel(b, CHANNEL, topic="Expense claims and approvals")
+        r.channel = chat_channel(
+            b, CHANNEL, members=list(b.company.employees), topic="Expense claims and approvals"
+        )
     if more:  # the owner changed who approves: from a day before today it holds, after today not yet
         new = picked[1 + nver]
         r.amend = draw_amend(b, requester, new, lambda up: approvers[0], plan.notify, force)

@@ -18,7 +18,8 @@ _POLITE = (
     "Please could you",
     "When you get a chance, can you",
 )
-_GREET = ("Hi!", "Hey!", "Morning!", "Hello!", "Quick one:", "Heads up:", "Hi there!", "Afternoon!")
+# no "Heads up:" before an imperative (from play: "Heads up: Handle the ..." read oddly)
+_GREET = ("Hi!", "Hey!", "Morning!", "Hello!", "Quick one:", "Good morning!", "Hi there!", "Afternoon!")
 _SIGN = ("Thanks!", "Thank you.", "Cheers.", "Appreciate it.", "Thanks in advance.", "")
 _FWD = (
     'Forwarding this from {who}: "{ask}." Please handle it.',
@@ -30,7 +31,7 @@ _Q = (
     "{ctx_q}Can you {ask}?",
     "Would you {ask}? {ctx}",
     "{ctx_q}Any chance you could {ask} today?",
-    "Is it possible to {ask}? {ctx}",
+    "Could you {ask} for me? {ctx}",  # not "Is it possible to...?": a yes/no question wanting the writes
 )
 
 
