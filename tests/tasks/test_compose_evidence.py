@@ -402,3 +402,21 @@ def test_an_invoice_paid_inside_the_window_is_not_usage() -> None:
             assert not verify(t, env.snapshot(), None).passed
             return
     raise AssertionError("no credit task with an invoice paid inside a window")
+
+
+@pytest.mark.parametrize("family", THEMES)
+def test_the_next_in_line_acts_when_the_cover_is_away_too(family: str) -> None:
+    """The cover's own absence is one hop further (a reply in the heads-up's Slack thread, their own
+    out-of-office mail, their BambooHR time off) and names who is next: with the approver away, who
+    is asked flips with the cover's dates."""
+    s = Settings(k=5, difficulty="hard", families=(family,))
+    i = _first(s, 83, lambda t: t.meta["composition"].get("cover_away") is not None)
+    force = {"away": True, "amended": True}  # the approver (the change names, if any) is away today
+    both, one = _forced(83, i, s, cover_away=True, **force), _forced(83, i, s, cover_away=False, **force)
+    assert both.instruction == one.instruction and both.services == one.services
+    assert both.meta["composition"]["cover_away"] is True and one.meta["composition"]["cover_away"] is False
+    assert _asked(both) != _asked(one)
+    for t in (both, one):  # the cover's note is there in both worlds, naming who is next
+        seen = _seen(t)
+        assert "Note I'm out myself from" in seen and "takes it" in seen, t.id
+    _flips(both, one)

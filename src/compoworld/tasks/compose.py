@@ -1685,6 +1685,8 @@ def _compose_credit(
         "policy_versions": len(versions),
         # the approver's out-of-office: None (not in play), or whether it holds today
         "away": None if w.away is None else w.away.on(w.today),
+        # the cover's own absence (who is next named): None (not planted), or whether it holds today
+        "cover_away": None if w.away is None or w.away.second is None else w.away.cover_on(w.today),
         # the policy owner's change to the limit: None (not in play), or whether it holds today
         "amended": None if w.amend is None else w.amend.holds(w.today),
     }
@@ -1909,13 +1911,27 @@ class Away:
     channel: str = ""  # chat: the channel it is posted in
     quiet: set[str] = field(default_factory=set)  # people who must post nothing (a leaver, per HR)
     hr_request: str = ""  # hr: the time-off request planted for it
+    # the cover's own absence (a reply in the heads-up's thread, their own auto-reply, their time
+    # off), naming who is next in line; only where the team has someone to name
+    second: Person | None = None
+    cstart: date | None = None
+    cend: date | None = None
 
     def on(self, today: date) -> bool:
         return self.start <= today <= self.end
 
+    def cover_on(self, today: date) -> bool:
+        """The cover is out today too (and names who is next)."""
+        return self.second is not None and self.cstart <= today <= self.cend  # type: ignore[operator]
+
     def approver(self, p: Person, today: date) -> Person:
-        """Who acts for `p` today."""
-        return self.cover if p.id == self.who.id and self.on(today) else p
+        """Who acts for `p` today: `p`; if away, the cover; if the cover is away too, the next."""
+        if p.id != self.who.id or not self.on(today):
+            return p
+        return self.second if self.cover_on(today) else self.cover  # type: ignore[return-value]
+
+    def people(self) -> list[Person]:
+        return [self.who, self.cover, *([self.second] if self.second else [])]
 
 
 def away_rule(role: str) -> str:
@@ -1931,30 +1947,41 @@ def draw_away(
     where: str,
     force: dict[str, Any] | None = None,
     quiet: set[str] = frozenset(),  # type: ignore[assignment]
+    next_from: list[Person] = (),  # type: ignore[assignment]
 ) -> Away:
     """Draw `who`'s absence and cover (every draw made whatever `force` says, so a test's flip of
-    `away` (True: away today; False: back already or leaving later) changes nothing else)."""
+    `away` (True: away today; False: back already or leaving later) changes nothing else), and the
+    cover's own absence naming who is next (`cover_away`), someone else left in the team (or, in a
+    small one, the first of `next_from`)."""
     rng = b.rng
     today = b.now.date()
     staff = [p for p in b.company.employees if p.id != b.me.id and p.id != who.id and p.id not in exclude]
     if not staff:
         raise PlantError("nobody left to cover for the approver")
     cover = b.fresh(staff, 1, key=lambda p: p.id)[0]
-    mode = rng.choice(AWAY_MODES)
-    alt = rng.choice(("past", "ahead"))
-    span, lead, back = rng.randrange(3, 10), rng.randrange(0, 4), rng.randrange(3, 20)
-    if force and "away" in force:
-        mode = "now" if force["away"] else alt
-    if mode == "now":
-        start = today - timedelta(days=lead)
-        end = today + timedelta(days=span - lead)
-    elif mode == "past":
-        end = today - timedelta(days=back)
-        start = end - timedelta(days=span)
-    else:
-        start = today + timedelta(days=2 + lead)
-        end = start + timedelta(days=span)
-    return Away(who, cover, start, end, where, quiet=set(quiet))
+
+    def dates(key: str) -> tuple[date, date]:
+        mode = rng.choice(AWAY_MODES)
+        alt = rng.choice(("past", "ahead"))
+        span, lead, back = rng.randrange(3, 10), rng.randrange(0, 4), rng.randrange(3, 20)
+        if force and key in force:
+            mode = "now" if force[key] else alt
+        if mode == "now":
+            return today - timedelta(days=lead), today + timedelta(days=span - lead)
+        if mode == "past":
+            return today - timedelta(days=back + span), today - timedelta(days=back)
+        return today + timedelta(days=2 + lead), today + timedelta(days=2 + lead + span)
+
+    start, end = dates("away")
+    a = Away(who, cover, start, end, where, quiet=set(quiet))
+    # the cover's own absence and who is next (tests: `cover_away`); drawn whatever the dates
+    a.cstart, a.cend = dates("cover_away")
+    rest = [p for p in staff if p.id != cover.id and p.id not in a.quiet]
+    if rest:
+        a.second = b.fresh(rest, 1, key=lambda p: p.id)[0]
+    elif next_from:  # a small team: someone the theme offers (a former owner of the work)
+        a.second = next_from[0]
+    return a
 
 
 def plant_away(b: Builder, a: Away) -> None:
@@ -1969,24 +1996,36 @@ def plant_away(b: Builder, a: Away) -> None:
     topic = rng.choice(("Q3 forecast", "Vendor invoices", "Team offsite", "Budget review"))
     when = _long(a.start) + " to " + _long(a.end)
     covers = f"{a.cover.name} ({a.cover.email}) covers for me while I'm away"
-    clear_time_off(b, [a.who, a.cover])  # BambooHR shows no other absence of theirs
-    if a.where == "hr":  # their approved time off, its note naming the cover
-        hr = b.svc("hr")
-        emp = next(e for e in hr.employees.all() if e["workEmail"].lower() == a.who.email.lower())
-        rec = hr.requests.create(
-            {
-                "employee_id": emp["id"],
-                "type_id": "77",
-                "start": a.start.isoformat(),
-                "end": a.end.isoformat(),
-                "amount": float((a.end - a.start).days + 1),
-                "status": "approved",
-                "notes": f"Out of office. {covers}.",
-                "created": format_time(b.now - timedelta(days=max(ago, (today - a.start).days + 7))),
-            },
-            id=str(1000 + hr.next_seq("request")),
+    clear_time_off(b, a.people())  # BambooHR shows no other absence of theirs
+    nxt = ""  # the cover's own note: when they are out, and who takes the approver's work then
+    if a.second is not None:
+        cwhen = _long(a.cstart) + " to " + _long(a.cend)  # type: ignore[arg-type]
+        nxt = (
+            f"Note I'm out myself from {cwhen}. If anything for {a.who.first} comes up then, "
+            f"{a.second.name} ({a.second.email}) takes it."
         )
-        a.hr_request = rec["id"]
+    if a.where == "hr":  # their approved time off, its note naming the cover (and the cover's)
+        hr = b.svc("hr")
+        spans = [(a.who, a.start, a.end, f"Out of office. {covers}.")]
+        if a.second is not None:
+            spans.append((a.cover, a.cstart, a.cend, f"Out of office. {nxt}"))
+        for p, lo, hi, note in spans:
+            emp = next(e for e in hr.employees.all() if e["workEmail"].lower() == p.email.lower())
+            rec = hr.requests.create(
+                {
+                    "employee_id": emp["id"],
+                    "type_id": "77",
+                    "start": lo.isoformat(),
+                    "end": hi.isoformat(),
+                    "amount": float((hi - lo).days + 1),
+                    "status": "approved",
+                    "notes": note,
+                    "created": format_time(b.now - timedelta(days=max(ago, (today - lo).days + 7))),
+                },
+                id=str(1000 + hr.next_seq("request")),
+            )
+            if p is a.who:
+                a.hr_request = rec["id"]
         return
     if a.where == "chat":
         chat = b.svc("chat")
@@ -2011,8 +2050,9 @@ def plant_away(b: Builder, a: Away) -> None:
         gap = max(1, (epoch - day0) // 8)
         for k, line in enumerate(rng.sample(chatter, n_posts) if staff else []):
             posts.append((day0 + gap * (k + 1) - rng.randrange(0, 600), rng.choice(staff), line))
+        parent = ""
         for ts, p, text in posts:
-            chat.insert(
+            row = chat.insert(
                 "messages",
                 {
                     "ts": f"{min(ts, epoch - 60)}.{chat.next_seq('ts'):06d}",
@@ -2020,6 +2060,21 @@ def plant_away(b: Builder, a: Away) -> None:
                     "user": chat_user(p),
                     "text": text,
                     "thread_ts": None,
+                    "reply_count": 1 if (p is a.who and nxt) else 0,
+                    "reactions": {},
+                },
+                key="ts",
+            )
+            parent = parent or row["ts"]
+        if nxt:  # the cover answers in the heads-up's thread: the channel shows only its reply count
+            chat.insert(
+                "messages",
+                {
+                    "ts": f"{min(day0 + 1800, epoch - 60)}.{chat.next_seq('ts'):06d}",
+                    "channel": a.channel,
+                    "user": chat_user(a.cover),
+                    "text": nxt,
+                    "thread_ts": parent,
                     "reply_count": 0,
                     "reactions": {},
                 },
@@ -2060,6 +2115,17 @@ def plant_away(b: Builder, a: Away) -> None:
             b.now - timedelta(days=ago, hours=hours),
             labels=("INBOX",),
         )
+    if a.second is not None:  # the cover's own heads-up mail, days before their absence
+        lo = datetime(a.cstart.year, a.cstart.month, a.cstart.day, 8, tzinfo=b.now.tzinfo)  # type: ignore[union-attr]
+        inbox_mail(
+            b,
+            a.cover.email,
+            me,
+            "Out of office " + _long(a.cstart) + " to " + _long(a.cend),  # type: ignore[arg-type]
+            f"Hi {b.me.first}, heads-up: I'll be out of office myself. {nxt}",
+            min(lo - timedelta(days=2), b.now - timedelta(hours=hours + 1)),
+            labels=("INBOX",),
+        )
 
 
 def read_away(b: Builder, a: Away, channel_name: str = "", directory: Any = None) -> None:
@@ -2068,35 +2134,54 @@ def read_away(b: Builder, a: Away, channel_name: str = "", directory: Any = None
     their id from the `directory` already read), then decide who acts today."""
     if a.where == "hr":
         d = directory or b.call("hr__bamboohr_get_employee_directory", {"response_format": "json"})
-        eid = next(e["id"] for e in d["employees"] if e["workEmail"].lower() == a.who.email.lower())
         b.call("hr__bamboohr_get_whos_out", {"response_format": "json"})
-        b.call("hr__bamboohr_get_time_off_requests", {"employee_id": eid, "response_format": "json"})
+        for p in [a.who] + ([a.cover] if a.second is not None else []):  # and the cover's own note
+            eid = next(e["id"] for e in d["employees"] if e["workEmail"].lower() == p.email.lower())
+            b.call("hr__bamboohr_get_time_off_requests", {"employee_id": eid, "response_format": "json"})
     elif a.where == "chat":
         if channel_name:
             from compoworld.tasks.families._common import rows
 
             chans = b.call("chat__slack_user_list_channels", {"channel_name": channel_name})
             assert next(c["id"] for c in rows(chans) if c["name"] == channel_name) == a.channel
-        b.call("chat__slack_get_channel_history", {"channel_id": a.channel, "limit": 50})
+        hist = b.call("chat__slack_get_channel_history", {"channel_id": a.channel, "limit": 50})
+        for m in hist["messages"]:  # a reply under the heads-up (the cover's own absence)
+            if m.get("reply_count") and "out of office" in m["text"]:
+                b.call("chat__slack_get_thread_replies", {"channel_id": a.channel, "thread_ts": m["ts"]})
     else:
         from compoworld.tasks.families._common import rows
 
-        found = b.call("email__gmail_search_emails", {"query": f"from:{a.who.email}", "maxResults": 20})
-        for m in rows(found):
-            if (
-                "out of office" in str(m.get("subject", "")).lower()
-                or "automatic reply" in str(m.get("subject", "")).lower()
-            ):
-                b.call("email__gmail_read_email", {"messageId": m["id"]})
-    b.decide()  # the approver, or (away today) who covers for them
+        for p in [a.who] + ([a.cover] if a.second is not None else []):  # and the cover's own notice
+            found = b.call("email__gmail_search_emails", {"query": f"from:{p.email}", "maxResults": 20})
+            for m in rows(found):
+                if (
+                    "out of office" in str(m.get("subject", "")).lower()
+                    or "automatic reply" in str(m.get("subject", "")).lower()
+                ):
+                    b.call("email__gmail_read_email", {"messageId": m["id"]})
+    b.decide()  # the approver, or (away today) who covers for them, or (away too) who is next
 
 
 def away_checks(b: Builder, a: Away, today: date, service: str, channel: str, facts: list[str]) -> None:
     """Nobody but who acts today is asked: the other one gets nothing (chat: no post naming them
     with the facts unless it also names who acts, as 'X is out, so Y...' does); a spray to both fails."""
     right = a.approver(a.who, today)
-    wrong = a.who if right.id != a.who.id else a.cover
-    why = f"{wrong.name} was not asked ({'out of office today' if wrong is a.who else 'not covering today'})"
+    for wrong in [p for p in a.people() if p.id != right.id]:
+        _away_guard(b, a, today, service, channel, facts, right, wrong)
+
+
+def _away_guard(
+    b: Builder,
+    a: Away,
+    today: date,
+    service: str,
+    channel: str,
+    facts: list[str],
+    right: Person,
+    wrong: Person,
+) -> None:
+    out = wrong is a.who or (wrong is a.cover and a.cover_on(today))
+    why = f"{wrong.name} was not asked ({'out of office today' if out else 'not covering today'})"
     if service == "email":
         b.no_message("email", wrong, why)
     elif service == "helpdesk":  # told by a ticket note: the other one is notified on no note
@@ -2112,7 +2197,7 @@ def away_checks(b: Builder, a: Away, today: date, service: str, channel: str, fa
                 "exclude": [right.name],
             },
         )
-    if wrong is a.cover:  # naming an away approver is fair context ("X is out, so Y..."): no rival
+    if wrong is not a.who:  # naming an away approver is fair context ("X is out, so Y..."): no rival
         b.trap(
             "wrong_person",
             f"{wrong.name} is not covering today",

@@ -614,7 +614,7 @@ def add_checks(r: Review) -> None:
     owner = r.owner
     told = {owner.id} | {h.person.id for h in gone}
     if r.away is not None:  # the away owner and the cover: by who is told today
-        told |= {r.away.who.id, r.away.cover.id}
+        told |= {p.id for p in r.away.people()}
         away_checks(b, r.away, r.today, p.notify, r.channel, [r.tool])
     stale = [v.owner for v in r.versions[1:] if v.owner.id not in told]
     if r.amend is not None:  # the tool owner before the change, or the one it names from later
@@ -903,6 +903,7 @@ def compose(
             plan.notify,
             force,
             quiet={h.person.id for h in holders if h.reason == "left"},
+            next_from=owners[1:2],  # the former tool owner, where the team has nobody else
         )
         r.away.channel = r.channel
     st = stages(plan, away=r.away is not None, amend=r.amend is not None)
@@ -945,6 +946,8 @@ def compose(
         "policy_versions": len(versions),
         # the approver's out-of-office: None (not in play), or whether it holds today
         "away": None if r.away is None else r.away.on(r.today),
+        # the cover's own absence (who is next named): None (not planted), or whether it holds today
+        "cover_away": None if r.away is None or r.away.second is None else r.away.cover_on(r.today),
         # the policy owner's change of tool owner: None (not in play), or whether it holds today
         "amended": None if r.amend is None else r.amend.holds(r.today),
     }

@@ -722,7 +722,7 @@ def add_checks(r: Run) -> None:
             stale.append(other)
     first = next((c for c in r.claims if c.outcome == "approval"), None)
     if r.away and first is not None:  # the away approver and the cover: by who acts today
-        stale = [o for o in stale if o.id not in (r.away.who.id, r.away.cover.id)]
+        stale = [o for o in stale if o.id not in {p.id for p in r.away.people()}]
         away_checks(b, r.away, r.today, p.notify, r.channel, [first.cid])
     for c in r.claims:
         amt = dollars(c.cents)
@@ -1223,6 +1223,8 @@ def compose(
         "policy_versions": len(versions),
         # the approver's out-of-office: None (not in play), or whether it holds today
         "away": None if r.away is None else r.away.on(r.today),
+        # the cover's own absence (who is next named): None (not planted), or whether it holds today
+        "cover_away": None if r.away is None or r.away.second is None else r.away.cover_on(r.today),
         # the policy owner's change of approver: None (not in play), or whether it holds today
         "amended": None if r.amend is None else r.amend.holds(r.today),
     }
