@@ -420,3 +420,28 @@ def test_the_next_in_line_acts_when_the_cover_is_away_too(family: str) -> None:
         seen = _seen(t)
         assert "Note I'm out myself from" in seen and "takes it" in seen, t.id
     _flips(both, one)
+
+
+def test_a_change_posted_in_slack_is_a_reply_in_the_owners_thread() -> None:
+    """In Slack the owner's change is a reply in their thread for the policy: the channel's history
+    shows the thread's first post and its reply count, never the change itself."""
+    i = _first(
+        CREDIT,
+        89,
+        lambda t: (
+            t.meta["composition"].get("amended") is not None
+            and t.meta["composition"]["plan"]["notify"] == "chat"
+        ),
+    )
+    t = _forced(89, i, CREDIT)
+    env = t.environment()
+    history, thread = "", ""
+    for c in t.reference_solution:
+        r = str(env.call(c.tool, c.arguments))
+        if c.tool == "chat__slack_get_channel_history":
+            history += r
+        elif c.tool == "chat__slack_get_thread_replies":
+            thread += r
+    assert "go in this thread" in history and "'reply_count': 1" in history
+    assert "Change to the service credit policy" not in history
+    assert "Change to the service credit policy" in thread

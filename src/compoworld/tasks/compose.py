@@ -2277,12 +2277,27 @@ def amend_text(a: Amend, title: str, what: str) -> str:
 
 
 def plant_amend(b: Builder, a: Amend, title: str, text: str) -> None:
-    """Post the change to the `title` where its owner announces changes: a message in the channel,
-    or an email."""
+    """Post the change to the `title` where its owner announces changes: a reply in the owner's
+    thread for the policy in the channel (the channel shows the thread's first post and its reply
+    count; from play: agents read a channel's history, not its threads), or an email."""
     from compoworld.tasks.families._common import chat_user, inbox_mail
 
     if a.where == "chat":
         chat = b.svc("chat")
+        opened = int((a.posted - timedelta(days=25)).timestamp())  # the thread, weeks before
+        parent = chat.insert(
+            "messages",
+            {
+                "ts": f"{opened}.{chat.next_seq('ts'):06d}",
+                "channel": a.channel,
+                "user": chat_user(a.owner),
+                "text": f"Questions and changes to the {title} go in this thread, please. {a.owner.first}",
+                "thread_ts": None,
+                "reply_count": 1,
+                "reactions": {},
+            },
+            key="ts",
+        )
         chat.insert(
             "messages",
             {
@@ -2290,7 +2305,7 @@ def plant_amend(b: Builder, a: Amend, title: str, text: str) -> None:
                 "channel": a.channel,
                 "user": chat_user(a.owner),
                 "text": text,
-                "thread_ts": None,
+                "thread_ts": parent["ts"],
                 "reply_count": 0,
                 "reactions": {},
             },
@@ -2309,7 +2324,10 @@ def read_amend(b: Builder, a: Amend, channel_name: str, title: str) -> None:
         if channel_name:  # found by name first (else found already)
             chans = b.call("chat__slack_user_list_channels", {"channel_name": channel_name})
             assert next(c["id"] for c in rows(chans) if c["name"] == channel_name) == a.channel
-        b.call("chat__slack_get_channel_history", {"channel_id": a.channel, "limit": 50})
+        hist = b.call("chat__slack_get_channel_history", {"channel_id": a.channel, "limit": 50})
+        for m in hist["messages"]:  # the owner's thread for the policy
+            if m.get("reply_count") and f"to the {title.lower()} go in this thread" in m["text"]:
+                b.call("chat__slack_get_thread_replies", {"channel_id": a.channel, "thread_ts": m["ts"]})
     else:
         found = b.call("email__gmail_search_emails", {"query": f"from:{a.owner.email}", "maxResults": 20})
         for m in rows(found):
