@@ -6,11 +6,12 @@ Speed: `tasks generate --k 5 --difficulty hard` on one process (CPU seconds, so 
 counts only this process's work), every gate and adversary run, the deterministic gate's
 regeneration included. Baselines measured in the same run:
 - plain gates: the same generation with the gates' shortcuts undone (every state verified in
-  full, every attack run from s0, `env.diff` for each write, the attack suite replaying the
-  reference, leave-one-out replays keeping every read, the regeneration run to the end and
-  compared byte for byte, the gate grounding and replaying the reference twice itself, checks
-  in rubric order with their diagnoses, no garbage-collector freeze); the kept task bytes must be
-  identical, which shows the shortcuts decide as the plain gates do;
+  full, every attack run from s0 in every service, `env.diff` for each write, the attack suite
+  replaying the reference, leave-one-out replays keeping every read and every service, the
+  regeneration run to the end and compared byte for byte, the gate grounding and replaying the
+  reference twice itself, checks in rubric order with their diagnoses, no garbage-collector
+  freeze); the kept task bytes must be identical, which shows the shortcuts decide as the plain
+  gates do (the verifier's own caches, which never change a verdict, serve both);
 - generation alone, once per task (what any pipeline pays), the floor no gate work can go under;
   the regeneration to the build's end is part of the gates' cost beyond it.
 Where each ms goes: `--breakdown` prints the gates' phases per kept task.
