@@ -445,3 +445,22 @@ def test_a_change_posted_in_slack_is_a_reply_in_the_owners_thread() -> None:
     assert "go in this thread" in history and "'reply_count': 1" in history
     assert "Change to the service credit policy" not in history
     assert "Change to the service credit policy" in thread
+
+
+def test_a_second_correction_by_email_is_the_customers_latest_word() -> None:
+    """A request corrected on its ticket may be corrected once more in the customer's later email
+    (the outage began a day later): the credit is for the window the latest word names; the window
+    after the first correction alone fails."""
+
+    def fits(t: Task) -> bool:
+        p = t.meta["composition"]["plan"]
+        return p["request"] != "email" and p["notify"] == "email"
+
+    i = _first(CREDIT, 97, fits)
+    twice, once = (_forced(97, i, CREDIT, corrected=True, recorrected=x) for x in (True, False))
+    assert twice.instruction == once.instruction and twice.services == once.services
+    seen = _seen(twice)
+    assert "A correction to my request" in seen and "One more correction to my request" in seen
+    assert "One more correction" not in _seen(once)
+    assert any("latest correction" in r.description for r in twice.rubric)
+    _flips(twice, once)

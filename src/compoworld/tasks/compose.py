@@ -61,6 +61,8 @@ TIERS: dict[str, dict[str, Any]] = {
         "amend": True,
         # the customer's service tier, on their account record, doubles the limit for Enterprise
         "tiers": True,
+        # a request corrected on the ticket may be corrected once more by the customer's later email
+        "recorrect": True,
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -118,6 +120,10 @@ class Plan:
     def reply_service(self) -> str:
         return "email" if self.request == "email" else "helpdesk"
 
+    def recorrect_service(self) -> bool:
+        """A ticket's request may be corrected again by the customer's email (Gmail is in the work)."""
+        return self.request != "email" and self.notify == "email"
+
     def amend_service(self) -> str:
         """Where the policy's owner posts a change to it: the approvals channel, else Gmail."""
         if self.notify == "chat":
@@ -129,12 +135,15 @@ class Plan:
         the reads for every request, then each write for every request in turn. At the hard tier's
         requests the policy owner's thread is read after the policy (`_has_amend`)."""
         seq = [self.request]
+        hard = cases >= TIERS["hard"]["cases"]
+        if hard and self.recorrect_service():  # the customers' later emails, after their tickets
+            seq.append("email")
         if self.account:
             seq.append(self.account)
         if self.people:
             seq.append("hr")
         seq.append(self.policy)
-        if cases >= TIERS["hard"]["cases"] and self.amend_service():
+        if hard and self.amend_service():
             seq.append(self.amend_service())
         if self.usage != "payments":  # a day credited before is in the credits log (Stripe: the refund)
             seq.append(self.ledger)
@@ -336,9 +345,18 @@ def _reported(c: Case) -> tuple[date, date]:
 
 
 def _correction(c: Case) -> str:
+    start = c.found["interim"][0] if "interim" in c.found else c.start  # a second correction follows
     return (
         f"A correction to my request: our service was back on {_long(c.end + timedelta(days=1))}, so the "
-        f"days to credit are {_long(c.start)} to {_long(c.end)}. {c.person.first}"
+        f"days to credit are {_long(start)} to {_long(c.end)}. {c.person.first}"
+    )
+
+
+def _recorrection(c: Case) -> str:
+    before = c.found["interim"][0]
+    return (
+        f"One more correction to my request, sorry: the outage began on {_long(c.start)}, not "
+        f"{_long(before)}, so the days to credit are {_long(c.start)} to {_long(c.end)}. {c.person.first}"
     )
 
 
@@ -383,6 +401,15 @@ def plant_request(w: Work) -> None:
                         "from_email": c.person.email,
                         "created_at": format_time(b.now - timedelta(days=dago - 0.6)),
                     }
+                )
+            if "interim" in c.found:  # and later, by email, once more: the latest word holds
+                inbox_mail(
+                    b,
+                    c.person.email,
+                    b.me.email,
+                    f"{c.subject}: one more correction",
+                    _recorrection(c),
+                    b.now - timedelta(days=(dago - 0.6) / 2),
                 )
             if c is w.twin:
                 w.decoy_ticket = t["id"]
@@ -480,6 +507,12 @@ def solve_request(w: Work) -> None:
             assert latest["id"] == c.email_id
             for m in sorted(msgs, key=lambda m: m["date"]):
                 b.call("email__gmail_read_email", {"messageId": m["id"]})
+    if w.tier.get("recorrect") and w.plan.recorrect_service():  # a later word by email, after the tickets
+        for c in w.cases:
+            found = b.call("email__gmail_search_emails", {"query": c.person.name, "maxResults": 20})
+            for m in found["messages"]:
+                if str(m["subject"]).startswith(c.subject):
+                    b.call("email__gmail_read_email", {"messageId": m["id"]})
     b.decide(len(w.cases))  # which request is the live one: the open ticket / the unanswered email
 
 
@@ -732,7 +765,8 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
         days: set[date] = set()
         if case is not None:  # every day of both windows is billed, so both totals are real
             windows = [(case.start, case.end), case.found.get("old_window", (case.start, case.end))]
-            for a, z in windows + ([case.found["reported"]] if "reported" in case.found else []):
+            extra = [case.found[k] for k in ("reported", "interim") if k in case.found]
+            for a, z in windows + extra:
                 d = a
                 while d <= z:
                     days.add(d)
@@ -760,6 +794,9 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
         if "reported" in case.found:  # the window as first reported, before the correction
             a, z = case.found["reported"]
             case.found["wide"] = sum(r[2] for r in mine if a <= r[0] <= z and r[3] == "billed")
+        if "interim" in case.found:  # the window after the first correction, before the second
+            a, z = case.found["interim"]
+            case.found["mid"] = sum(r[2] for r in mine if a <= r[0] <= z and r[3] == "billed")
     return out
 
 
@@ -1007,6 +1044,7 @@ def plant_ledger(w: Work) -> None:
             ]
         )
     hist.sort()
+    w.found["logged"] = {str(r[3]) for r in hist}  # amounts the log holds already
     head = ["date", "customer", "reference", "amount_usd", "decision"]
     w.ledger_rows = len(hist) + 1
     if w.plan.ledger == "sheets":
@@ -1141,7 +1179,8 @@ def add_checks(w: Work) -> None:
         amt = dollars(c.amount)
         wide = c.found.get("wide", c.amount)  # the first-reported window's total
         paid = c.amount + c.found.get("invoiced", 0)  # counting an invoice paid inside the window
-        rivals = sorted({dollars(x) for x in (c.naive, c.stale, wide, paid) if x != c.amount})
+        mid = c.found.get("mid", c.amount)  # the window after the first correction only
+        rivals = sorted({dollars(x) for x in (c.naive, c.stale, wide, paid, mid) if x != c.amount})
         if p.request == "email":
             b.expect_record(
                 "email",
@@ -1308,6 +1347,14 @@ def add_checks(w: Work) -> None:
                 p.reply_service(), dollars(wide), f"{c.cust.name} is not credited the first-reported window"
             )
             b.trap("miscomputed", "the window as first reported, before the customer's correction")
+        if mid != c.amount:
+            b.not_written(
+                p.ledger, dollars(mid), f"the log uses {c.cust.name}'s latest correction, not the first"
+            )
+            b.not_written(
+                p.reply_service(), dollars(mid), f"{c.cust.name} is not credited the once-corrected window"
+            )
+            b.trap("miscomputed", "the window after the first correction, before the customer's second")
         if paid != c.amount:
             b.not_written(p.ledger, dollars(paid), f"the log does not count {c.cust.name}'s invoice payment")
             b.not_written(
@@ -1544,8 +1591,14 @@ def _compose_credit(
         fix, extra = rng.random() < 0.5, rng.randrange(1, 3)  # drawn whatever the tier or a test says
         if not tier.get("corrections"):
             continue
+        # a second correction by email (the outage began a day later): drawn at the tier whatever the plan
+        again = tier.get("recorrect") and rng.random() < 0.5
+        again = bool(plan.recorrect_service() and force.get("recorrected", again))
         if force.get("corrected", fix):
-            c.found["reported"] = (c.start, c.end + timedelta(days=extra))
+            lead = timedelta(days=1 if again else 0)
+            c.found["reported"] = (c.start - lead, c.end + timedelta(days=extra))
+            if again:
+                c.found["interim"] = (c.start - lead, c.end)
         else:  # no correction came: the window as reported is the outage (the same days are billed)
             c.end += timedelta(days=extra)
     tiers = _has_tiers(plan, tier)
@@ -1666,10 +1719,18 @@ def _compose_credit(
     # a rival total of whole dollars equal to a ticket's number reads as named by that ticket's id
     # (the guard against it would trip on the reference's own reply)
     ids = {x for c in cases for x in (c.ticket, c.old_ticket, c.found.get("newer"))} | {w.decoy_ticket}
+    amounts = {c.amount for c in cases}
     for c in cases:
-        for x in (c.naive, c.stale, c.found.get("wide", c.amount)):
-            if x != c.amount and x % 100 == 0 and x // 100 in ids:
-                raise PlantError("a rival total equals a ticket's number")
+        rivals = {c.naive, c.stale, c.found.get("wide", c.amount), c.found.get("mid", c.amount)} - {c.amount}
+        if any(x % 100 == 0 and x // 100 in ids for x in rivals):
+            raise PlantError("a rival total equals a ticket's number")
+        if rivals & amounts:  # its guard would trip on another request's right amount
+            raise PlantError("a rival total of one request is another's amount")
+        # the log's guards: the earlier request's own total is logged by design, never guarded there
+        paid = c.amount + c.found.get("invoiced", 0)
+        guarded = {c.naive, c.found.get("wide", c.amount), c.found.get("mid", c.amount), paid} - {c.amount}
+        if {dollars(x) for x in guarded} & w.found.get("logged", set()):
+            raise PlantError("a rival total is an amount the log holds already")  # its guard would trip
     add_checks(w)
     describe(w, st, tier_name)
     return {
