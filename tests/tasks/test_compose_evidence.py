@@ -464,3 +464,16 @@ def test_a_second_correction_by_email_is_the_customers_latest_word() -> None:
     assert "One more correction" not in _seen(once)
     assert any("latest correction" in r.description for r in twice.rubric)
     _flips(twice, once)
+
+
+@pytest.mark.parametrize("family", ["composed.expense_claims", "composed.access_review"])
+def test_an_absence_of_someone_not_in_charge_yet_changes_nothing(family: str) -> None:
+    """The absence planted is of the approver (tool owner) the owner's change names; dated after
+    today, that change does not hold, so the approver in force is asked and nobody in the absence's
+    chain is: asking the cover is caught (the decoy adversary fails), the gates pass."""
+    s = Settings(k=5, difficulty="hard", families=(family,))
+    i = _first(s, 101, lambda t: t.meta["composition"].get("away") is not None)
+    t = _forced(101, i, s, away=True, amended=False)
+    assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+    covers = [r for r in t.rubric if "not the one to ask today" in r.description]
+    assert covers  # the cover (and the next in line) are guarded though the absence holds

@@ -2223,10 +2223,20 @@ def read_away(b: Builder, a: Away, channel_name: str = "", directory: Any = None
     b.decide()  # the approver, or (away today) who covers for them, or (away too) who is next
 
 
-def away_checks(b: Builder, a: Away, today: date, service: str, channel: str, facts: list[str]) -> None:
+def away_checks(
+    b: Builder,
+    a: Away,
+    today: date,
+    service: str,
+    channel: str,
+    facts: list[str],
+    acting: Person | None = None,
+) -> None:
     """Nobody but who acts today is asked: the other one gets nothing (chat: no post naming them
     with the facts unless it also names who acts, as 'X is out, so Y...' does); a spray to both fails."""
-    right = a.approver(a.who, today)
+    # who acts today: the chain's, or (`acting`: the absence is of someone not in charge today, as
+    # an approver named by a change that holds only later) someone outside it, and all of it is wrong
+    right = acting or a.approver(a.who, today)
     for wrong in [p for p in a.people() if p.id != right.id]:
         _away_guard(b, a, today, service, channel, facts, right, wrong)
 
@@ -2241,8 +2251,8 @@ def _away_guard(
     right: Person,
     wrong: Person,
 ) -> None:
-    out = wrong is a.who or (wrong is a.cover and a.cover_on(today))
-    why = f"{wrong.name} was not asked ({'out of office today' if out else 'not covering today'})"
+    out = (wrong is a.who and a.on(today)) or (wrong is a.cover and a.cover_on(today))
+    why = f"{wrong.name} was not asked ({'out of office today' if out else 'not the one to ask today'})"
     if service == "email":
         b.no_message("email", wrong, why)
     elif service == "helpdesk":  # told by a ticket note: the other one is notified on no note

@@ -615,7 +615,7 @@ def add_checks(r: Review) -> None:
     told = {owner.id} | {h.person.id for h in gone}
     if r.away is not None:  # the away owner and the cover: by who is told today
         told |= {p.id for p in r.away.people()}
-        away_checks(b, r.away, r.today, p.notify, r.channel, [r.tool])
+        away_checks(b, r.away, r.today, p.notify, r.channel, [r.tool], acting=owner)
     stale = [v.owner for v in r.versions[1:] if v.owner.id not in told]
     if r.amend is not None:  # the tool owner before the change, or the one it names from later
         other = r.amend.was if r.amend.holds(r.today) else r.amend.value

@@ -723,7 +723,7 @@ def add_checks(r: Run) -> None:
     first = next((c for c in r.claims if c.outcome == "approval"), None)
     if r.away and first is not None:  # the away approver and the cover: by who acts today
         stale = [o for o in stale if o.id not in {p.id for p in r.away.people()}]
-        away_checks(b, r.away, r.today, p.notify, r.channel, [first.cid])
+        away_checks(b, r.away, r.today, p.notify, r.channel, [first.cid], acting=ap)
     for c in r.claims:
         amt = dollars(c.cents)
         if c.currency != "USD" and c.wrong != c.cents:  # converted at another day's rate
