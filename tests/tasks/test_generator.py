@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import json
 import os
 import subprocess
@@ -145,14 +147,28 @@ def test_cli_generate_check_show_and_tampering(tmp_path: Path) -> None:
     keep = [c for c in tasks[1].reference_solution if not env.tool_spec(c.tool).mutates]
     broken = tasks[1].model_copy(update={"reference_solution": keep})
     trivial = tasks[2].model_copy(update={"rubric": [r for r in tasks[2].rubric if r.kind == "guard"]})
+    # a planted record with a field its service's model lacks (its own tools would refuse to update it)
+    s0 = copy.deepcopy(tasks[3].initial_state)
+    name, table, key = next(
+        (n, t, k)
+        for n, svc in sorted(s0["services"].items())
+        if isinstance(svc, dict)
+        for t, rows in sorted(svc.items())
+        if isinstance(rows, dict) and not t.startswith("_")
+        for k, rec in rows.items()
+        if isinstance(rec, dict) and "id" in rec
+    )
+    s0["services"][name][table][key] = {**s0["services"][name][table][key], "not_a_field": "x"}
+    malformed = tasks[3].model_copy(update={"initial_state": s0})
     bad = tmp_path / "bad.jsonl"
-    save_tasks([leaked, broken, trivial, *tasks[3:]], bad)
+    save_tasks([leaked, broken, trivial, malformed, *tasks[4:]], bad)
     r = runner.invoke(app, ["tasks", "check", str(bad), "--json", "--no-regenerate"])
     assert r.exit_code == 1
     summary = json.loads(r.output)
-    assert summary["failed"] == 3
+    assert summary["failed"] == 4
     assert "no_leak" in summary["failures"][leaked.id] and "solvable" in summary["failures"][broken.id]
     assert "initial_unsatisfied" in summary["failures"][trivial.id]
+    assert "well_formed" in summary["failures"][malformed.id]
     r = runner.invoke(app, ["tasks", "generate", "--n", "2", "--walk", "9:3", "--out", str(out)])
     assert r.exit_code != 0 and "--walk" in r.output
     r = runner.invoke(app, ["tasks", "generate", "--n", "2", "--families", "nope.", "--out", str(out)])

@@ -1,5 +1,7 @@
 """The quality gates. Each kept task passes all of them; `compoworld tasks check` re-runs them.
 
+- well_formed: every service's initial state fits its state model (a planted record with a field
+  its model lacks would make that service's own tools fail on it).
 - initial_unsatisfied: V(s0) = 0, and doing nothing earns no partial credit (score 0).
 - grounded: replayed turn by turn, no reference call uses an identifying value that the system
   prompt, the instruction or an earlier turn's observation has not shown.
@@ -21,6 +23,7 @@ from compoworld.tasks.model import Task
 from compoworld.verify.verifier import Verdicts, verify, verify_checks
 
 GATES = (
+    "well_formed",
     "initial_unsatisfied",
     "solvable",
     "grounded",
@@ -124,6 +127,11 @@ def run_gates(
     env = task.environment()
     if env.state_hash() != task.initial_state_hash:
         out["deterministic"] = "the initial state does not hash to initial_state_hash"
+    broken = {k: v for k, v in env.validate().items() if v}
+    if broken:
+        name, why = next(iter(broken.items()))
+        where = ": ".join(x.strip() for x in why.splitlines()[1:3])
+        out["well_formed"] = f"the initial state of {name} does not fit its model: {where}"
     s0 = env.initial
     v0 = verify_checks(task.rubric, task.initial_state, s0, None, explain=False)  # V and the score
     if v0.passed:
@@ -155,7 +163,7 @@ def run_gates(
             )
         )
         out["solvable"] = f"replaying the reference fails: {why}"
-    if stop_early and any(out[g] for g in GATES[:3]):
+    if stop_early and any(out[g] for g in GATES[:4]):
         return out
     h1 = env.state_hash()
     for i in mutating:

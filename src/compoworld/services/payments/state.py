@@ -67,6 +67,7 @@ class PaymentIntent(_M):
     amount_refunded: int = 0
     invoice: str | None = None
     created: int
+    description: str | None = None  # Stripe's free text ("Daily usage 2026-02-20")
 
 
 class Refund(_M):
