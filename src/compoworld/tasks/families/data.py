@@ -437,9 +437,7 @@ def kpi_scorecard_refresh(b: Builder) -> None:
     sid = _new_book(b, "Company scorecard", table, days_ago=25)
     arch = _new_book(b, f"KPI scorecard {today.year - 1}", table, days_ago=1)
     # an older archive nobody has opened in a year: the live scorecard is not the oldest book either
-    arch0 = _new_book(
-        b, f"KPI scorecard {today.year - 2}", table, days_ago=b.rng.randrange(300, 450)
-    )
+    arch0 = _new_book(b, f"KPI scorecard {today.year - 2}", table, days_ago=b.rng.randrange(300, 450))
     space = _team_space(b)
     defs = "".join(
         f"<li>{k}: {d}, by order date in the last 30 days including today.</li>"

@@ -152,9 +152,7 @@ def ticket_sla_from_plan(b: Builder) -> None:
     oplan = b.pick([p for p in sorted(PLANS) if p != plan])
     prio, tag, hours = PLANS[plan]
     old_prio, old_tag = OLD_PLANS[plan]
-    old = hd_ticket(
-        b, contact, subject, f"{text} Regards, {person.name}", status=5, days_ago=80
-    )
+    old = hd_ticket(b, contact, subject, f"{text} Regards, {person.name}", status=5, days_ago=80)
     t = hd_ticket(b, contact, subject, f"{text} Regards, {person.name}", status=2, days_ago=0.4, priority=1)
     twin = hd_ticket(b, ocontact, subject, f"{text} Regards, {operson.name}", status=2, days_ago=0.2)
     newer = hd_ticket(b, contact, os_, ot, status=2, days_ago=0.05, priority=1)
