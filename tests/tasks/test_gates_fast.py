@@ -338,3 +338,31 @@ def test_the_spam_adversarys_recipients_are_those_the_whole_task_json_gives(task
     odd = t.model_copy(update={"initial_state": s0})
     assert adversaries._others(odd.environment(), odd) == _plain_others(odd)
     assert adversaries._others(odd.environment(), odd)["email"][0] == 'o"neil@example.com'
+
+
+def test_the_build_digest_tells_apart_database_images_of_the_same_rows() -> None:
+    """A regeneration that reaches its checkpoint's digest is not compared byte for byte, so the
+    digest holds whatever of s0 the task's bytes hold: a database image too, which its state hash
+    (by the rows) does not tell from another image of the same rows."""
+    import random
+    from types import SimpleNamespace
+
+    from compoworld.core.environment import Environment
+    from compoworld.tasks.generator import _build_digest
+
+    env = Environment(services=["sql"], seed=4)
+    s0, h0 = env.snapshot(), env.state_hash()
+    for q in (
+        "INSERT INTO invoices (id, order_id, amount, status, due_date) VALUES ('INV-X', 10001, 5, 'open', '2026-01-01')",
+        "DELETE FROM invoices WHERE id = 'INV-X'",
+    ):
+        assert env.call("sql__write_query", {"query": q})["success"]
+    s1 = env.snapshot()
+    assert env.state_hash() == h0 and s1["services"]["sql"] != s0["services"]["sql"]
+
+    def digest(snap: dict[str, Any]) -> bytes:
+        e = Environment.from_snapshot(["sql"], snap)
+        b = SimpleNamespace(env=e, rng=random.Random(1), s0=snap, h0=e.state_hash())
+        return _build_digest(b, Settings(), ())
+
+    assert digest(s0) == digest(s0) and digest(s0) != digest(s1)

@@ -145,14 +145,21 @@ def _build_digest(b: Any, settings: Settings, parts: tuple[Any, ...]) -> bytes:
 
     import orjson
 
+    from compoworld.services.sql.service import DB
+
     # s0 by its state hash (`h0`, drawn too): the hash the deterministic gate holds s0 to, without
-    # writing the whole snapshot out again
+    # writing the whole snapshot out again; beside it, the database images, which the task's bytes
+    # hold and its hash does not (a database hashes by its rows: two images of the same rows, or
+    # an infinite REAL and a NULL, hash alike)
     drawn = {
         k: v for k, v in vars(b).items() if k not in ("env", "rng", "company", "family", "persona", "s0")
     }
     assert b.h0  # s0 is fixed and hashed (`Builder.begin`)
+    images = {
+        n: svc[DB]["image"] for n, svc in b.s0["services"].items() if isinstance(svc, dict) and DB in svc
+    }
     blob = orjson.dumps(
-        [drawn, b.env.state_hash(), b.rng.getstate(), settings_dict(settings), parts],
+        [drawn, images, b.env.state_hash(), b.rng.getstate(), settings_dict(settings), parts],
         option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS,
         default=lambda v: sorted(map(repr, v)) if isinstance(v, set | frozenset) else repr(v),
     )
