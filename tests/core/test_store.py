@@ -169,3 +169,22 @@ def test_envelope_text_is_compact_json_and_takes_anything_a_tool_returns() -> No
     }
     assert json.loads(envelope_text(ok(2**70)))["data"] == 2**70
     assert META == "_meta"
+
+
+def test_forget_oldest_drops_the_oldest_and_bears_a_memo_another_thread_changed() -> None:
+    """`forget_oldest`: the oldest entry goes; where another thread dropped it (or changed the
+    memo) between reading the oldest key and dropping it, nothing is dropped and nothing raises."""
+    from compoworld.core.state import forget_oldest
+
+    memo = {"a": 1, "b": 2}
+    forget_oldest(memo)
+    assert memo == {"b": 2}
+    forget_oldest({})
+
+    class Raced(dict):
+        def __iter__(self):  # the oldest key as this thread read it: another has dropped it since
+            yield "gone"
+
+    raced = Raced(b=2)
+    forget_oldest(raced)
+    assert raced == {"b": 2}

@@ -14,6 +14,7 @@ three things cheap:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from typing import Any, NamedTuple
@@ -43,6 +44,14 @@ def digest(data: bytes) -> str:
 
 def hash_value(value: Any) -> str:
     return digest(canonical_json(value))
+
+
+def forget_oldest(memo: dict[Any, Any]) -> None:
+    """Drop a bounded memo's oldest entry. Threads share such memos (a server verifies sessions in
+    threads): another may have dropped that entry, or changed the memo, meanwhile; then nothing is
+    dropped now (the memo passes its bound by one entry a thread at most, until the next drop)."""
+    with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+        del memo[next(iter(memo))]
 
 
 def combine(parts: dict[str, str]) -> str:

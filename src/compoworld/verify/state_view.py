@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from compoworld.core.state import META
+from compoworld.core.state import META, forget_oldest
 from compoworld.services.sql.service import decode_image
 
 _DB = "_sqlite"
@@ -43,7 +43,7 @@ def _decoded(image: str) -> dict[str, dict[str, Any]]:
         out[name] = _interned(name, rows)
     db.close()
     if len(_DECODED) >= _DECODED_MAX:
-        _DECODED.pop(next(iter(_DECODED)))  # the oldest image first
+        forget_oldest(_DECODED)  # the oldest image first
     _DECODED[image] = out
     return out
 
@@ -63,7 +63,7 @@ def _interned(name: str, rows: dict[str, Any]) -> dict[str, Any]:
     if hit is not None:
         return hit
     if len(_INTERNED) >= 256:
-        _INTERNED.pop(next(iter(_INTERNED)))
+        forget_oldest(_INTERNED)
     _INTERNED[key] = rows
     return rows
 

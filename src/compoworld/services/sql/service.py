@@ -20,7 +20,7 @@ from typing import Any
 from compoworld.core import limits
 from compoworld.core.envelope import InvalidArguments, NotFound, RuleViolation
 from compoworld.core.service import SeedContext, Service
-from compoworld.core.state import Change, hash_value
+from compoworld.core.state import Change, forget_oldest, hash_value
 from compoworld.core.tool import tool
 from compoworld.services.sql.seed import seed_sql
 from compoworld.services.sql.state import SqlState
@@ -72,7 +72,7 @@ def _keep(memo: dict[str, Any], image: str, value: Any, most: int) -> None:
     if len(image) > 1 << 20:
         return
     if len(memo) >= most:
-        memo.pop(next(iter(memo)))  # the oldest first
+        forget_oldest(memo)  # the oldest first
     memo[image] = value
 
 
