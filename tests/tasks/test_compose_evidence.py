@@ -418,7 +418,11 @@ def test_the_next_in_line_acts_when_the_cover_is_away_too(family: str) -> None:
     assert _asked(both) != _asked(one)
     for t in (both, one):  # the cover's note is there in both worlds, naming who is next
         seen = _seen(t)
-        assert "Note I'm out myself from" in seen and "takes it" in seen, t.id
+        assert re.search(r"out (of office )?myself,? from \w+ \d+ to", seen) and "takes it" in seen, t.id
+        # the cover's own note says they are out once (from play: "I'll be out of office myself.
+        # Note I'm out myself from ...")
+        # (a text with an apostrophe is shown in double quotes: no quote inside it)
+        assert not re.search(r'myself[^"]*myself', seen), t.id
     _flips(both, one)
 
 
@@ -477,3 +481,41 @@ def test_an_absence_of_someone_not_in_charge_yet_changes_nothing(family: str) ->
     assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
     covers = [r for r in t.rubric if "not the one to ask today" in r.description]
     assert covers  # the cover (and the next in line) are guarded though the absence holds
+
+
+def test_credits_go_on_the_next_invoice_so_stripe_shows_no_refund() -> None:
+    """From play: the policy said a credited day shows as refunded in Stripe while the work refunds
+    nothing (and a refund broke the collateral check). Now billing applies credits to the next
+    invoice: the policy says so, no daily-usage payment is refunded (the days credited before are in
+    the credits log, which the reference reads), and refunding a payment of the window fails."""
+    for i in range(40):
+        try:
+            t = _forced(5, i, CREDIT)
+        except Rejected:
+            continue
+        if t.meta["composition"]["plan"]["usage"] != "payments":
+            continue
+        assert "credits" in t.meta["composition"]["stages"]
+        seen = _seen(t)
+        assert "next invoice" in seen and "support refunds nothing" in seen
+        assert "the credits log shows the days credited before" in seen
+        env = t.environment()
+        usage = [  # the requests' customers' payments, as the reference lists them
+            p
+            for c in t.reference_solution
+            if c.tool == "payments__list_payment_intents"
+            for p in env.call(c.tool, c.arguments)["data"]
+            if str(p.get("description", "")).startswith("Daily usage")
+        ]
+        assert usage and all(p["amount_refunded"] == 0 for p in usage)
+        # the days credited before: the credits log is read before the usage is totalled
+        ledger = t.meta["composition"]["plan"]["ledger"] + "__"
+        first = next(j for j, c in enumerate(t.reference_solution) if c.tool.startswith("payments__"))
+        assert any(c.tool.startswith(ledger) for c in t.reference_solution[:first])
+        for c in t.reference_solution:  # the work, and then a refund of a day's usage in Stripe
+            env.call(c.tool, c.arguments)
+        assert env.call("payments__create_refund", {"payment_intent": usage[0]["id"]})["success"]
+        assert not verify(t, env.snapshot(), None).passed
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+        return
+    raise AssertionError("no credit task with its usage in Stripe")

@@ -20,7 +20,8 @@ the checks then follow from the calls, exactly as for hand-built families (`task
 
 Evidence, not labels: no planted text says a record is wrong. A closed ticket is closed (its
 status) and already logged (the credits log); an old policy version has an older effective date
-and a new one a date after today; a charge already refunded says so in its own amount or status;
+and a new one a date after today; a day credited before is in the credits log (billing applies
+credits to the next invoice, so no payment shows a refund);
 a departed account manager is missing from the HR directory. The instruction gives the goal only.
 """
 
@@ -145,8 +146,7 @@ class Plan:
         seq.append(self.policy)
         if hard and self.amend_service():
             seq.append(self.amend_service())
-        if self.usage != "payments":  # a day credited before is in the credits log (Stripe: the refund)
-            seq.append(self.ledger)
+        seq.append(self.ledger)  # a day credited before is in the credits log (never a Stripe refund)
         seq.append(self.usage)
         # each write for every request in turn: the replies, the log rows, the approver, the notes
         seq.append(self.reply_service())
@@ -673,15 +673,11 @@ def policy_text(w: Work, v: Version) -> list[str]:
             f"Service credit policy: credits for downtime. Effective {_day(v.effective)}.",
             f"Support may credit a customer for the usage billed on the days of an outage they report, up to "
             f"${v.limit} per request. The daily usage charges are in {_usage_where(w)}.",
+            # where a credit lands (from play): billing applies it, so support refunds no payment
+            "Billing applies approved credits to the customer's next invoice; support refunds nothing.",
             *([_tier_rule(w)] if _has_tiers(w.plan, w.tier) else []),
             # stated, not left to infer (from play): where the days credited before are
-            "A day credited before is not credited again ("
-            + (
-                "Stripe shows it refunded on the day's payment"
-                if w.plan.usage == "payments"
-                else "the credits log shows the days credited before"
-            )
-            + ").",
+            "A day credited before is not credited again (the credits log shows the days credited before).",
             f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
             f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
             f"Approver: {_who_approves(w, v)}.",
@@ -780,7 +776,7 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
             credited_in = inside[int(b.rng.random() * len(inside))]
         for d in sorted(days):
             cents = b.rng.randrange(40, 420) * 100 + b.rng.choice((0, 25, 50, 75, 90))
-            # a day credited before: the credits log holds it (Stripe: the payment is refunded)
+            # a day credited before: the credits log holds it (credits go on the next invoice)
             status = "credited" if d == credited_in else "billed"
             out.append((d, c, cents, status))
     out.sort(key=lambda r: (r[0], _name(r[1])))
@@ -831,7 +827,7 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
             for i, (d, c, cents, _s) in enumerate(usage)
         )
         b.plant("sql__write_query", {"query": f"INSERT INTO usage_charges VALUES {vals}"})
-    else:  # Stripe: one payment intent a day; a credited day is refunded in full
+    else:  # Stripe: one payment intent a day; a credited day went on an invoice, never refunded
         svc = b.svc("payments")
         stripe = {r["name"]: r["id"] for r in svc.store.tables.get("customers", {}).values()}
         for c in {id(r[1]): r[1] for r in usage}.values():
@@ -854,7 +850,7 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
         }
         if any(sum(1 for r in mine if r[1] is c) + theirs[c.cust.name] > 100 for c in w.cases):
             raise PlantError("more payments than one Stripe page shows")
-        for _i, (d, c, cents, s) in enumerate(usage):
+        for d, c, cents, _s in usage:
             when = datetime(d.year, d.month, d.day, 6, 0, tzinfo=b.now.tzinfo)
             svc.insert(
                 "payment_intents",
@@ -864,7 +860,7 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
                     "amount": cents,
                     "currency": "usd",
                     "status": "succeeded",
-                    "amount_refunded": cents if s == "credited" else 0,
+                    "amount_refunded": 0,
                     "invoice": None,
                     "created": int(when.timestamp()),
                     "description": f"Daily usage {_day(d)}",
@@ -953,7 +949,9 @@ def solve_usage(w: Work) -> None:
             got[c.cust.name] = sum(
                 p["amount"] - p["amount_refunded"]
                 for p in pis
-                if lo <= p["created"] < hi and p.get("invoice") is None  # usage, not an invoice paid
+                if lo <= p["created"] < hi
+                and p.get("invoice") is None  # usage, not an invoice paid
+                and _day(datetime.fromtimestamp(p["created"], b.now.tzinfo).date()) not in c.found["credited"]
             )
     for c in w.cases:
         assert got[c.cust.name] == c.amount, (got, c.amount)
@@ -980,7 +978,8 @@ def _reply_text(c: Case) -> str:
     if c.branch == "approve":
         return (
             f"Hi {c.person.first}, we have credited ${dollars(c.amount)} for the usage billed from "
-            f"{_long(c.start)} to {_long(c.end)} that was not credited before. Sorry for the trouble."
+            f"{_long(c.start)} to {_long(c.end)} that was not credited before; it will show on your next "
+            "invoice. Sorry for the trouble."
         )
     return (
         f"Hi {c.person.first}, thanks for your patience: your credit request for {_long(c.start)} to "
@@ -1465,18 +1464,17 @@ def stages(plan: Plan, usage: list[Any], away: bool = False, amend: bool = False
                 f"Check whether the approver is in today ({DISPLAY[_away_where(plan)]})",
             )
         )
-    if plan.usage != "payments":  # Stripe shows a refund on the payment itself
-        out.append(
-            Stage(
-                "credits",
-                "evidence",
-                ("case",),
-                ("credited",),
-                nothing,
-                solve_credits,
-                f"Check the credits log for days credited before ({DISPLAY[plan.ledger]})",
-            )
+    out.append(  # the log holds the days credited before, whatever holds the usage
+        Stage(
+            "credits",
+            "evidence",
+            ("case",),
+            ("credited",),
+            nothing,
+            solve_credits,
+            f"Check the credits log for days credited before ({DISPLAY[plan.ledger]})",
         )
+    )
     out += [
         Stage(
             "usage",
@@ -2058,13 +2056,11 @@ def plant_away(b: Builder, a: Away) -> None:
     when = _long(a.start) + " to " + _long(a.end)
     covers = f"{a.cover.name} ({a.cover.email}) covers for me while I'm away"
     clear_time_off(b, a.people())  # BambooHR shows no other absence of theirs
-    nxt = ""  # the cover's own note: when they are out, and who takes the approver's work then
+    nxt = handoff = ""  # the cover's own note: when they are out, and who takes the approver's work then
     if a.second is not None:
         cwhen = _long(a.cstart) + " to " + _long(a.cend)  # type: ignore[arg-type]
-        nxt = (
-            f"Note I'm out myself from {cwhen}. If anything for {a.who.first} comes up then, "
-            f"{a.second.name} ({a.second.email}) takes it."
-        )
+        handoff = f"If anything for {a.who.first} comes up then, {a.second.name} ({a.second.email}) takes it."
+        nxt = f"Note I'm out myself from {cwhen}. {handoff}"
     if a.where == "hr":  # their approved time off, its note naming the cover (and the cover's)
         hr = b.svc("hr")
         spans = [(a.who, a.start, a.end, f"Out of office. {covers}.")]
@@ -2183,7 +2179,8 @@ def plant_away(b: Builder, a: Away) -> None:
             a.cover.email,
             me,
             "Out of office " + _long(a.cstart) + " to " + _long(a.cend),  # type: ignore[arg-type]
-            f"Hi {b.me.first}, heads-up: I'll be out of office myself. {nxt}",
+            # the dates once (from play: "I'll be out of office myself. Note I'm out myself from ...")
+            f"Hi {b.me.first}, heads-up: I'll be out of office myself, from {cwhen}. {handoff}",
             min(lo - timedelta(days=2), b.now - timedelta(hours=hours + 1)),
             labels=("INBOX",),
         )
