@@ -132,3 +132,39 @@ def test_a_persona_world_at_k4_crossing_every_interface_gets_composed_work() -> 
         assert {"cli", "gui", "mcp"} <= set(seq) and sum(
             a != b for a, b in zip(seq, seq[1:], strict=False)
         ) >= 3
+
+
+def test_the_batch_is_what_the_list_shows_submitted_and_the_list_is_left_as_it_is() -> None:
+    """From play: "the February claims are in" on March 2 left claims of March 1 in doubt, and the
+    earlier claims showing paid or rejected led a careful agent to set the batch's statuses too. The
+    request names the batch by what the claims list shows (every claim still marked submitted), no
+    month; the policy says the list's status column is finance's (the earlier rows, paid or rejected,
+    agree), so the reference leaves it and a status set on a claim of the batch fails."""
+    import re
+
+    months = "January|February|March|April|May|June|July|August|September|October|November|December"
+    for i in range(40):
+        try:
+            t = _forced(i, HARD)
+        except Rejected:
+            continue
+        if t.meta["composition"]["plan"]["claims"] != "sql":
+            continue
+        env = t.environment()
+        seen = " ".join(str(env.call(c.tool, c.arguments)) for c in t.reference_solution)
+        assert "still marked submitted in the claims list" in seen
+        assert not re.search(rf"\b({months})\b (claims|batch)", seen), t.id
+        assert "the claims list itself is left as it is" in seen
+        s0 = t.environment()
+        q = {"query": "SELECT claim_id, status FROM expense_claims"}
+        rows = s0.call("sql__read_query", q)["data"]["rows"]
+        batch = sorted(r["claim_id"] for r in rows if r["status"] == "submitted")
+        assert {r["status"] for r in rows} == {"paid", "rejected", "submitted"}
+        # the batch the reference works is every claim still marked submitted
+        named = {c for c in batch if c in " ".join(str(x.arguments) for x in t.reference_solution)}
+        assert named == set(batch)
+        q = f"UPDATE expense_claims SET status = 'paid' WHERE claim_id = '{batch[0]}'"
+        assert env.call("sql__write_query", {"query": q})["success"]
+        assert not verify(t, env.snapshot(), None).passed
+        return
+    raise AssertionError("no expense run with its claims in SQL")

@@ -28,3 +28,14 @@ def test_plain_context_reads_whole_in_every_voice(seed: int) -> None:
     b = frame(random.Random(seed), "file the report", context="That is what the wiki says")
     assert "file the report" in a.lower() and "The rules are on the wiki." in a
     assert len(a.split()) >= 6 and len(b.split()) >= 6
+
+
+def test_no_for_me_tail_after_a_clause() -> None:
+    """From play: "... the way our expense policy says for me?" read oddly; an ask that ends in a
+    clause of its own takes no "for me" after it, a plain one may."""
+    ask = "process the expense claims Dana asked about, the way our expense policy says"
+    outs = [frame(random.Random(s), ask) for s in range(300)]
+    assert any("Could you process" in o for o in outs)  # the voice that had the tail is drawn
+    assert not any("for me" in o for o in outs)
+    plain = [frame(random.Random(s), "renew the parking permit") for s in range(300)]
+    assert any("renew the parking permit for me?" in o for o in plain)

@@ -1,6 +1,6 @@
 """Composed work, third theme: an expense-claims run (`composed.expense_claims`).
 
-Someone in finance asks for this month's submitted expense claims to be processed. The work
+Someone in finance asks for the submitted expense claims to be processed. The work
 crosses the request (a Freshdesk ticket, an email, or the ticket's page in the web app), the claims
 list (a sheet, a SQL table or a CSV export: the aggregate, one row per claim), the expense policy
 (Confluence, a sheet or files in the workspace: the version in force today sets a limit per
@@ -216,7 +216,6 @@ class Run:
     versions: list[Version] = field(default_factory=list)
     rows: list[list[Any]] = field(default_factory=list)
     hist: list[list[Any]] = field(default_factory=list)
-    month: str = ""
     subject: str = ""
     ticket: int | None = None
     old_ticket: int | None = None
@@ -295,12 +294,14 @@ ECHOES = (
 )
 
 
-def _request_text(r: Run, month: str, echo: bool = False) -> str:
+def _request_text(r: Run, echo: bool = False) -> str:
+    # the batch is what the claims list shows as submitted, never a month (from play: "the February
+    # claims are in" on March 2 left claims of March 1 in doubt)
     if echo:
-        return f"Hi, {ECHOES[r.ask]} It is the {month} batch. Thanks, {r.requester.first}"
+        return f"Hi, {ECHOES[r.ask]} It is everything submitted so far. Thanks, {r.requester.first}"
     return (
-        f"Hi, the {month} claims are in. Please handle the submitted ones and tell me what we paid out. "
-        f"Thanks, {r.requester.first}"
+        "Hi, new expense claims are in. Please handle every claim still marked submitted in the claims "
+        f"list and tell me what we paid out. Thanks, {r.requester.first}"
     )
 
 
@@ -308,24 +309,14 @@ def _long(d: date) -> str:
     return f"{d:%B} {d.day}"
 
 
-def _month(d: date) -> str:
-    return f"{d:%B}"
-
-
 def plant_request(r: Run) -> None:
     from compoworld.tasks.families._common import hd_ticket, inbox_mail
     from compoworld.tasks.families.it_admin import _employee_contact
 
     b = r.b
-    # the batch is the month most of its claims were submitted in (from play: "the March claims are
-    # in" on March 2, for claims of late February); the closed request was the month before's
-    days = sorted(c.submitted for c in r.claims)
-    batch = max({d.replace(day=1) for d in days}, key=lambda m: (sum(d.replace(day=1) == m for d in days), m))
-    last = _month(batch - timedelta(days=1))
-    r.month = _month(batch)
-    # last month's request is titled the way the ask is worded; this month's names the month: the
-    # request that best matches the instruction's words is the closed one
-    old_subject, r.subject = "Expense claims", f"Claims for {r.month}"
+    # last run's request is titled the way the ask is worded; today's is not: the request that
+    # best matches the instruction's words is the closed one
+    old_subject, r.subject = "Expense claims", "New claims to process"
     other = ("Parking permit", f"Could facilities renew my parking permit for next year? {r.requester.first}")
     if r.plan.request in ("helpdesk", "browser"):
         contact = _employee_contact(b, r.requester)
@@ -333,13 +324,11 @@ def plant_request(r: Run) -> None:
             b,
             contact,
             old_subject,
-            _request_text(r, last, echo=True),
+            _request_text(r, echo=True),
             status=5,
             days_ago=b.rng.randrange(28, 36),
         )["id"]
-        r.ticket = hd_ticket(
-            b, contact, r.subject, _request_text(r, r.month), days_ago=b.rng.randrange(1, 3)
-        )["id"]
+        r.ticket = hd_ticket(b, contact, r.subject, _request_text(r), days_ago=b.rng.randrange(1, 3))["id"]
         r.newer = hd_ticket(b, contact, other[0], other[1], days_ago=0.2, priority=1)["id"]
     else:
         me = b.me.email
@@ -348,7 +337,7 @@ def plant_request(r: Run) -> None:
             r.requester.email,
             me,
             old_subject,
-            _request_text(r, last, echo=True),
+            _request_text(r, echo=True),
             b.now - timedelta(days=b.rng.randrange(28, 36)),
             labels=("INBOX",),
         )
@@ -357,7 +346,7 @@ def plant_request(r: Run) -> None:
             me,
             r.requester.email,
             "Re: " + old_subject,
-            f"Hi {r.requester.first}, done: the {last} claims are paid and logged. Best, {b.me.first}",
+            f"Hi {r.requester.first}, done: the claims are paid and logged. Best, {b.me.first}",
             b.now - timedelta(days=26),
             thread=first["threadId"],
             labels=("SENT",),
@@ -367,7 +356,7 @@ def plant_request(r: Run) -> None:
             r.requester.email,
             me,
             r.subject,
-            _request_text(r, r.month),
+            _request_text(r),
             b.now - timedelta(days=b.rng.randrange(1, 3), hours=b.rng.randrange(1, 9)),
         )
         r.email_id, r.thread = m["id"], m["threadId"]
@@ -379,17 +368,20 @@ def solve_request(r: Run) -> None:
     if r.plan.request == "helpdesk":
         assert find_open_ticket(b, r.requester, r.subject) == r.ticket
     elif r.plan.request == "browser":
-        mine = open_ticket_page(b, r.subject, lambda tp: r.requester.first in tp and r.month in tp)
+        mine = open_ticket_page(
+            b, r.subject, lambda tp: r.requester.first in tp and "still marked submitted" in tp
+        )
         assert mine is not None and mine[0] == f"/tickets/{r.ticket}", mine
     else:
         found = b.call("email__gmail_search_emails", {"query": r.requester.name, "maxResults": 20})
-        msgs = [m for m in found["messages"] if "claims" in m["subject"].lower()]  # this month's and last
+        # today's request and the last run's
+        msgs = [m for m in found["messages"] if "claims" in m["subject"].lower()]
         for m in sorted(msgs, key=lambda m: m["date"]):
             b.call("email__gmail_read_email", {"messageId": m["id"]})
         assert (
             max((m for m in msgs if m["subject"] == r.subject), key=lambda m: m["date"])["id"] == r.email_id
         )
-    b.decide()  # which request is this month's: the open ticket / the unanswered email
+    b.decide()  # which request is today's: the open ticket / the unanswered email
 
 
 # ---- the claims list (the aggregate) -------------------------------------------------------------
@@ -523,6 +515,10 @@ def policy_text(r: Run, v: Version) -> list[str]:
             if r.plan.request == "email"
             else "Then answer the request on its ticket with the total paid out, and resolve the ticket."
         ),
+        # where a decision is recorded (from play: the earlier claims show paid or rejected, so a
+        # careful agent set the batch's statuses too, which the work never asked for)
+        "The claims list's status column is finance's: their close sets each claim paid or rejected "
+        "from the payouts log and the messages, so the claims list itself is left as it is.",
     ]
 
 
@@ -692,7 +688,7 @@ def solve_reply(r: Run) -> None:
     b = r.b
     paid = ", ".join(c.cid for c in r.paid())
     text = (
-        f"Hi {r.requester.first}, the {r.month} claims are done: paid ${dollars(r.total())} in total ({paid}); "
+        f"Hi {r.requester.first}, the submitted claims are done: paid ${dollars(r.total())} in total ({paid}); "
         f"the rest went for approval or were receipts paid before."
     )
     if r.plan.request == "email":

@@ -70,6 +70,8 @@ def frame(
         out = f"{hi} {first} {rng.choice(_SIGN)}"
     elif style == "question":
         t = rng.choice(_Q)
+        if "," in ask:  # "..., the way our policy says for me?": no tail after a clause
+            t = t.replace(" for me?", "?")
         if ask.rstrip().endswith("today"):  # "... who leaves today today?"
             t = t.replace(" today?", "?")
         if back and t.startswith("{ctx_q}"):
