@@ -176,3 +176,33 @@ def test_the_access_list_is_paged_and_a_revoked_holder_is_past_the_first_page() 
                 env.call(c.tool, c.arguments)
         assert not verify(t, env.snapshot(), None).passed
     assert seen == {"sheets", "workspace"}
+
+
+def test_the_access_list_names_each_persons_team_and_only_the_mover_is_stale() -> None:
+    """From play: a holder's rows named the team the tool is for on one row and another team on the
+    rest, while BambooHR showed the first. Every row of the list names the department BambooHR
+    shows, but for the mover's rows (the team they were granted in, before their move) and the
+    leaver's (gone from the directory)."""
+    checked = 0
+    for i in range(40):
+        try:
+            t = Task.model_validate(workflow_task(11, i, HARD, composed=True))
+        except Rejected:
+            continue
+        if t.meta["composition"]["plan"]["roster"] != "sql":
+            continue
+        env = t.environment()
+        q = {"query": "SELECT email, tool, team FROM access_list"}
+        rows = env.call("sql__read_query", q)["data"]["rows"]
+        hr = env.call("hr__bamboohr_get_employee_directory", {"response_format": "json"})["data"]
+        dept = {e["workEmail"].lower(): e["department"] for e in hr["employees"]}
+        here = [r for r in rows if r["email"].lower() in dept]  # the leaver is gone from the directory
+        assert len(here) < len(rows)
+        stale = {r["email"] for r in here if dept[r["email"].lower()] != r["team"]}
+        assert len({r["team"] for r in rows}) > 1  # people of several teams
+        moved = "moved" in t.meta["composition"]["branches"]
+        assert len(stale) == (1 if moved else 0), (t.id, stale)
+        checked += 1
+        if checked == 2:
+            return
+    raise AssertionError("too few reviews with the access list in SQL")

@@ -309,10 +309,14 @@ def _roster(r: Review, staff: list[Person]) -> list[list[Any]]:
     pairs = [(p, t) for p in staff for t in TOOLS if t != r.tool or False]
     pairs = [(p, t) for p, t in pairs if not (t == r.tool and p.id not in mine)]
     b.rng.shuffle(pairs)
+    # a holder's other tools were granted in the review's team too (HR shows it, but for the mover,
+    # whose rows keep the team they moved from: stale only where the evidence needs it; from play,
+    # a holder's rows named two teams)
+    team = {h.person.id: r.team for h in r.holders}
     for p, t in pairs[: max(0, target - len(out))]:
         granted = r.today - timedelta(days=b.rng.randrange(30, 700))
         login = r.today - timedelta(days=b.rng.randrange(0, 30))
-        out.append([p.email, p.name, t, p.team, _day(granted), _day(login), emp_id(p.id)])
+        out.append([p.email, p.name, t, team.get(p.id, p.team), _day(granted), _day(login), emp_id(p.id)])
     out.sort(key=lambda x: (x[1], x[2]))  # by person, as the console exports: a tool spans the pages
     gone = {h.person.email for h in r.holders if h.reason}
     if not any(x[2] == r.tool and x[0] in gone for x in out[PAGE:]):  # paging must matter
