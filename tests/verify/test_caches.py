@@ -58,10 +58,39 @@ def test_table_changes_kept_by_pair_answer_as_a_fresh_comparison():
     edited = {**base, "r3": {"id": "r3", "n": -3}, "r41": {"id": "r41", "n": 41}}
     del edited["r7"]
     rebuilt = {k: dict(v) for k, v in edited.items()}  # equal records, other objects
+    memo: dict = {}  # an s0 view's (`StateView.pairs`): the second (base, edited) reads its entry
     for x, y in ((base, edited), (base, edited), (edited, base), (base, rebuilt), (edited, rebuilt)):
-        assert _table_changes(x, y) == _plain_changes(x, y)
-    assert _table_changes(edited, rebuilt) == []
-    assert [k for k, _ in _table_changes(base, edited)] == ["r3", "r41", "r7"]
+        assert _table_changes(x, y, memo) == _plain_changes(x, y)
+    assert len(memo) == 4  # one entry a pair
+    assert _table_changes(edited, rebuilt, memo) == []
+    assert [k for k, _ in _table_changes(base, edited, memo)] == ["r3", "r41", "r7"]
+    assert _table_changes(base, edited) == _plain_changes(base, edited)  # no memo: compared afresh
+
+
+def test_table_pairs_are_kept_by_the_s0_view_and_go_with_it():
+    """A gate run's views keep the pairs they compared (its s0 view lives as long as the run); a
+    served verification's go with its views, never held by the process for other sessions."""
+    import gc
+    import weakref
+
+    from compoworld.verify.verifier import verify_checks
+
+    class Table(dict):  # a dict that can be weakly referenced, to see it go
+        pass
+
+    s0 = {
+        "services": {"chat": {"messages": Table({f"m{i}": {"id": f"m{i}", "text": "hi"} for i in range(20)})}}
+    }
+    final = {
+        "services": {"chat": {"messages": Table({**s0["services"]["chat"]["messages"], "mx": {"id": "mx"}})}}
+    }
+    check = {"predicate": "no_changes_except", "allow": []}
+    rubric = [{"id": "g", "description": "", "check": check, "kind": "guard"}]
+    assert not verify_checks(rubric, s0, final, None).passed  # one pair compared and kept
+    gone = weakref.ref(final["services"]["chat"]["messages"])
+    del final
+    gc.collect()
+    assert gone() is None
 
 
 def test_rows_compared_once_answer_as_each_time():

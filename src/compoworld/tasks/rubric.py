@@ -296,6 +296,7 @@ class Derivation:
             if " " in key and any(word_in(p, name) for p in prose):
                 self.given.update({name.casefold(), email.casefold()})  # the person the request names
         self.rivals = self._rivals()
+        self.subjects = self._subjects()
         self.covered: set[tuple[str, str]] = set()
         self.secrets = self._secrets()
 
@@ -313,6 +314,40 @@ class Derivation:
                     if person and self.distinctive(person[0]):
                         out.append(person[0])
         return list(dict.fromkeys(out))
+
+    def _subjects(self) -> set[str]:
+        """The rivals' people (every form) whom the reference's own writes name in another role: a
+        field of a record it wrote that is neither free text nor a recipient (a payee's cell, the
+        employee of a claim it paid). A text may name them as it names anyone the work is about."""
+        who = {self.people[r.casefold()] for r in self.rivals if r.casefold() in self.people}
+        if not who:
+            return set()
+        out: set[str] = set()
+        for service, table, key, op in changed_records(self.v0, self.v1):
+            after = self.v1.table(service, table).get(key)
+            if op == "remove" or not isinstance(after, dict):
+                continue
+            before = self.v0.table(service, table).get(key) if op == "change" else None
+            from compoworld.verify.predicates import at_path
+
+            paths = changed_paths(before, after) if isinstance(before, dict) else _paths(after)
+            for path in paths:
+                v = at_path(after, path)
+                top = path.split(".")[0]
+                if not isinstance(v, str) or top in RECIPIENT_FIELDS or _is_prose(path, v):
+                    continue
+                out.update(x for p in who if word_in(v, p[0]) or word_in(v, p[1]) for x in p)
+        return out
+
+    def aside_for(self, forbid: list[str]) -> dict[str, list[str]]:
+        """Which forbidden values of a free text are people it may name aside (`verify.asides`): the
+        rivals' people, and apart from them those the work names in another role."""
+        people = [r for r in forbid if r.casefold() in self.people]
+        out = {
+            "aside": [r for r in people if r not in self.subjects],
+            "subjects": [r for r in people if r in self.subjects],
+        }
+        return {k: v for k, v in out.items() if v}
 
     def distinctive(self, v: str) -> bool:
         """A value that names one record: not a common word, not a lone name the target may share,
@@ -558,6 +593,7 @@ class Derivation:
                     if text.strip():
                         facts = self.facts_of(text)
                         sub = [] if facts else self.substance(text)
+                        forbid = self.forbid_for(text)
                         self._add(
                             items,
                             specs,
@@ -568,8 +604,9 @@ class Derivation:
                             [path],
                             facts,
                             sub,
-                            self.forbid_for(text),
+                            forbid,
                             after,
+                            self.aside_for(forbid),
                         )
                     continue
                 if (
@@ -589,7 +626,10 @@ class Derivation:
                     sub = [] if facts or (service, leaf) in self.covered else self.substance(v)
                     forbid = self.forbid_for(v)
                     if facts or sub or forbid:
-                        self._add(items, specs, service, table, key, op, read, facts, sub, forbid, after)
+                        aside = self.aside_for(forbid)
+                        self._add(
+                            items, specs, service, table, key, op, read, facts, sub, forbid, after, aside
+                        )
                 elif row:
                     cells.append((path, v))
                 elif isinstance(v, str) and _leaf(path) in LABELS:
@@ -712,6 +752,7 @@ class Derivation:
         substance: list[str],
         forbid: list[str],
         after: dict[str, Any],
+        aside: dict[str, list[str]] | None = None,  # free text: the people it may name aside
     ) -> None:
         check: dict[str, Any] = {
             "predicate": "text_carries",
@@ -726,7 +767,7 @@ class Derivation:
             where = self._anchors(after)
             if where:
                 check["where"] = where
-        check |= {"facts": facts, "substance": substance, "forbid": forbid}
+        check |= {"facts": facts, "substance": substance, "forbid": forbid, **(aside or {})}
         import json
 
         sig = json.dumps(check, sort_keys=True, default=str)
@@ -1031,6 +1072,8 @@ def refine(items: list[dict[str, Any]], d: Derivation) -> list[dict[str, Any]]:
             shared = d.containing(str(check["value"]))
             if shared:
                 check["unless_in"] = shared
+            if str(check["value"]).strip().casefold() in d.people:
+                check["person"] = True  # a sentence may name them aside ("X is no longer with us")
         if p in ("message_sent", "answer_matches") and check.get("exclude"):
             facts = [str(x) for x in check.get("contains", [])] + [str(check.get("value", ""))]
             check["exclude"] = [

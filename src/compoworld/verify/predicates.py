@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from compoworld.core.query import norm
 from compoworld.core.state import META
 from compoworld.verify.answers import commitment_problem
+from compoworld.verify.asides import named_aside, record_aside
 from compoworld.verify.forms import contains_phone, contains_when, person_matches, same_phone, same_when
 from compoworld.verify.meaning import amounts, carries, is_numeric, names_value, num_of, word_in
 from compoworld.verify.state_view import StateView
@@ -155,7 +156,7 @@ def _fresh(ctx: CheckContext, service: str, table: str) -> list[dict[str, Any]]:
     before, after = ctx.s0.table(service, table), ctx.final.table(service, table)
     if before is after:  # copy-on-write snapshots share an untouched table: nothing is fresh
         return []
-    return [r for _, r in _written(before, after)]
+    return [r for _, r in _written(before, after, ctx.s0.pairs)]
 
 
 # ---- record predicates --------------------------------------------------------------------
@@ -484,6 +485,11 @@ class TextArgs(_Args):
     # amounts the work's other texts here must carry (a guard has no facts of its own): a rival worked
     # through to one of them is a breakdown
     worked: list[Any] = []
+    # the people of `forbid` (full names, addresses) a sentence may name aside, to say why they are
+    # not the one ("X is no longer with the company"), and those the work names in another role (a
+    # payee): a mention that addresses or proposes them still names them (`verify.asides`)
+    aside: list[str] = []
+    subjects: list[str] = []
 
 
 def new_text(before: Any, after: Any, path: str) -> str:
@@ -514,6 +520,8 @@ def _reads(text: str, a: TextArgs, rcpt: list[Any] = ()) -> tuple[bool, str, int
     if a.substance and not any(carries(text, w) for w in a.substance):
         return False, "the text says nothing of what it is about", 1
     rest = _outside_context(text, a.facts, a.forbid)
+    if a.aside or a.subjects:
+        rest = named_aside(rest, a.aside, a.subjects)
     bad = [
         v for v in a.forbid if names_value(rest, v) and not _worked_through(text, v, [*a.facts, *a.worked])
     ]
@@ -692,7 +700,7 @@ def recipients_only(ctx: CheckContext, a: RecipientArgs) -> tuple[bool, str]:
             before, after = ctx.s0.table(service, table), ctx.final.table(service, table)
             if before is after:  # an untouched (shared) table sent nothing
                 continue
-            for k, r in _written(before, after):
+            for k, r in _written(before, after, ctx.s0.pairs):
                 if not isinstance(r, dict):
                     continue
                 old = before.get(k) or {}
@@ -892,6 +900,9 @@ class NotWrittenArgs(_Args):
     # longer names of the target that contain the value ("Acme Retail Group" for a decoy "Acme
     # Retail"): the value inside one of them names the target, not the decoy
     unless_in: list[str] = []
+    # the value is a person (a full name or an address): a free-text field may name them aside, to say
+    # why they are not the one (`verify.asides`); a recipient, a title or a mention still names them
+    person: bool = False
 
 
 @predicate("value_not_written", NotWrittenArgs)
@@ -907,10 +918,12 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
         before, after = ctx.s0.table(a.service, table), ctx.final.table(a.service, table)
         if before is after:  # an untouched (shared) table holds no write
             continue
-        for k, r in _written(before, after):
+        for k, r in _written(before, after, ctx.s0.pairs):
             text = ctx.final.text_of(r, _record_text)
             if plain not in text:  # the cheap test first; the regex decides only where it is there
                 continue
+            if a.person and want.search(text):
+                text = _record_text(record_aside(r, [a.value]))
             for phrase in a.unless_in:
                 text = text.replace(_text(phrase), " ")
             old = before.get(k)
@@ -936,7 +949,7 @@ def _amount_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str
         before, after = ctx.s0.table(a.service, table), ctx.final.table(a.service, table)
         if before is after:  # an untouched (shared) table holds no write
             continue
-        for k, r in _written(before, after):
+        for k, r in _written(before, after, ctx.s0.pairs):
             old = before.get(k)
             olds = {str(v) for v in _leaves(old)} if old is not None else set()
             for v in _leaves(r):
@@ -1259,20 +1272,18 @@ def changed_records(s0: StateView, s1: StateView) -> list[tuple[str, str, Any, s
             x, y = s0.table(service, table), s1.table(service, table)
             if x is y:
                 continue
-            out.extend((service, table, key, op) for key, op in _table_changes(x or {}, y or {}))
+            out.extend((service, table, key, op) for key, op in _table_changes(x or {}, y or {}, s0.pairs))
     return out
 
 
-# the records that differ between two tables, by the pair: a gate run compares s0 with dozens of
-# states that share most of their tables (snapshot tables are values, never changed in place; an
-# entry holds both tables, so their ids are not reused)
-_PAIRS: dict[tuple[int, int], list[Any]] = {}
-
-
-def _pair(x: dict[Any, Any], y: dict[Any, Any]) -> list[Any]:
+def _pair(x: dict[Any, Any], y: dict[Any, Any], memo: dict[tuple[int, int], list[Any]] | None) -> list[Any]:
     """The entry of a pair of tables: [x, y, (key, op) of each changed record in key order, the
-    records of `y` that differ from `x`'s in `y`'s order (None until asked)]."""
-    hit = _PAIRS.get((id(x), id(y)))
+    records of `y` that differ from `x`'s in `y`'s order (None until asked)], kept by the pair in
+    `memo`: the s0 view's (`StateView.pairs`), as long as that view lives (a gate run compares s0
+    with dozens of states that share most of their tables; a served session's verification lets
+    its tables go with its views). Snapshot tables are values, never changed in place; an entry
+    holds both tables, so their ids are not reused."""
+    hit = memo.get((id(x), id(y))) if memo is not None else None
     if hit is not None and hit[0] is x and hit[1] is y:
         return hit
     out: list[tuple[Any, str]] = []
@@ -1284,25 +1295,29 @@ def _pair(x: dict[Any, Any], y: dict[Any, Any]) -> list[Any]:
         for key in sorted(keys, key=str):
             out.append((key, "add" if key not in x else "remove" if key not in y else "change"))
     entry = [x, y, out, None]
-    # small tables are compared again (and often built for one read); a serving process holds at
-    # most 256 pairs of tables of up to 4096 records (a closed session's tables are let go soon)
-    if len(x) + len(y) >= 16 and max(len(x), len(y)) <= 4096:
-        if len(_PAIRS) >= 256:
-            _PAIRS.clear()
-        _PAIRS[(id(x), id(y))] = entry
+    # small tables are compared again (and often built for one read); a view holds at most 256
+    # pairs of tables of up to 4096 records
+    if memo is not None and len(x) + len(y) >= 16 and max(len(x), len(y)) <= 4096:
+        if len(memo) >= 256:
+            memo.clear()
+        memo[(id(x), id(y))] = entry
     return entry
 
 
-def _table_changes(x: dict[Any, Any], y: dict[Any, Any]) -> list[tuple[Any, str]]:
+def _table_changes(
+    x: dict[Any, Any], y: dict[Any, Any], memo: dict[tuple[int, int], list[Any]] | None = None
+) -> list[tuple[Any, str]]:
     """(key, op) of each record added, removed or changed from `x` to `y`, in key order."""
-    return _pair(x, y)[2]
+    return _pair(x, y, memo)[2]
 
 
-def _written(before: dict[Any, Any], after: dict[Any, Any]) -> list[tuple[Any, Any]]:
+def _written(
+    before: dict[Any, Any], after: dict[Any, Any], memo: dict[tuple[int, int], list[Any]] | None = None
+) -> list[tuple[Any, Any]]:
     """(key, record) of each record of `after` that differs from `before`'s, in `after`'s order:
     what `for k, r in after.items(): if before.get(k) == r: continue` visits, at the cost of the
     changes."""
-    entry = _pair(before, after)
+    entry = _pair(before, after, memo)
     if entry[3] is None:
         changed = {k for k, op in entry[2] if op != "remove"}
         entry[3] = (

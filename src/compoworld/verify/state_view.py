@@ -75,6 +75,9 @@ class StateView:
         self.snapshot = snapshot or {"services": {}}
         self._sql: dict[str, dict[str, dict[str, Any]]] = {}
         self._texts: dict[int, tuple[Any, str]] = {}
+        # as the s0 of checks: the records that differ between its tables and another view's,
+        # by the pair (`predicates._pair`), for as long as this view lives
+        self.pairs: dict[tuple[int, int], list[Any]] = {}
 
     def text_of(self, record: Any, render: Callable[[Any], str]) -> str:
         """`render(record)` for a record of this snapshot, computed once per view (several checks
