@@ -1,43 +1,139 @@
-"""A ruled-out person named aside (why they are not the one, or in another role) is excused; a mention
-that addresses, proposes or hedges over them is not (issue 22, from play)."""
+"""A ruled-out person named aside is no rival (issue 22, from play wave 8).
+
+Careful players wrote to the approver "Malik Costa is no longer with the company" and "Emma Keller,
+his cover, is out March 1-5", and listed each payout with its payee, a payee who is also a trap
+approver: the rival guards failed them, and the goals too (a text naming a rival carries nothing).
+A person may be named to say why they are not the one, or in another role the work involves; a
+text that addresses, proposes or hedges between candidates still names them, and rival amounts, ids
+and codes stay forbidden.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from compoworld.verify.asides import named_aside
+from compoworld.verify.verifier import verify_checks
 
-RIVALS = ["Emma Keller", "Malik Costa"]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Emma Keller, his cover, is out March 1-5, so I am asking you.",
-        "Malik Costa is no longer with the company.",
-    ],
-)
-def test_a_ruled_out_person_named_to_say_why_is_blanked(text: str) -> None:
-    out = named_aside(text, RIVALS)
-    assert len(out) == len(text)
-    assert not any(r in out for r in RIVALS)
+_RIVALS = ["Emma Keller", "Malik Costa", "emma.keller@tidewatergroup.com"]
 
 
 @pytest.mark.parametrize(
-    "text",
+    "text, aside",
     [
-        "Emma Keller or Oscar Murphy, please approve $985.25.",
-        "Please approve: Emma Keller.",
-        "Hi Emma Keller, could you approve $985.25?",
-        "<@Emma Keller> please approve",
+        # the play texts (cw-81818-000012): a cover chain and a manager who left
+        (
+            "You are covering for Jon Kim (out of office until March 3; Emma Keller, his cover, is out "
+            "March 1-5), so I am sending you this for approval.",
+            True,
+        ),
+        ("Globex Media account manager Malik Costa is no longer with the company.", True),
+        ("Oscar Murphy, instead of Emma Keller (she is on leave), please approve.", True),
+        ("Emma Keller is out of office until March 5, so I am asking you.", True),
+        ("Jon Kim's cover Emma Keller is on leave this week.", True),
+        ("Emma Keller (emma.keller@tidewatergroup.com) is out until March 5.", True),
+        # a spray, a hedge, an address, an @-mention: they still name the rival
+        ("Please approve: Emma Keller, Oscar Murphy", False),
+        ("Emma Keller or Oscar Murphy, please approve the credit.", False),
+        ("Emma Keller / Oscar Murphy: please approve the credit.", False),
+        ("Approver: Emma Keller", False),
+        ("Hi Emma Keller, could you approve the credit?", False),
+        ("Emma Keller, please approve; she is out next week.", False),
+        ("Emma Keller, not Oscar, please approve.", False),
+        ("@Emma Keller can you take a look? She is out", False),
+        ("Emma Keller (<@U123>) is out", False),
+        ("Maybe Emma Keller is out.", False),
+        # no cue: a bare "out" or "off" says nothing of where the person is
+        ("Emma Keller checked out the report.", False),
+        ("Emma Keller signed off on it.", False),
     ],
 )
-def test_a_mention_that_addresses_or_hedges_stays(text: str) -> None:
-    assert named_aside(text, RIVALS) == text
+def test_a_person_is_named_aside_only_where_the_sentence_rules_them_out(text: str, aside: bool) -> None:
+    rest = named_aside(text, _RIVALS)
+    assert len(rest) == len(text)  # blanked in place: the rest of the text is read where it was
+    assert ("Emma Keller" not in rest and "Malik Costa" not in rest) is aside
 
 
-def test_people_the_work_names_in_another_role_are_blanked_anywhere() -> None:
-    text = "Paid: Mark Morales $250.00, Jon Kim $80.99."
-    out = named_aside(text, subjects=["Mark Morales", "Jon Kim"])
-    assert "Mark Morales" not in out and "Jon Kim" not in out and "$250.00" in out
-    assert named_aside(text, people=["Mark Morales"]) == text  # a rival with no reason given stays
+def test_a_person_the_work_names_in_another_role_is_named_aside_unless_addressed() -> None:
+    payees = ["Mark Morales", "Jon Kim"]
+    listed = "Paid: EXP-6222 Mark Morales $250.00, EXP-6232 Jon Kim $108.25."
+    assert "Mark Morales" not in named_aside(listed, [], payees)
+    assert "Jon Kim" not in named_aside(listed, [], payees)
+    assert "Mark Morales" in named_aside(listed, payees)  # as a rival without a cue, still named
+    for asked in ("Mark Morales, please approve EXP-6223.", "Please approve: Mark Morales or Jon Kim."):
+        assert "Mark Morales" in named_aside(asked, [], payees)
+
+
+# ---- the predicates ------------------------------------------------------------------------------
+_S0 = {"services": {"email": {"messages": {}}}}
+
+
+def _sent(*bodies: str, to: str = "oscar.murphy@tidewatergroup.com") -> dict:
+    msgs = {
+        f"m{i}": {"id": f"m{i}", "to": [to], "subject": "Outage credit", "body": b}
+        for i, b in enumerate(bodies)
+    }
+    return {"services": {"email": {"messages": msgs}}}
+
+
+def _check(check: dict, s1: dict) -> tuple[bool, str]:
+    r = verify_checks([{"id": "c", "check": check}], _S0, s1, None).checks[0]
+    return r.passed, r.detail
+
+
+_FORBID = ["1219.05", "mb39338a883bfa5a9", *_RIVALS]
+_GOAL = {
+    "predicate": "text_carries",
+    "service": "email",
+    "table": "messages",
+    "paths": ["body"],
+    "facts": [{"kind": "amount", "value": 896.15, "currency": "USD"}],
+    "forbid": _FORBID,
+    "aside": _RIVALS,
+}
+_GUARD = {k: v for k, v in _GOAL.items() if k != "facts"} | {"every": True, "worked": [896.15]}
+# the approver email a careful player sent (cw-81818-000012), in short
+_HONEST = (
+    "Hi Oscar,\n\nYou are covering for Jon Kim (out of office until March 3; Emma Keller, his cover, is out "
+    "March 1-5), so I am sending you this for approval. Acme Robotics account manager Malik Costa is no "
+    "longer with the company.\n\nFebruary 9 was already credited. Total: $896.15, above the $700 "
+    "per-request limit.\n\nPlease approve or decline.\n\nThanks,\nLina"
+)
+
+
+def test_the_play_email_passes_the_goal_and_the_guard() -> None:
+    assert _check(_GOAL, _sent(_HONEST)) == (True, "1 record(s) carry it")
+    assert _check(_GUARD, _sent(_HONEST))[0]
+    old = {k: v for k, v in _GOAL.items() if k != "aside"}  # a task made before the rule
+    assert not _check(old, _sent(_HONEST))[0]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Hi Oscar, please approve: Emma Keller, Oscar Murphy. Total: $896.15.",  # a spray of approvers
+        "Emma Keller or Oscar Murphy, please approve $896.15.",
+        "Hi Emma Keller, could you approve $896.15 for Acme Robotics?",
+        # a hedge with a rival amount, in a text that names the rival people aside correctly
+        _HONEST.replace("Total: $896.15", "Total: $896.15 or maybe $1,219.05"),
+        # a rival's id in a ruled-out sentence stays forbidden: only people are named aside
+        _HONEST + "\nEmma Keller is out, so see her request mb39338a883bfa5a9.",
+    ],
+)
+def test_a_spray_a_hedge_or_a_rival_value_still_fails(body: str) -> None:
+    assert not _check(_GOAL, _sent(body))[0]
+    assert not _check(_GUARD, _sent(body))[0]
+
+
+def test_a_person_guard_reads_free_text_aside_and_recipients_exactly() -> None:
+    guard = {"predicate": "value_not_written", "service": "email", "value": "Emma Keller", "person": True}
+    addr = guard | {"value": "emma.keller@tidewatergroup.com"}
+    assert _check(guard, _sent(_HONEST))[0]
+    assert not _check({**guard, "person": False}, _sent(_HONEST))[0]  # the rule before
+    assert not _check(guard, _sent("Please approve: Emma Keller, Oscar Murphy. Total: $896.15."))[0]
+    to_rival = _sent(_HONEST, to="emma.keller@tidewatergroup.com")
+    assert not _check(addr, to_rival)[0]  # sent to the rival: a recipient is never aside
+    assert _check(addr, _sent(_HONEST))[0]
+    subject = _sent(_HONEST)
+    subject["services"]["email"]["messages"]["m0"]["subject"] = "Emma Keller is out: credit approval"
+    assert not _check(guard, subject)[0]  # a title is no free text to be read aside
