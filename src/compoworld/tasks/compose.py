@@ -1338,22 +1338,25 @@ def add_checks(w: Work) -> None:
             )
         if c.naive != c.amount:
             b.not_written(p.ledger, dollars(c.naive), f"the log does not count {c.cust.name}'s credited days")
-        if wide != c.amount:
-            b.not_written(
-                p.ledger, dollars(wide), f"the log uses {c.cust.name}'s corrected window, not the first one"
-            )
-            b.not_written(
-                p.reply_service(), dollars(wide), f"{c.cust.name} is not credited the first-reported window"
-            )
-            b.trap("miscomputed", "the window as first reported, before the customer's correction")
-        if mid != c.amount:
-            b.not_written(
-                p.ledger, dollars(mid), f"the log uses {c.cust.name}'s latest correction, not the first"
-            )
-            b.not_written(
-                p.reply_service(), dollars(mid), f"{c.cust.name} is not credited the once-corrected window"
-            )
-            b.trap("miscomputed", "the window after the first correction, before the customer's second")
+        # a window the customer corrected later: its total is guarded in the log and the reply
+        for total, log, reply, trap in (
+            (
+                wide,
+                "corrected window, not the first one",
+                "the first-reported window",
+                "the window as first reported, before the customer's correction",
+            ),
+            (
+                mid,
+                "latest correction, not the first",
+                "the once-corrected window",
+                "the window after the first correction, before the customer's second",
+            ),
+        ):
+            if total != c.amount:
+                b.not_written(p.ledger, dollars(total), f"the log uses {c.cust.name}'s {log}")
+                b.not_written(p.reply_service(), dollars(total), f"{c.cust.name} is not credited {reply}")
+                b.trap("miscomputed", trap)
         if paid != c.amount:
             b.not_written(p.ledger, dollars(paid), f"the log does not count {c.cust.name}'s invoice payment")
             b.not_written(
