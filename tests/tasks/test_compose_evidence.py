@@ -7,6 +7,7 @@ are told by a ticket note, and the policy owner's later change to the limit in t
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -519,3 +520,76 @@ def test_credits_go_on_the_next_invoice_so_stripe_shows_no_refund() -> None:
         assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
         return
     raise AssertionError("no credit task with its usage in Stripe")
+
+
+def test_a_credit_given_as_one_adjustment_over_a_run_of_days_covers_each_day() -> None:
+    """Hard credit reviews log the first request's earlier credit as one adjustment over a run of
+    days ("usage adjustment November 9 to November 11"): no row names a day by its date, so a lookup
+    of the window's dates misses it. Every day it covers is credited already; a total that counts
+    them (or takes off the whole adjustment, days outside the window too) fails. When the run ends
+    before the window, the window's days count."""
+    from compoworld.tasks.compose import _span_days, span_ref
+
+    assert _span_days(span_ref(*map(_iso, ("2026-12-30", "2027-01-01"))), _iso("2027-01-02")) == {
+        "2026-12-30",
+        "2026-12-31",
+        "2027-01-01",
+    }
+    i = _first(CREDIT, 61, lambda t: True)
+    inside, before = _forced(61, i, CREDIT), _forced(61, i, CREDIT, span=False)
+    assert inside.instruction == before.instruction and inside.services == before.services
+    for t in (inside, before):
+        seen = _seen(t)
+        assert "usage adjustment " in seen
+        # the log names the run of days, not each day by its date
+        span = re.search(r"usage adjustment (\w+ \d+ to \w+ \d+)", seen)
+        assert span is not None
+    _flips(inside, before)
+    # the first request's credited amount differs: the window's covered days count in one world only
+    amounts = [
+        {
+            c.arguments["body"]
+            for c in t.reference_solution
+            if c.tool in ("helpdesk__freshdesk_reply_to_a_ticket", "email__gmail_send_email")
+        }
+        for t in (inside, before)
+    ]
+    assert amounts[0] != amounts[1]
+    # the careless total (the covered days counted again) is guarded
+    assert any("credited days" in r.description for r in inside.rubric)
+
+
+def _iso(x: str):
+    from datetime import date
+
+    return date.fromisoformat(x)
+
+
+def test_a_login_under_a_name_the_person_had_then_is_still_theirs() -> None:
+    """Hard access reviews list one login under the name and email its holder had when it was
+    granted: neither is in BambooHR, but the row's employee_id is, under today's name. The policy
+    says people are matched by that id, so they keep access; revoking it as a leaver fails. When the
+    id is nobody's in BambooHR, the login is a former employee's: revoked (left)."""
+    s = Settings(k=5, difficulty="hard", families=("composed.access_review",))
+    i = _first(s, 67, lambda t: True)
+    theirs, former = _forced(67, i, s), _forced(67, i, s, renamed=False)
+    assert theirs.instruction == former.instruction and theirs.services == former.services
+    assert former.meta["composition"]["branches"].count("left") == 2
+    assert theirs.meta["composition"]["branches"].count("left") == 1
+    _flips(theirs, former)
+    gone = {c.arguments["key"] for c in former.reference_solution if c.tool == "kv__delete"}
+    kept = {c.arguments["key"] for c in theirs.reference_solution if c.tool == "kv__delete"}
+    (alias,) = gone - kept
+    user = alias.split(":")[-1]
+    env = theirs.environment()
+    seen = " ".join(json.dumps(env.call(c.tool, c.arguments)) for c in theirs.reference_solution)
+    assert "people are matched to BambooHR by it" in seen  # the rule, in general words
+    # the login's email is nobody's in the directory, in either world
+    directory = env.call("hr__bamboohr_get_employee_directory", {"response_format": "json"})
+    assert user not in json.dumps(directory)
+    # the hurried review (email not in BambooHR: revoke it as a leaver) fails
+    env = theirs.environment()
+    for c in theirs.reference_solution:
+        env.call(c.tool, c.arguments)
+    env.call("kv__delete", {"key": alias})
+    assert not verify(theirs, env.snapshot(), None).passed

@@ -64,6 +64,11 @@ TIERS: dict[str, dict[str, Any]] = {
         "tiers": True,
         # a request corrected on the ticket may be corrected once more by the customer's later email
         "recorrect": True,
+        # the same thing under another key: a credit given before as one adjustment over a run of days
+        # (the credits log names the range, not each day); an access-list row under the name and
+        # email a person had when access was granted (only its employee_id is BambooHR's)
+        "ranges": True,
+        "aliases": True,
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -770,21 +775,33 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
         while len(days) < per:
             days.add(w.today - timedelta(days=b.rng.randrange(1, span)))
         credited_in = None
+        run: tuple[date, date] | None = None
         if case is not None:
             inside = sorted(d for d in days if case.start <= d <= case.end)
             # one draw whatever the window's length (a test's flip of it shifts no later draw)
             credited_in = inside[int(b.rng.random() * len(inside))]
+            if w.tier.get("ranges") and case is w.cases[0]:
+                run = _credited_span(w, case, credited_in)
+                d = run[0]
+                while d <= run[1]:  # every day of the adjustment was billed (and is credited)
+                    days.add(d)
+                    d += timedelta(days=1)
         for d in sorted(days):
             cents = b.rng.randrange(40, 420) * 100 + b.rng.choice((0, 25, 50, 75, 90))
             # a day credited before: the credits log holds it (credits go on the next invoice)
-            status = "credited" if d == credited_in else "billed"
+            credited = d == credited_in if run is None else run[0] <= d <= run[1]
+            status = "credited" if credited else "billed"
             out.append((d, c, cents, status))
+        if case is not None and run is not None:
+            case.found["span"] = run
     out.sort(key=lambda r: (r[0], _name(r[1])))
     for case in w.cases + ([w.twin] if w.twin else []):
         mine = [r for r in out if r[1] is case]
         case.amount = sum(r[2] for r in mine if case.start <= r[0] <= case.end and r[3] == "billed")
         case.found["credited_days"] = {r[0]: r[2] for r in mine if r[3] == "credited"}
         case.naive = sum(r[2] for r in mine if case.start <= r[0] <= case.end)
+        if "span" in case.found:  # the adjustment's whole amount taken off, days outside the window too
+            case.found["whole"] = case.naive - sum(case.found["credited_days"].values())
         a, z = case.found.get("old_window", (case.start, case.end))
         case.stale = sum(r[2] for r in mine if a <= r[0] <= z and r[3] == "billed")
         if "reported" in case.found:  # the window as first reported, before the correction
@@ -793,6 +810,48 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
         if "interim" in case.found:  # the window after the first correction, before the second
             a, z = case.found["interim"]
             case.found["mid"] = sum(r[2] for r in mine if a <= r[0] <= z and r[3] == "billed")
+    return out
+
+
+def _credited_span(w: Work, case: Case, day: date) -> tuple[date, date]:
+    """Hard: the days credited before are one adjustment over a run of 2-3 days around `day`, which
+    the credits log names as a range (no row names each day: a lookup of a day's date misses it). It
+    may run past the window's start, so its amount is not what the window loses. `force["span"]`
+    False flips the evidence with the same draws: the run ends the day before the window starts."""
+    before, after = int(w.b.rng.random() * 2), int(w.b.rng.random() * 2)
+    if before + after == 0:
+        after = 1 if day < case.end else 0
+        before = 1 - after
+    a, z = day - timedelta(days=before), day + timedelta(days=after)
+    if w.force.get("span") is False:
+        z = case.start - timedelta(days=1)
+        a = z - timedelta(days=before + after)
+    old = case.found.get("old_window")
+    if old and a <= old[1] and z >= old[0]:
+        raise PlantError("the adjustment overlaps the earlier request's window")
+    return a, z
+
+
+def span_ref(a: date, z: date) -> str:
+    """How the credits log names an adjustment over days a..z (no ISO date a day's lookup finds)."""
+    return f"usage adjustment {_long(a)} to {_long(z)}"
+
+
+def _span_days(ref: str, logged: date) -> set[str]:
+    """The days an adjustment's reference covers, as ISO dates (`span_ref`'s form), logged on `logged`
+    (after its last day: a reference without a year is of the days just before)."""
+    a_txt, z_txt = ref.removeprefix("usage adjustment ").split(" to ")
+
+    def before(txt: str, limit: date) -> date:
+        d = datetime.strptime(f"{txt} {limit.year}", "%B %d %Y").date()
+        return d if d <= limit else d.replace(year=limit.year - 1)
+
+    z = before(z_txt, logged - timedelta(days=1))
+    a = before(a_txt, z)
+    out, d = set(), a
+    while d <= z:
+        out.add(_day(d))
+        d += timedelta(days=1)
     return out
 
 
@@ -889,8 +948,13 @@ def solve_credits(w: Work) -> None:
         got = [[x["date"], x["customer"], x["reference"]] for x in rows(res)]
     for c in w.cases:
         c.found["credited"] = {
-            str(r[2]).split(" ", 1)[1] for r in got if r[1] == c.cust.name and str(r[2]).startswith("usage ")
+            str(r[2]).split(" ", 1)[1]
+            for r in got
+            if r[1] == c.cust.name and str(r[2]).startswith("usage ") and "adjustment" not in str(r[2])
         }
+        for r in got:  # an adjustment over a run of days: every day it names was credited
+            if r[1] == c.cust.name and str(r[2]).startswith("usage adjustment "):
+                c.found["credited"] |= _span_days(str(r[2]), date.fromisoformat(str(r[0])))
         assert c.found["credited"] == {_day(d) for d in c.found["credited_days"]}, c.found["credited"]
     b.decide(len(w.cases))  # which billed days still count
 
@@ -1025,6 +1089,13 @@ def plant_ledger(w: Work) -> None:
         a, z = c.found["old_window"]
         ref = str(c.old_ticket) if c.old_ticket else c.subject
         hist.append([_day(z + timedelta(days=2)), c.cust.name, ref, dollars(c.stale), "approved"])
+        if "span" in c.found:  # one adjustment over the run of days, logged the day after it
+            a, z = c.found["span"]
+            whole = sum(c.found["credited_days"].values())
+            hist.append(
+                [_day(z + timedelta(days=1)), c.cust.name, span_ref(a, z), dollars(whole), "approved"]
+            )
+            continue
         for d, cents in sorted(c.found["credited_days"].items()):  # a goodwill credit of one day's usage
             hist.append(
                 [_day(d + timedelta(days=1)), c.cust.name, f"usage {_day(d)}", dollars(cents), "approved"]
@@ -1338,6 +1409,11 @@ def add_checks(w: Work) -> None:
             )
         if c.naive != c.amount:
             b.not_written(p.ledger, dollars(c.naive), f"the log does not count {c.cust.name}'s credited days")
+        whole = c.found.get("whole", c.amount)  # the adjustment's amount off, days outside the window too
+        if whole not in (c.amount, c.naive):
+            b.not_written(p.ledger, dollars(whole), f"the log takes off only {c.cust.name}'s window's days")
+            b.not_written(p.reply_service(), dollars(whole), f"{c.cust.name} is credited the window's days")
+            b.trap("miscomputed", "a total less the adjustment's whole amount", swap={amt: dollars(whole)})
         # a window the customer corrected later: its total is guarded in the log and the reply
         for total, log, reply, trap in (
             (
@@ -1722,14 +1798,26 @@ def _compose_credit(
     ids = {x for c in cases for x in (c.ticket, c.old_ticket, c.found.get("newer"))} | {w.decoy_ticket}
     amounts = {c.amount for c in cases}
     for c in cases:
-        rivals = {c.naive, c.stale, c.found.get("wide", c.amount), c.found.get("mid", c.amount)} - {c.amount}
+        rivals = {
+            c.naive,
+            c.stale,
+            c.found.get("wide", c.amount),
+            c.found.get("mid", c.amount),
+            c.found.get("whole", c.amount),
+        } - {c.amount}
         if any(x % 100 == 0 and x // 100 in ids for x in rivals):
             raise PlantError("a rival total equals a ticket's number")
         if rivals & amounts:  # its guard would trip on another request's right amount
             raise PlantError("a rival total of one request is another's amount")
         # the log's guards: the earlier request's own total is logged by design, never guarded there
         paid = c.amount + c.found.get("invoiced", 0)
-        guarded = {c.naive, c.found.get("wide", c.amount), c.found.get("mid", c.amount), paid} - {c.amount}
+        guarded = {
+            c.naive,
+            c.found.get("wide", c.amount),
+            c.found.get("mid", c.amount),
+            c.found.get("whole", c.amount),
+            paid,
+        } - {c.amount}
         if {dollars(x) for x in guarded} & w.found.get("logged", set()):
             raise PlantError("a rival total is an amount the log holds already")  # its guard would trip
     add_checks(w)

@@ -111,10 +111,28 @@ class Holder:
     near: bool = False  # kept, but revoked under a policy version not in force
     dept: str = ""  # the department HR shows
     login: date | None = None
+    # hard: a login granted under the name and email the person had then (a name changed since): only
+    # the list's employee_id ties it to BambooHR, which lists them under today's name and email
+    alias: str = ""  # the row's email ("" : the person's own)
+    shown: str = ""  # the row's name
+    eid: str = ""  # the row's employee_id ("": the person's own BambooHR id)
+
+    @property
+    def mail(self) -> str:
+        return self.alias or self.person.email
 
     @property
     def user(self) -> str:
-        return self.person.email.split("@")[0]
+        return self.mail.split("@")[0]
+
+    @property
+    def label(self) -> str:
+        """The name the list shows (and the log and the messages use)."""
+        return self.shown or self.person.name
+
+    @property
+    def hr_id(self) -> str:
+        return self.eid or emp_id(self.person.id)
 
 
 @dataclass
@@ -303,9 +321,7 @@ def _roster(r: Review, staff: list[Person]) -> list[list[Any]]:
     out = []
     for h in r.holders:
         granted = r.today - timedelta(days=b.rng.randrange(200, 700))
-        out.append(
-            [h.person.email, h.person.name, r.tool, r.team, _day(granted), _day(h.login), emp_id(h.person.id)]
-        )
+        out.append([h.mail, h.label, r.tool, r.team, _day(granted), _day(h.login), h.hr_id])
     pairs = [(p, t) for p in staff for t in TOOLS if t != r.tool or False]
     pairs = [(p, t) for p, t in pairs if not (t == r.tool and p.id not in mine)]
     b.rng.shuffle(pairs)
@@ -318,7 +334,7 @@ def _roster(r: Review, staff: list[Person]) -> list[list[Any]]:
         login = r.today - timedelta(days=b.rng.randrange(0, 30))
         out.append([p.email, p.name, t, team.get(p.id, p.team), _day(granted), _day(login), emp_id(p.id)])
     out.sort(key=lambda x: (x[1], x[2]))  # by person, as the console exports: a tool spans the pages
-    gone = {h.person.email for h in r.holders if h.reason}
+    gone = {h.mail for h in r.holders if h.reason}
     if not any(x[2] == r.tool and x[0] in gone for x in out[PAGE:]):  # paging must matter
         raise PlantError("every revoked holder is on the export's first page")
     return out
@@ -402,16 +418,17 @@ def solve_roster(r: Review) -> None:
         b.call("sql__describe_table", {"table_name": "access_list"})
         res = b.call("sql__read_query", {"query": f"SELECT * FROM access_list WHERE tool = '{r.tool}'"})
         got = {x["email"] for x in rows(res)}
-    assert got == {h.person.email for h in r.holders}, got
+    assert got == {h.mail for h in r.holders}, got
     b.aggregate()
 
 
 def solve_people(r: Review) -> None:
     b = r.b
     d = b.call("hr__bamboohr_get_employee_directory", {"response_format": "json"})
-    dept = {e["workEmail"].lower(): e["department"] for e in d["employees"]}
+    # matched by the list's employee_id (the policy's rule: a name or an email on the list may be older)
+    dept = {str(e["id"]): e["department"] for e in d["employees"]}
     for h in r.holders:
-        e = h.person.email.lower()
+        e = h.hr_id
         assert (e not in dept) == (h.reason == "left"), h
         if e in dept:
             assert (dept[e] != r.team) == (h.reason == "moved"), h
@@ -448,6 +465,15 @@ def policy_text(r: Review, v: Version) -> list[str]:
         "At each review revoke the access of anyone who is no longer in the BambooHR directory (reason: left), "
         f"whose department in BambooHR is not {r.team} (reason: moved), or whose last login is more than "
         f"{v.idle} days before the review date (reason: inactive). Everyone else keeps access.",
+        *(
+            [
+                "The access list's employee_id is the person's BambooHR id, and people are matched to "
+                "BambooHR by it: a name or an email on the list may be one the person had when access "
+                "was granted."
+            ]
+            if r.tier.get("aliases")
+            else []
+        ),
         f"Log each revocation in {_log_where(r)}: date, name, tool and reason.",
         f"Tool owner: {v.owner.name} ({v.owner.email}). Tell the owner who lost access {tell}, and tell "
         f"each person who lost access and still works here, with the reason.",
@@ -519,7 +545,7 @@ def plant_log(r: Review) -> None:
 
 
 def solve_log(r: Review) -> None:
-    lines = [[_day(r.today), h.person.name, r.tool, h.reason] for h in r.todo()]
+    lines = [[_day(r.today), h.label, r.tool, h.reason] for h in r.todo()]
     if "log" not in r.seen:  # the log's columns, before adding rows
         r.seen.add("log")
         _log(r).read(r.b, r.log_id)
@@ -527,7 +553,7 @@ def solve_log(r: Review) -> None:
 
 
 def _names(r: Review) -> str:
-    names = [h.person.name for h in r.revoked()]
+    names = [h.label for h in r.revoked()]
     return ", ".join(names) if names else "nobody"
 
 
@@ -557,9 +583,7 @@ def solve_notify(r: Review) -> None:
             continue  # no longer here to tell
         text = f"Hi {h.person.first}, your {r.tool} access was revoked in today's access review ({h.reason})."
         if r.plan.notify == "chat":
-            b.call(
-                "chat__slack_user_post_message", {"channel_id": r.channel, "text": f"{h.person.name}: {text}"}
-            )
+            b.call("chat__slack_user_post_message", {"channel_id": r.channel, "text": f"{h.label}: {text}"})
         else:
             b.call(
                 "email__gmail_send_email",
@@ -603,18 +627,16 @@ def add_checks(r: Review) -> None:
     kept = [h for h in r.holders if not h.reason]
     for h in gone:
         b.goal(
-            f"{h.person.name}'s {r.tool} access is revoked ({h.reason})",
+            f"{h.label}'s {r.tool} access is revoked ({h.reason})",
             {"predicate": "record_absent", "service": "kv", "table": "keys", "where": {"id": r.key(h)}},
         )
-        where = {"name": h.person.name, "tool": r.tool, "reason": h.reason}
-        _log(r).expect_row(
-            b, r.log_id, [h.person.name, r.tool, h.reason], where, f"{h.person.name}, {h.reason}"
-        )
+        where = {"name": h.label, "tool": r.tool, "reason": h.reason}
+        _log(r).expect_row(b, r.log_id, [h.label, r.tool, h.reason], where, f"{h.label}, {h.reason}")
     for h in kept:
-        b.keep("kv", "keys", r.key(h), f"{h.person.name} keeps {r.tool} access")
+        b.keep("kv", "keys", r.key(h), f"{h.label} keeps {r.tool} access")
         if p.log != p.roster:  # the list itself holds every name: only a separate log can be checked
-            b.not_written(p.log, h.person.name, f"{h.person.name} is not logged as revoked")
-    names = [h.person.name for h in gone]
+            b.not_written(p.log, h.label, f"{h.label} is not logged as revoked")
+    names = [h.label for h in gone]
     owner = r.owner
     told = {owner.id} | {h.person.id for h in gone}
     if r.away is not None:  # the away owner and the cover: by who is told today
@@ -676,23 +698,23 @@ def add_checks(r: Review) -> None:
     for h in gone:
         if h.reason == "left":
             if p.notify == "email":
-                b.no_message("email", h.person, f"{h.person.name} left: nobody writes to them")
+                b.no_message("email", h.person, f"{h.label} left: nobody writes to them")
             continue
         if p.notify == "email":
             b.expect_message(
                 "email",
                 h.person,
                 contains=[r.tool, h.reason],
-                description=f"{h.person.name} was told their {r.tool} access was revoked ({h.reason})",
+                description=f"{h.label} was told their {r.tool} access was revoked ({h.reason})",
             )
         else:
             b.goal(
-                f"#{CHANNEL} told {h.person.name} their {r.tool} access was revoked ({h.reason})",
+                f"#{CHANNEL} told {h.label} their {r.tool} access was revoked ({h.reason})",
                 {
                     "predicate": "message_sent",
                     "service": "chat",
                     "to": [r.channel],
-                    "contains": [h.person.name, h.reason],
+                    "contains": [h.label, h.reason],
                 },
             )
     for o in stale:
@@ -702,12 +724,46 @@ def add_checks(r: Review) -> None:
             swap={owner.email: o.email},
         )
     for h, k in zip(gone, kept, strict=False):  # another person on the same list
-        b.trap("near_duplicate", f"{k.person.name} still qualifies for access", swap={r.key(h): r.key(k)})
+        b.trap("near_duplicate", f"{k.label} still qualifies for access", swap={r.key(h): r.key(k)})
+    for k in kept:
+        if k.alias and gone:  # the login under a name they had then: still them, still here
+            b.trap(
+                "near_duplicate",
+                f"{k.label}'s login is {k.person.name}'s, who is still in BambooHR",
+                swap={r.key(gone[0]): r.key(k)},
+            )
     if len(r.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
 
 
 # ---- composition -----------------------------------------------------------------------------------
+# surnames people had when a login was granted (none is a seed company's: a row is nobody else's)
+FORMER = ("Okafor", "Lindqvist", "Marchetti", "Haddad", "Novak", "Castellano", "Brennan", "Sato", "Petrov")
+
+
+def _renamed(b: Builder, p: Person, team: str, login: date, force: dict[str, Any]) -> Holder:
+    """A login granted under the surname `p` had then: the row's name and email are not the ones
+    BambooHR lists, its employee_id is `p`'s, so `p` keeps access. `force["renamed"]` False flips the
+    evidence (draws unchanged): the id is nobody's in BambooHR, a former employee's (left)."""
+    import re
+    from dataclasses import replace
+
+    taken = {e.last for e in b.company.employees} | {e.first for e in b.company.employees}
+    old = b.rng.choice([x for x in FORMER if x not in taken] or [None]) or ""
+    if not old:
+        raise PlantError("no former surname free for a renamed holder")
+    local = re.sub(r"[^a-z]", "", p.first.lower())
+    mail = f"{local}.{old.lower()}@{p.email.split('@')[1]}"
+    ids = [int(emp_id(e.id)) for e in b.company.employees]
+    ghost_id = str(max(ids) + b.rng.randrange(40, 400))
+    if mail.split("@")[0] in {e.email.split("@")[0] for e in b.company.employees}:
+        raise PlantError("a former email is someone's login")
+    if force.get("renamed") is False:
+        ghost = replace(p, id=f"{p.id}-former", last=old, email=mail)
+        return Holder(ghost, reason="left", dept="", login=login, eid=ghost_id)
+    return Holder(p, dept=team, login=login, alias=mail, shown=f"{p.first} {old}")
+
+
 def stages(plan: AccessPlan, away: bool = False, amend: bool = False) -> list[Stage]:
     def nothing(r: Any) -> None:
         return None
@@ -859,6 +915,9 @@ def compose(
         near.login = today - timedelta(days=rng.randrange(old_idle + 1, idle + 1))
     if nkeep >= 3:  # hard: one last login exactly at the limit (not more than it: kept), counted to the day
         holders[nrev + 1].login = today - timedelta(days=idle)
+    last_kept = holders[-1].person
+    if tier.get("aliases") and nkeep >= 3:  # hard: the last one kept holds it under the name they had then
+        holders[-1] = _renamed(b, last_kept, team, holders[-1].login or today, force)
     # tests flip one piece of evidence; the draws above are the same either way
     for why in REASONS:
         h = next((x for x in holders if x.reason == why), None)
@@ -878,6 +937,8 @@ def compose(
     hr = b.svc("hr")
     by_mail = {e["workEmail"].lower(): e for e in hr.employees.all()}
     for h in holders:
+        if h.eid:  # a former employee's login (no HR record: the id is nobody's)
+            continue
         e = by_mail.get(h.person.email.lower())
         if e is None:
             raise PlantError(f"{h.person.name} is not in HR")
@@ -895,7 +956,7 @@ def compose(
             b, CHANNEL, members=list(b.company.employees), topic="Access reviews and revocations"
         )
     if tier.get("amend"):  # the policy's owner changed the tool owner: before today it holds, after not yet
-        new = picked[1 + nver] if more else holders[-1].person
+        new = picked[1 + nver] if more else last_kept
         r.amend = draw_amend(b, requester, new, lambda up: owners[0], plan.notify, force)
         r.amend.channel = r.channel
     if tier.get("away"):
@@ -903,7 +964,7 @@ def compose(
             b,
             # with the change, the absence is of the owner it names: it decides once that holds
             r.amend.value if r.amend is not None else owners[0],
-            {p.id for p in picked} | {h.person.id for h in holders},
+            {p.id for p in picked} | {h.person.id for h in holders} | {last_kept.id},
             plan.notify,
             force,
             quiet={h.person.id for h in holders if h.reason == "left"},
@@ -922,7 +983,7 @@ def compose(
             f"({a.value.email}), not {a.was.name}. The rest of the policy stays as it is. {a.owner.first}"
         )
         plant_amend(b, a, "access policy", text)
-    b.fact(*sorted(h.person.name for h in r.revoked()), str(idle))
+    b.fact(*sorted(h.label for h in r.revoked()), str(idle))
     b.begin()
     writes = {"revoke", "log"}
     for s in st:
