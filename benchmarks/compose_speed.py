@@ -9,8 +9,8 @@ regeneration included. Baselines measured in the same run:
   full, every attack run from s0 in every service, `env.diff` for each write, the attack suite
   replaying the reference, leave-one-out replays keeping every read and every service, the
   regeneration run to the end and compared byte for byte, the gate grounding and replaying the
-  reference twice itself, checks in rubric order with their diagnoses, no garbage-collector
-  freeze); the kept task bytes must be identical, which shows the shortcuts decide as the plain
+  reference twice itself, checks in rubric order with their diagnoses, every check of s0 run
+  (the guards too), no garbage-collector freeze); the kept task bytes must be identical, which shows the shortcuts decide as the plain
   gates do (the verifier's own caches, which never change a verdict, serve both);
 - generation alone, once per task (what any pipeline pays), the floor no gate work can go under;
   the regeneration to the build's end is part of the gates' cost beyond it.
@@ -59,6 +59,7 @@ def plain_gates() -> Iterator[None]:
         verifier._FAILS_FIRST,
         verifier._Ctx.explain,
         gates._alone,
+        gates._initially,
     )
     tasks: dict[int, Any] = {}
     init = verifier.Verdicts.__init__
@@ -97,6 +98,9 @@ def plain_gates() -> Iterator[None]:
     verifier._FAILS_FIRST = {}
     verifier._Ctx.explain = True
     gates._alone = lambda *a: False
+    gates._initially = lambda task, s0: verifier.verify_checks(  # every check on s0, guards too
+        task.rubric, task.initial_state, s0, None, explain=False
+    )
     verifier.Verdicts.__init__ = remember  # type: ignore[method-assign]
     verifier.Verdicts.passed = full  # type: ignore[method-assign]
     adversaries.Prefixes.run = fresh  # type: ignore[method-assign]
@@ -121,6 +125,7 @@ def plain_gates() -> Iterator[None]:
             verifier._FAILS_FIRST,
             verifier._Ctx.explain,
             gates._alone,
+            gates._initially,
         ) = later
 
 

@@ -366,3 +366,32 @@ def test_the_build_digest_tells_apart_database_images_of_the_same_rows() -> None
         return _build_digest(b, Settings(), ())
 
     assert digest(s0) == digest(s0) and digest(s0) != digest(s1)
+
+
+def test_the_initial_verdict_without_the_guards_is_verify_checks(tasks: list[Task]) -> None:
+    """`gates._initially` skips the guards where every goal fails on s0: V and the score are
+    `verify_checks`' on every task, and on the same tasks with a goal that already holds on s0
+    (where the guards decide whether doing nothing earns credit) and with a failing guard."""
+    from compoworld.tasks.model import RubricItem
+    from compoworld.verify.verifier import verify_checks
+
+    holds = {"predicate": "no_changes_except", "allow": []}  # nothing changed: true on s0
+    seen = set()
+    for task in tasks:
+        env = task.environment()
+        s0 = env.initial
+        held = RubricItem(id="held", description="holds on s0", kind="goal", check=holds)
+        # a guard no state passes: the answer is asked for and s0 gives none
+        broken = RubricItem(
+            id="broken",
+            description="fails on s0",
+            kind="guard",
+            check={"predicate": "answer_contains", "value": "no such answer 9f3"},
+        )
+        for rubric in (task.rubric, [*task.rubric, held], [*task.rubric, held, broken]):
+            t = task.model_copy(update={"rubric": rubric})
+            want = verify_checks(rubric, task.initial_state, s0, None, explain=False)
+            got = gates._initially(t, s0)
+            assert (got.passed, got.score) == (want.passed, want.score)
+            seen.add((want.passed, want.score > 0))
+    assert (False, False) in seen and (False, True) in seen  # both paths were taken

@@ -133,7 +133,7 @@ def run_gates(
         where = ": ".join(x.strip() for x in why.splitlines()[1:3])
         out["well_formed"] = f"the initial state of {name} does not fit its model: {where}"
     s0 = env.initial
-    v0 = verify_checks(task.rubric, task.initial_state, s0, None, explain=False)  # V and the score
+    v0 = _initially(task, s0)  # V and the score
     if v0.passed:
         out["initial_unsatisfied"] = "the initial state already satisfies every check"
     elif v0.score > 0:
@@ -227,6 +227,18 @@ def run_gates(
     if leaked:
         out["no_leak"] = f"the instruction names intermediate facts: {leaked}"
     return out
+
+
+def _initially(task: Task, s0: dict[str, Any]) -> Any:
+    """V(s0) and its score, as `verify_checks` gives them (`passed`, `score`). Where every goal
+    check fails on s0, V is 0 and so is the score whatever the guards say (the score is the share
+    of goals that pass), so the guards are not run; otherwise every check is."""
+    goals = [i for i in task.rubric if (i.kind or "goal") == "goal"]
+    if goals:
+        v = verify_checks(goals, task.initial_state, s0, None, explain=False)
+        if not any(c.passed for c in v.checks):
+            return v  # passed False, score 0.0: as with the guards
+    return verify_checks(task.rubric, task.initial_state, s0, None, explain=False)
 
 
 def _without(

@@ -483,11 +483,15 @@ class Derivation:
         if not re.search(r"[A-Za-z]", v) or len(v) < 3:
             return []
         # only capitalised words extend a name ("Acme Retail Group"), never "to" or "the"
-        rx = re.compile(r"(?:[A-Z][\w&'.-]*\s+){0,3}(?i:" + re.escape(v) + r")(?:\s+[A-Z0-9][\w&'.-]*){0,3}")
+        rx = None  # compiled only where a text holds the value (most decoy values are in none)
         out = []
         for text in [self.instruction, *self.arg_strings]:
             if not isinstance(text, str) or v.casefold() not in text.casefold():
                 continue
+            if rx is None:
+                rx = re.compile(
+                    r"(?:[A-Z][\w&'.-]*\s+){0,3}(?i:" + re.escape(v) + r")(?:\s+[A-Z0-9][\w&'.-]*){0,3}"
+                )
             for m in rx.finditer(text):
                 phrase = m.group(0).strip()
                 if phrase.casefold() != v.casefold() and len(phrase) <= 80:

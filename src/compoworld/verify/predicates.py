@@ -909,7 +909,7 @@ class NotWrittenArgs(_Args):
 def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
     """No record created or changed in the service carries the (decoy) value."""
     plain = _text(a.value)
-    want = re.compile(r"(?<![\w.-])" + re.escape(plain) + r"(?![\w@-])")
+    want = _bounded_rx(plain)
     if _MONEYISH.fullmatch(a.value.strip()):
         return _amount_not_written(ctx, a)
     for table in a.tables or ctx.final.tables(a.service):
@@ -930,6 +930,13 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
             if want.search(text) and not (old is not None and want.search(ctx.s0.text_of(old, _record_text))):
                 return False, f"a write in {a.service}.{table} carries {a.value!r}"
     return True, f"no write carries {a.value!r}"
+
+
+# a pure function of the value, kept: a gate run checks the same decoy values in dozens of states,
+# more distinct patterns than `re`'s own cache holds
+@lru_cache(maxsize=4096)
+def _bounded_rx(plain: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w.-])" + re.escape(plain) + r"(?![\w@-])")
 
 
 def _record_text(r: Any) -> str:
