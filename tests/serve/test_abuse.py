@@ -158,6 +158,43 @@ def test_sessions_served_together_get_a_fair_share_and_pauses_count_as_paced(tmp
     assert 0 < s._not_before - time.monotonic() <= PACE * 0.05
 
 
+def test_a_session_whose_calls_are_stopped_at_their_limit_waits_longer(tmp_path: Path) -> None:
+    """A call stopped at a limit (422 resource_limit) did no work: its session owes PACE_STOPPED x
+    its CPU, not PACE x, so a loop of runaway calls keeps a smaller share; an ordinary refusal
+    (invalid arguments) or a call that finished is paced as before."""
+    import time
+
+    from compoworld.core.environment import Environment
+    from compoworld.serve.mcp_server import PACE, PACE_MAX_S, PACE_STOPPED, EnvSession
+
+    rows, cols = 200, [chr(65 + i) for i in range(20)]
+    chain = {
+        str(r): {c: 1 if c == "A" else f"=SUM({chr(ord(c) - 1)}1:{chr(ord(c) - 1)}{rows})" for c in cols}
+        for r in range(1, rows + 1)
+    }
+    s = EnvSession(Environment(services=["sheets"], seed=1), limits=CallLimits(share=None))
+    made, _ = s.run("sheets__google_sheets_create_spreadsheet", {"title": "chain", "data": chain})
+    sid = made["data"]["spreadsheet_id"]
+    s._not_before = 0.0
+    t0 = time.thread_time()
+    stopped, _ = s.run("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})
+    used = time.thread_time() - t0
+    assert stopped["error"]["type"] == "resource_limit"
+    owed = s._not_before - time.monotonic()
+    assert owed > PACE * used * 1.5 and owed <= min(PACE_STOPPED * used, PACE_MAX_S) + 0.01
+    assert PACE_STOPPED > 2 * PACE
+
+    s._not_before = 0.0
+    s._charge_cpu(0.1, wall=0.1)  # the same CPU, finished: PACE x
+    assert s._not_before - time.monotonic() <= PACE * 0.1 + 0.01
+    s._not_before = 0.0
+    s._charge_cpu(0.1, wall=0.1, stopped=True)
+    assert s._not_before - time.monotonic() > PACE * 0.1 * 2
+    s._not_before = 0.0
+    s._charge_cpu(5.0, wall=5.0, stopped=True)  # never more than PACE_MAX_S
+    assert s._not_before - time.monotonic() <= PACE_MAX_S
+
+
 def test_big_state_reads_share_one_pace(tmp_path: Path, monkeypatch) -> None:
     """Big /state responses are paced together: two readers at once each wait for the other's bytes
     too, so the loop's share spent streaming stays the same however many read at once."""

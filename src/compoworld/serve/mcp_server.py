@@ -32,6 +32,11 @@ DEFAULT_STATE_BUDGET = 32 * 1024 * 1024  # bytes of state one session may hold
 PACE = 4.0  # a session that used c CPU seconds in a call waits PACE * c before its next one ...
 PACE_FREE_S = 0.005  # ... unless the call used less than this
 PACE_MAX_S = 10.0
+# A call stopped at a limit (`resource_limit`: CPU time, memory, cells, rows) did no work for the
+# agent, and a session that keeps hitting limits is a runaway loop (or an attack): its next call
+# waits this many times the CPU the stopped call used, so its share of the CPU falls to
+# 1 / (1 + PACE_STOPPED) while an honest session that hits one limit waits at most PACE_MAX_S.
+PACE_STOPPED = 16.0
 # ... and inside a call, heavy loops keep at most this share of the GIL while others want it
 # (`core.limits.Pacer`): the same duty cycle as PACE, spread through the call instead of after it
 FAIR_SHARE = 1 / (1 + PACE)
@@ -48,6 +53,12 @@ def is_reserved(name: str) -> bool:
 # Tool lists are immutable and identical for every session of the same services and mode: build
 # (and let the SDK serialize) them once, not once per session.
 _TOOLS: dict[tuple[str, tuple[str, ...]], list[types.Tool]] = {}
+
+
+def _stopped(envelope: dict[str, Any]) -> bool:
+    """Whether the call was stopped at one of its limits (and so did no work)."""
+    err = envelope.get("error")
+    return isinstance(err, dict) and err.get("type") == "resource_limit"
 
 
 def _args_bytes(args: Any) -> int:
@@ -187,7 +198,7 @@ class EnvSession:
             envelope = self.call(name, arguments)
             text = json.dumps(envelope, ensure_ascii=False)
             self.record(name, arguments, envelope, text)
-        self._charge_cpu(time.thread_time() - cpu, time.perf_counter() - wall)
+        self._charge_cpu(time.thread_time() - cpu, time.perf_counter() - wall, _stopped(envelope))
         return envelope, text
 
     def web_call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -198,7 +209,7 @@ class EnvSession:
         with pacing(self._share):
             envelope = self.env.call(name, arguments or {})
             self.record(name, arguments, envelope, json.dumps(envelope, ensure_ascii=False))
-        self._charge_cpu(time.thread_time() - cpu, time.perf_counter() - wall)
+        self._charge_cpu(time.thread_time() - cpu, time.perf_counter() - wall, _stopped(envelope))
         return envelope
 
     # Fair share: a session's calls may keep the CPU busy for at most 1 / (1 + PACE) of the time.
@@ -206,9 +217,11 @@ class EnvSession:
     # later (an ordinary call uses ~0.1 ms and is never held back). The wait is in the session's
     # own worker thread, under its lock, so only the session that spent the CPU waits. Time the
     # call already spent not running (its fair-share pauses, waiting for the GIL) counts as waited.
-    def _charge_cpu(self, cpu: float, wall: float | None = None) -> None:
+    # A call stopped at a limit owes PACE_STOPPED times its CPU instead.
+    def _charge_cpu(self, cpu: float, wall: float | None = None, stopped: bool = False) -> None:
         if cpu > PACE_FREE_S:
-            owed = min(PACE * cpu, PACE_MAX_S) - (max(0.0, wall - cpu) if wall is not None else 0.0)
+            pace = PACE_STOPPED if stopped else PACE
+            owed = min(pace * cpu, PACE_MAX_S) - (max(0.0, wall - cpu) if wall is not None else 0.0)
             if owed > 0:
                 self._not_before = max(self._not_before, time.monotonic()) + owed
 
