@@ -611,11 +611,10 @@ def workflow_task(
         raise Rejected("plan", f"{fam.name}: the reference changes nothing")
     from compoworld.verify.verifier import verify_checks
 
-    extra = [
-        g
-        for g in trap_guards(b.traps, writes_in, b.instruction, b.calls)
-        if verify_checks([{"id": "g", **g}], s0, s1, b.answer).passed  # never against the reference
-    ]
+    # never against the reference (each guard's verdict is its own: one pass over the state)
+    guards = trap_guards(b.traps, writes_in, b.instruction, b.calls)
+    ref = verify_checks([{"id": "g", **g} for g in guards], s0, s1, b.answer, explain=False)
+    extra = [g for g, r in zip(guards, ref.checks, strict=True) if r.passed]
     from compoworld.tasks.rubric import derive  # content, recipients, answers and guards (issue 23)
 
     checks, collateral = derive(

@@ -1205,14 +1205,15 @@ def derive(
     if guard:
         derived.append(guard)
     derived += d.state_guards(declared)
-    keep = []
-    for item in derived:
-        one = [{"id": "d", **item}]
-        if not verify_checks(one, s0, s1, answer).passed:
-            continue  # never against the reference
-        if item["kind"] == "goal" and verify_checks(one, s0, s0, None).checks[0].passed:
-            continue  # s0 already has it: no progress to credit
-        keep.append(item)
+    # each check's verdict is its own (a pure function of s0, the state and the answer), so all are
+    # verified in one pass per state, the views (and what they decoded and paired) shared
+    ref = verify_checks([{"id": "d", **item} for item in derived], s0, s1, answer, explain=False)
+    # never against the reference
+    held = [item for item, r in zip(derived, ref.checks, strict=True) if r.passed]
+    goals = [item for item in held if item["kind"] == "goal"]
+    at_s0 = verify_checks([{"id": "d", **item} for item in goals], s0, s0, None, explain=False)
+    done = {id(item) for item, r in zip(goals, at_s0.checks, strict=True) if r.passed}
+    keep = [item for item in held if id(item) not in done]  # s0 already has it: no progress to credit
     col = dict(collateral)
     check = dict(col["check"])
     allow = []
