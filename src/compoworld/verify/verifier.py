@@ -303,12 +303,19 @@ class Verdicts:
         order = self._order
         if goals_first:
             order = [i for i in order if self._goal[i]] + [i for i in order if not self._goal[i]]
+        blobs = self._blobs
         for i in order:
             ok = None
             for deps, toks, read_answer, ans, verdict in self._kept[i]:
-                if (not read_answer or ans == answer) and all(
-                    _same(token(d), t, self._blobs) for d, t in zip(deps, toks, strict=True)
-                ):
+                if read_answer and ans != answer:
+                    continue
+                # each read saw the same (a plain loop: this runs for every kept verdict of every
+                # check of every state, and generator frames cost more than the tests)
+                for d, t in zip(deps, toks, strict=True):
+                    got = seen[d] if d in seen else token(d)
+                    if got is not t and not _same(got, t, blobs):
+                        break
+                else:
                     ok = verdict
                     break
             if ok is None:
