@@ -3,7 +3,10 @@ Slack post or Gmail auto-reply names who covers; only its dates against today sa
 and, in the expense run, a receipt paid before but keyed another way in the payouts log. For each:
 the reference passes every gate, lazy solvers fail, and who is asked flips when the evidence flips.
 Also in the credit review: the approver's time off in BambooHR (its note names the cover) where they
-are told by a ticket note, and the policy owner's later change to the limit in their thread."""
+are told by a ticket note, and the policy owner's later change to the limit in their thread. And the
+disguised kinds (the same thing under another key, an aggregate the agent computes): an earlier
+credit logged as one adjustment over a run of days, an access-list login under a name its holder had
+then (only its employee_id is BambooHR's), and a monthly cap that counts this month's payouts."""
 
 from __future__ import annotations
 
@@ -593,3 +596,31 @@ def test_a_login_under_a_name_the_person_had_then_is_still_theirs() -> None:
         env.call(c.tool, c.arguments)
     env.call("kv__delete", {"key": alias})
     assert not verify(theirs, env.snapshot(), None).passed
+
+
+def test_a_monthly_cap_counts_what_the_payouts_log_paid_this_month() -> None:
+    """Hard expense runs cap what an employee is reimbursed in a calendar month (the policy says so,
+    in general words): a claim within its category limit goes for approval when the payouts log
+    already shows enough paid to its employee this month. Paying it (or counting last month's
+    payouts too) fails; when that earlier payout was last month, the claim is paid."""
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    i = _first(s, 71, lambda t: bool(t.meta["composition"]["capped"]))
+    held, paid = _forced(71, i, s), _forced(71, i, s, capped=False)
+    assert held.instruction == paid.instruction and held.services == paid.services
+    assert held.meta["composition"]["capped"] is True and paid.meta["composition"]["capped"] is False
+    one, two = held.meta["composition"]["branches"], paid.meta["composition"]["branches"]
+    assert one.count("pay") == two.count("pay") - 1 and one.count("approval") == two.count("approval") + 1
+    seen = _seen(held)
+    assert "in a calendar month" in seen  # the rule, in general words; nothing names the claim
+    _flips(held, paid)
+    # the claim held back by the cap is within its category limit: only the month's payouts decide it
+    (cid,) = {
+        r.description.split("claim ")[1].split(" ")[0]
+        for r in paid.rubric
+        if re.search(r"claim EXP-\d+ paid", r.description)
+    } - {
+        r.description.split("claim ")[1].split(" ")[0]
+        for r in held.rubric
+        if re.search(r"claim EXP-\d+ paid", r.description)
+    }
+    assert any(cid in r.description and "approve" in r.description for r in held.rubric)

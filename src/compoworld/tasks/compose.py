@@ -21,7 +21,9 @@ the checks then follow from the calls, exactly as for hand-built families (`task
 Evidence, not labels: no planted text says a record is wrong. A closed ticket is closed (its
 status) and already logged (the credits log); an old policy version has an older effective date
 and a new one a date after today; a day credited before is in the credits log (billing applies
-credits to the next invoice, so no payment shows a refund);
+credits to the next invoice, so no payment shows a refund; at the hard tier one request's
+earlier credit is a single adjustment over a run of days, named as a range, so a lookup of a day's
+date misses it);
 a departed account manager is missing from the HR directory. The instruction gives the goal only.
 """
 
@@ -69,6 +71,8 @@ TIERS: dict[str, dict[str, Any]] = {
         # email a person had when access was granted (only its employee_id is BambooHR's)
         "ranges": True,
         "aliases": True,
+        # an aggregate over the payouts log: an employee's monthly cap counts what was paid them this month
+        "caps": True,
     },
 }
 TIER_NAMES = tuple(TIERS)

@@ -13,7 +13,10 @@ Built from the same vocabulary and machinery as the downtime-credit theme (`task
 Evidence, not labels: a person who left is missing from the HR directory; a person who moved has
 another department in HR than the team the access list shows (it records the team at grant time);
 an unused login is a last-login date compared with today's clock and the policy's limit; the
-policy versions differ only in their effective dates; the earlier review's ticket is closed.
+policy versions differ only in their effective dates; the earlier review's ticket is closed. At the
+hard tier one kept holder's row shows the name and email they had when access was granted (a name
+changed since): neither is in BambooHR, only the row's employee_id is, and the policy says people
+are matched by it (a lookup by email revokes a person who is still here).
 """
 
 from __future__ import annotations

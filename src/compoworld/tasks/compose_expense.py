@@ -14,7 +14,10 @@ Evidence, not labels: a claim is a duplicate because its receipt was reimbursed 
 only the payouts log shows (the claims list keeps the last weeks); a claim is over the limit by its
 amount against the category limit of the version in force, which is told by its effective date
 against today (the pages and files name a version number, never a date, and the newest number is
-announced for later); last month's request is closed. No record says any of this.
+announced for later); last month's request is closed. At the hard tier an employee's monthly cap
+counts what the payouts log paid them this month: one claim within its category limit goes for
+approval because earlier claims of theirs were paid yesterday (only the log's dates, against
+today's month, show it). No record says any of this.
 """
 
 from __future__ import annotations
@@ -186,6 +189,9 @@ class Claim:
     currency: str = "USD"  # hard: a claim paid abroad is in EUR or GBP (cents: its USD value)
     foreign: int = 0  # its amount in that currency, in cents
     wrong: int = 0  # its USD value at the latest rate, not its submission day's (a careless sum)
+    capped: bool = (
+        False  # hard: within its limit, but over its employee's monthly cap with this month's payouts
+    )
 
 
 def held(claims: list[Claim], c: Claim) -> int:
@@ -231,6 +237,8 @@ class Run:
     away: Away | None = None  # hard: the approver's out-of-office, naming who covers
     amend: Amend | None = None  # hard: the policy owner's later change of approver, in their thread
     rates: list[list[Any]] = field(default_factory=list)  # hard: (date, currency, USD per unit) rows
+    cap: int = 0  # hard: cents an employee may be reimbursed in a calendar month (0: no cap)
+    month: dict[str, int] = field(default_factory=dict)  # cents paid to each employee this month (the log)
 
     @property
     def today(self) -> date:
@@ -492,6 +500,15 @@ def policy_text(r: Run, v: Version) -> list[str]:
         f"Expense policy. Effective {_day(v.effective)}.",
         f"Per-claim limits by category: {limits}.",
         *fx,
+        *(
+            [
+                f"Each employee is reimbursed at most ${dollars(r.cap)} in a calendar month: what the payouts "
+                "log shows paid to them this month counts, with what this run pays them, and a claim that "
+                "would take them above it goes for approval like a claim above its limit."
+            ]
+            if r.cap
+            else []
+        ),
         f"We pay valid claims within their category limit: add each payment to {_where(r)} (date, claim_id, "
         "employee, amount_usd, receipt).",
         f"A claim above its limit goes to {v.approver.name} ({v.approver.email}) for approval {tell}, with "
@@ -593,7 +610,12 @@ def solve_decide(r: Run) -> None:
     for c in r.claims:
         if c.outcome != "duplicate":
             over = held(r.claims, c) > r.current.limits[c.category] * 100
-            assert over == (c.outcome == "approval"), c
+            if r.cap and not over:  # this month's payouts to them (the log) and this claim, against the cap
+                month = r.month.get(c.person.name, 0) + c.cents
+                assert (month > r.cap) == c.capped, c
+                if c.capped:
+                    r.b.composed(dollars(month))
+            assert (over or c.capped) == (c.outcome == "approval"), c
             if c.split:  # the expense's total is worked out, not read
                 r.b.composed(dollars(held(r.claims, c)))
             if c.currency != "USD":  # converted at the day's rate
@@ -757,6 +779,10 @@ def add_checks(r: Run) -> None:
             b.goal(what, check)
         if c.outcome == "duplicate":
             b.trap("near_duplicate", f"claim {c.cid}'s receipt was reimbursed before", swap={})
+        if c.capped:
+            b.trap(
+                "miscomputed", f"claim {c.cid} paid without this month's earlier payouts to {c.person.name}"
+            )
         if c.split and c.outcome == "approval":
             b.trap(
                 "miscomputed", f"claim {c.cid} held against the limit apart from its expense's other claim"
@@ -776,6 +802,8 @@ def add_checks(r: Run) -> None:
             # a claim abroad at the latest rate, or not converted at all
             dollars(r.total() + sum(c.wrong - c.cents for c in r.paid() if c.currency != "USD")),
             dollars(r.total() + sum(c.foreign - c.cents for c in r.paid() if c.currency != "USD")),
+            # the claim the monthly cap holds back paid as well
+            dollars(r.total() + sum(c.cents for c in r.claims if c.capped)),
         }
         - {total}
     )
@@ -946,6 +974,90 @@ def _convert(b: Builder, claims: list[Claim], limits: dict[str, int]) -> list[li
     return [[_day(d), cur, table[(d, cur)]] for d in days for cur in FX]
 
 
+def _payday(x: list[Any], today: date) -> date:
+    """The day a processed claim of the list was paid (the payouts log's date for its row)."""
+    return min(date.fromisoformat(x[1]) + timedelta(days=2 + int(x[0][4:]) % 6), today - timedelta(days=1))
+
+
+def _capped(claims: list[Claim], at: Claim | None) -> Claim | None:
+    """Hard: the claim a monthly cap holds back: paid by its limit, its employee's only claim the batch
+    pays (their others are not paid: none counts, in any order), neither the first claim paid (an older version flips that one) nor the one at its limit."""
+    pays = [c for c in claims if c.outcome == "pay" and not c.split]
+    for c in pays[1:]:
+        if c is not at and sum(1 for x in pays if x.person.id == c.person.id) == 1:
+            return c
+    return None
+
+
+def _earlier_claims(r: Run, c: Claim, force: dict[str, Any]) -> list[list[Any]]:
+    """Three claims of `c`'s employee (other categories and merchants) processed just before the
+    batch and paid this month (the payouts log's rows for them are dated yesterday), their amounts
+    set by `_cap`. `force["capped"]` False flips the evidence with the same draws: they were
+    submitted and paid last month (so this month holds nothing)."""
+    b, today = r.b, r.today
+    cats = b.rng.sample([x for x in CATEGORIES if x != "meals"], 3)
+    drawn = [(cat, b.rng.choice(MERCHANTS[cat]), f"R-{b.rng.randrange(100000, 999999)}") for cat in cats]
+    month0 = today.replace(day=1)
+    day = today - timedelta(days=2) if force.get("capped", True) else month0 - timedelta(days=10)
+    p = c.person
+    return [
+        [
+            "EXP-0",
+            _day(day),
+            p.name,
+            p.email,
+            cat,
+            merchant,
+            0.0,
+            *(["USD"] if r.rates else []),
+            receipt,
+            "paid",
+        ]
+        for cat, merchant, receipt in drawn
+    ]
+
+
+def _cap(
+    r: Run, c: Claim, earlier: list[list[Any]], old_rows: list[list[Any]], force: dict[str, Any]
+) -> None:
+    """Set the monthly cap above every category limit and above what anyone else is paid this month
+    (the log's rows dated this month and their claims paid in the batch), and the earlier claims'
+    amounts (each within its limit) so that they and `c` together are above it: `c` goes for
+    approval (where `force["capped"]` is False, they were paid last month and `c` is paid)."""
+    today, month0 = r.today, r.today.replace(day=1)
+    mine = {id(x) for x in earlier}
+    month: dict[str, int] = {}
+    for x in old_rows:
+        if id(x) not in mine and x[-1] == "paid" and _payday(x, today) >= month0:
+            month[x[2]] = month.get(x[2], 0) + round(float(x[6]) * 100)
+    batch: dict[str, int] = {}
+    for x in r.claims:
+        if x.outcome == "pay" and x is not c:
+            batch[x.person.name] = batch.get(x.person.name, 0) + x.cents
+    top = max([month.get(n, 0) + batch.get(n, 0) for n in {*month, *batch} if n != c.person.name] or [0])
+    base = month.get(c.person.name, 0)
+    limits = r.current.limits
+    floor = max(top, base + c.cents, max(limits.values()) * 100)
+    cap = (floor // 5000 + 1) * 5000 + r.b.rng.randrange(0, 3) * 5000
+    amount = cap - base - c.cents // 2  # what the earlier claims total
+    lims = [limits[x[4]] * 100 for x in earlier]
+    parts = [amount * lim // sum(lims) // 25 * 25 for lim in lims]
+    parts[0] += (amount - sum(parts)) // 25 * 25
+    if base + c.cents > cap or any(
+        not 1000 <= a <= lim * 95 // 100 for a, lim in zip(parts, lims, strict=True)
+    ):
+        raise PlantError("no monthly cap between the claimants' months")
+    for x, a in zip(earlier, parts, strict=True):
+        x[6] = float(dollars(a))
+    if _payday(earlier[0], today) >= month0:
+        month[c.person.name] = base + sum(parts)
+    r.cap, r.month = cap, month
+    c.capped = month.get(c.person.name, 0) + c.cents > cap
+    assert c.capped == (force.get("capped", True) is not False), (c, cap, month)
+    if c.capped:
+        c.outcome = "approval"
+
+
 def _limits(b: Builder) -> dict[str, int]:
     base = {"meals": (75, 150), "travel": (400, 900), "lodging": (250, 450), "software": (100, 300)}
     return {c: b.rng.randrange(lo // 25, hi // 25 + 1) * 25 for c, (lo, hi) in base.items()}
@@ -1024,6 +1136,7 @@ def compose(
     pairs = 1 if any(c.split for c in claims) and force.get("split") is not False else 0
     if len(keys) - len(set(keys)) != pairs:  # only the split pair is one expense
         raise PlantError("two claims of one person at one merchant on one day")
+    at = None
     if tier["cases"] >= 2:  # hard: the second claim paid is exactly at its limit (not above it: paid)
         at = [c for c in claims if c.outcome == "pay" and not c.split][1]
         at.cents = limits[at.category] * 100
@@ -1087,9 +1200,14 @@ def compose(
                 status,
             ]
         )
+    capped = _capped(claims, at) if tier.get("caps") and today.day > 1 else None
+    earlier = _earlier_claims(r, capped, force) if capped is not None else []
+    old_rows += earlier
     old_rows.sort(key=lambda x: x[1])
     for j, x in enumerate(old_rows):  # claim numbers follow submission order
-        x[0] = f"EXP-{base_no - n_old + j}"
+        x[0] = f"EXP-{base_no - len(old_rows) + j}"
+    if capped is not None:
+        _cap(r, capped, earlier, old_rows, force)
     new_rows = [
         [
             c.cid,
@@ -1223,6 +1341,8 @@ def compose(
         "cover_away": None if r.away is None or r.away.second is None else r.away.cover_on(r.today),
         # the policy owner's change of approver: None (not in play), or whether it holds today
         "amended": None if r.amend is None else r.amend.holds(r.today),
+        # the monthly cap: None (not in play), or whether it holds a claim back
+        "capped": None if not r.cap else any(c.capped for c in claims),
     }
 
 
