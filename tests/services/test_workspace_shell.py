@@ -53,6 +53,10 @@ def test_text_tools_pipes_and_redirection(sh) -> None:
     assert out(sh, "grep -v b t.csv | wc -l") == "2\n"
     assert sh("grep zzz t.csv")["exit_code"] == 1
     assert out(sh, "grep -r -l ',10' .") == "./t.csv\n"
+    # every -e is a pattern: a line matching any of them is printed (the last one alone was kept)
+    assert out(sh, "grep -e ',10' -e '^a' t.csv") == out(sh, "grep -E ',10|^a' t.csv")
+    assert out(sh, "grep -c -e ',10' -e '^a' t.csv") == "2\n"
+    assert out(sh, "grep -e ',1' t.csv") == "a,1\nc,10\n"  # one -e alone is that pattern
     assert out(sh, "wc -l < t.csv") == "4\n"
     assert out(sh, "head -2 t.csv") == "b,2\na,1\n" and out(sh, "tail -n 1 t.csv") == "c,10\n"
     assert out(sh, "false || echo recovered") == "recovered\n"

@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import regex
 
@@ -351,9 +352,12 @@ def _redirects(argv: list[str]) -> tuple[list[str], tuple[str, str] | None, str 
 
 
 # ---- option parsing ------------------------------------------------------------------------
-def _opts(args: list[str], flags: str, valued: str = "") -> tuple[dict[str, str | bool], list[str]]:
-    """Short options (`-in`, `-n 5`, `-n5`); `--` ends them. Unknown options are usage errors."""
-    opts: dict[str, str | bool] = {}
+def _opts(
+    args: list[str], flags: str, valued: str = "", repeated: str = ""
+) -> tuple[dict[str, Any], list[str]]:
+    """Short options (`-in`, `-n 5`, `-n5`); `--` ends them. Unknown options are usage errors. A
+    `repeated` option may come more than once (`grep -e a -e b`): its values are a list."""
+    opts: dict[str, Any] = {}
     rest: list[str] = []
     i = 0
     while i < len(args):
@@ -371,7 +375,10 @@ def _opts(args: list[str], flags: str, valued: str = "") -> tuple[dict[str, str 
                         raise ShellError(f"option requires an argument -- '{c}'", 2)
                     if not a[j + 1 :]:
                         i += 1
-                    opts[c] = val
+                    if c in repeated:
+                        opts.setdefault(c, []).append(val)
+                    else:
+                        opts[c] = val
                     break
                 if c not in flags:
                     raise ShellError(f"invalid option -- '{c}'", 2)
@@ -481,9 +488,9 @@ def c_tail(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
 
 
 def c_grep(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
-    opts, rest = _opts(args, "inrcvlE", "e")
-    if "e" in opts:
-        pattern = str(opts["e"])
+    opts, rest = _opts(args, "inrcvlE", "e", repeated="e")
+    if "e" in opts:  # each -e is a pattern of its own: a line matching any of them matches
+        pattern = "|".join(f"(?:{p})" for p in opts["e"]) if len(opts["e"]) > 1 else opts["e"][0]
     elif rest:
         pattern, rest = rest[0], rest[1:]
     else:
