@@ -31,6 +31,13 @@ _RIVALS = ["Emma Keller", "Malik Costa", "emma.keller@tidewatergroup.com"]
         ("Oscar Murphy, instead of Emma Keller (she is on leave), please approve.", True),
         ("Emma Keller is out of office until March 5, so I am asking you.", True),
         ("Jon Kim's cover Emma Keller is on leave this week.", True),
+        # play wave 9 (cw-70707-000000): the cue is six words on once a lone comma is no word
+        (
+            "Jon Kim is out of office until March 9, and Emma Keller, who covers for him, is out until "
+            "March 8, so this comes to you for approval.",
+            True,
+        ),
+        ("Emma Keller - who covers for him - is out until March 8.", True),
         ("Emma Keller (emma.keller@tidewatergroup.com) is out until March 5.", True),
         # a spray, a hedge, an address, an @-mention: they still name the rival
         ("Please approve: Emma Keller, Oscar Murphy", False),

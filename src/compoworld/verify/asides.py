@@ -64,7 +64,7 @@ _ADDRESS_AFTER = re.compile(
     r"for (?:your |his |her |their )?(?:approval|sign[- ]?off))",
     re.I,
 )
-_WORD = re.compile(r"\S+")
+_WORD = re.compile(r"\S*\w\S*")  # a word has a letter or digit: a lone comma or dash is no word
 
 
 @lru_cache(maxsize=4096)
