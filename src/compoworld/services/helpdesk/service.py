@@ -715,7 +715,8 @@ class HelpdeskService(Service):
         from_email: str | None = None,
         attachments: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Reply to a ticket (the requester receives it). A closed ticket must be reopened before a reply.
+        """Reply to a ticket (the requester receives it). A closed ticket must be reopened before a reply;
+        replying to an Open ticket (status 2) sets it to Pending (3), awaiting the customer.
 
         Args:
             ticket_id: The ID of the ticket.
