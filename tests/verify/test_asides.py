@@ -144,3 +144,21 @@ def test_a_person_guard_reads_free_text_aside_and_recipients_exactly() -> None:
     subject = _sent(_HONEST)
     subject["services"]["email"]["messages"]["m0"]["subject"] = "Emma Keller is out: credit approval"
     assert not _check(guard, subject)[0]  # a title is no free text to be read aside
+
+
+def test_a_message_split_in_posts_may_name_a_rival_aside_but_not_ask_them() -> None:
+    """The collateral check counts posts to one place that name no rival as one message in parts;
+    a rival named aside (as the person guards read it) keeps the split, one asked or proposed does not
+    (play wave 9, cw-70707-000006: a cover chain explained in the first of several approval posts)."""
+    guard = {
+        "predicate": "no_changes_except",
+        "allow": [],
+        "creates": [{"service": "email", "table": "messages", "count": 1}],
+        "rivals": ["Emma Keller", "1219.05"],
+    }
+    first = "Hi Oscar, Jon Kim is away and Emma Keller, who covers for him, is out until March 5."
+    second = "The credit is $896.15, above the limit. Please approve or decline."
+    assert _check(guard, _sent(first, second))[0]
+    assert not _check(guard, _sent("Hi Oscar, Emma Keller or you could approve this.", second))[0]
+    assert not _check(guard, _sent("Emma Keller, please approve this credit.", second))[0]
+    assert not _check(guard, _sent(first, "The credit is $1219.05, above the limit. Please approve."))[0]

@@ -1333,6 +1333,9 @@ def _written(
     return entry[3]
 
 
+_DIGIT = re.compile(r"\d")
+
+
 @predicate("no_changes_except", NoChangesArgs)
 def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
     budget = {(c.service, c.table): c.count for c in a.creates}
@@ -1353,6 +1356,11 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
         texts = [" ".join(str(r[k]) for k in _SPLIT_TEXT if isinstance(r.get(k), str)) for r in adds]
         shapes = {_FIGURES.sub("#", t) for t in texts}
         banned = [*a.forbid, *a.rivals]
+        # a rival person named aside ("X, his cover, is out") names no one to act, as in the person
+        # guards (`value_not_written`); amounts, ids and codes (with digits) are never read aside
+        people = [v for v in banned if isinstance(v, str) and not _DIGIT.search(v) and " " in v.strip()]
+        if people:
+            texts = [named_aside(t, people) for t in texts]
         if len(shapes) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
             budget[st] = len(adds)
     for service, table, key, op in changes:
