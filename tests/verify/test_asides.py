@@ -38,6 +38,11 @@ _RIVALS = ["Emma Keller", "Malik Costa", "emma.keller@tidewatergroup.com"]
             True,
         ),
         ("Emma Keller - who covers for him - is out until March 8.", True),
+        # play wave 9 (cw-80808-000006): a cover chain behind one cue
+        ("Approver notified: Oscar Murphy (covering for Emma Keller / Jon Kim).", True),
+        ("Oscar Murphy approves, not Emma Keller or Jon Kim.", True),
+        ("Emma Keller / Oscar Murphy, please approve.", False),
+        ("Please approve, Emma Keller or Oscar Murphy.", False),
         ("Emma Keller (emma.keller@tidewatergroup.com) is out until March 5.", True),
         # a spray, a hedge, an address, an @-mention: they still name the rival
         ("Please approve: Emma Keller, Oscar Murphy", False),
@@ -162,3 +167,21 @@ def test_a_message_split_in_posts_may_name_a_rival_aside_but_not_ask_them() -> N
     assert not _check(guard, _sent("Hi Oscar, Emma Keller or you could approve this.", second))[0]
     assert not _check(guard, _sent("Emma Keller, please approve this credit.", second))[0]
     assert not _check(guard, _sent(first, "The credit is $1219.05, above the limit. Please approve."))[0]
+
+
+def test_a_split_message_may_name_a_rival_the_work_names_in_another_role() -> None:
+    """`forbid` holds every rival (for optional fields); `rivals` leaves out what the reference's own
+    writes name: a claimant who is also the trap approver ('claim EXP-5052 from Hannah Ibrahim') is
+    part of the work, and one approval post per claim is still one message in parts (play wave 9,
+    cw-80808-000005)."""
+    guard = {
+        "predicate": "no_changes_except",
+        "allow": [],
+        "creates": [{"service": "email", "table": "messages", "count": 1}],
+        "forbid": ["Emma Keller", "Malik Costa"],
+        "rivals": ["Malik Costa"],
+    }
+    first = "Approval needed: claim EXP-5052 from Emma Keller, $84.50, over her monthly cap."
+    second = "Approval needed: claim EXP-5046 from Oscar Murphy, $1309.52, above the travel limit."
+    assert _check(guard, _sent(first, second))[0]
+    assert not _check(guard, _sent(first, second.replace("Oscar Murphy", "Malik Costa")))[0]

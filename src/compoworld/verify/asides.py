@@ -87,12 +87,16 @@ def _head_words(text: str, n: int) -> str:
 def _is_aside(before: str, after: str, subject: bool) -> bool:
     """Whether one mention (with the rest of its sentence before and after it) is named aside."""
     near_before, near_after = _tail_words(before, _BEFORE_WORDS), _head_words(after, _AFTER_WORDS)
-    if _HEDGE.search(near_before) or _HEDGE.search(near_after):
-        return False  # "Yara or Emma Keller", "maybe Emma Keller?": candidates side by side
+    if _HEDGE.search(near_before):
+        return False  # "Yara or Emma Keller", "maybe Emma Keller": candidates side by side
     if _MENTION_BEFORE.search(before) or _MENTION_AFTER.match(after):
         return False  # an @-mention or a handle calls on them, whatever the sentence says
     if _RULED_OUT_BEFORE.search(near_before):
-        return True  # "instead of Emma Keller, please approve": the ask is the reader's
+        # "instead of Emma Keller, please approve": the ask is the reader's; "covering for Emma
+        # Keller / Jon Kim": what follows is ruled out with them
+        return True
+    if _HEDGE.search(near_after):
+        return False  # "Emma Keller or Yara", "Emma Keller?"
     if _ADDRESS_AFTER.match(after) or _ADDRESS_BEFORE.search(before):
         return False  # "Emma Keller, please approve", "please approve: Emma Keller", "approver: X"
     return subject or bool(_RULED_OUT_AFTER.search(near_after))

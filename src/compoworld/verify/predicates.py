@@ -1355,7 +1355,9 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
         # gives alternatives, not parts)
         texts = [" ".join(str(r[k]) for k in _SPLIT_TEXT if isinstance(r.get(k), str)) for r in adds]
         shapes = {_FIGURES.sub("#", t) for t in texts}
-        banned = [*a.forbid, *a.rivals]
+        # (`rivals` holds every trap value but those the reference's own writes name: a claimant who
+        # is also a trap approver is named by the work; `forbid` keeps them, for optional fields)
+        banned = a.rivals
         # a rival person named aside ("X, his cover, is out") names no one to act, as in the person
         # guards (`value_not_written`); amounts, ids and codes (with digits) are never read aside
         people = [v for v in banned if isinstance(v, str) and not _DIGIT.search(v) and " " in v.strip()]
