@@ -129,6 +129,11 @@ def test_a_receipt_keyed_another_way_is_still_a_duplicate() -> None:
         assert len(told) == 2
         receipts = [str(a).split("receipt ")[1].split(" ")[0] for a in told]
         assert any(r not in " ".join(logs) for r in receipts), receipts
+        # ... and it is no odd one out: older payouts of other claims were keyed by hand too (from
+        # play: "the only receipt without the R- prefix" gave the duplicate away)
+        forms = r"(?<![\w-])(?:R|RCPT-|RCPT |rcpt-)?(\d{6})(?!\w)"
+        hand = set(re.findall(forms, " ".join(logs))) - set(re.findall(r"R-(\d{6})", " ".join(logs)))
+        assert len(hand - {r[-6:] for r in receipts}) >= 1, hand
         # paying that claim as well (an exact lookup of its receipt finds nothing) fails the task
         cid = re.search(r"claim (EXP-\d+)", str(told[1])).group(1)
         writes = ("sql__write_query", "workspace__shell", "sheets__google_sheets_append_rows")

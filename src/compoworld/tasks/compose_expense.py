@@ -998,7 +998,13 @@ def _earlier_claims(r: Run, c: Claim, force: dict[str, Any]) -> list[list[Any]]:
     cats = b.rng.sample([x for x in CATEGORIES if x != "meals"], 3)
     drawn = [(cat, b.rng.choice(MERCHANTS[cat]), f"R-{b.rng.randrange(100000, 999999)}") for cat in cats]
     month0 = today.replace(day=1)
-    day = today - timedelta(days=2) if force.get("capped", True) else month0 - timedelta(days=10)
+    # submitted on days of their own, paid from the month's first day to yesterday (`_payday`: two
+    # days after), so they sit among the month's other payouts, not together on one date
+    first = month0 - timedelta(days=2)
+    span = [first + timedelta(days=i) for i in range((today - timedelta(days=2) - first).days + 1)]
+    days = sorted(b.rng.sample(span, 3) if len(span) >= 3 else [b.rng.choice(span) for _ in cats])
+    if force.get("capped", True) is False:  # the same draws, a month earlier: this month holds none
+        days = [month0 - timedelta(days=10 + i) for i in range(3)]
     p = c.person
     return [
         [
@@ -1013,7 +1019,7 @@ def _earlier_claims(r: Run, c: Claim, force: dict[str, Any]) -> list[list[Any]]:
             receipt,
             "paid",
         ]
-        for cat, merchant, receipt in drawn
+        for (cat, merchant, receipt), day in zip(drawn, days, strict=True)
     ]
 
 
@@ -1247,13 +1253,17 @@ def compose(
         p = rng.choice(others)
         cat = rng.choice(CATEGORIES)
         day = today - timedelta(days=rng.randrange(70, 160))
+        number = f"{rng.randrange(100000, 999999)}"
+        # months ago receipts were keyed by hand, in whatever form the clerk wrote (a duplicate's
+        # receipt written another way is then no odd one out)
+        form = rng.choice(RECEIPT_FORMS) if tier["cases"] >= 2 and rng.random() < 0.4 else "R-{}"
         hist.append(
             [
                 _day(day),
                 f"EXP-{base_no - n_old - 200 + j * 7}",
                 p.name,
                 float(dollars(rng.randrange(2000, 30000))),
-                f"R-{rng.randrange(100000, 999999)}",
+                form.format(number),
             ]
         )
     for k, c in enumerate(x for x, o in zip(claims, plan_out, strict=True) if o == "duplicate"):
