@@ -617,6 +617,11 @@ def test_a_monthly_cap_counts_what_the_payouts_log_paid_this_month() -> None:
     assert one.count("pay") == two.count("pay") - 1 and one.count("approval") == two.count("approval") + 1
     seen = _seen(held)
     assert "in a calendar month" in seen  # the rule, in general words; nothing names the claim
+    # the month's payouts are not the capped employee's alone (from play: that gave it away)
+    month = re.findall(r"'A': '(\d{4}-\d\d)-\d\d', 'B': 'EXP-\d+', 'C': '([^']+)'", seen)
+    assert month, "the payouts log is a sheet in this draw"
+    this = max(m for m, _ in month)
+    assert len({who for m, who in month if m == this}) >= 2, month
     _flips(held, paid)
     # the claim held back by the cap is within its category limit: only the month's payouts decide it
     (cid,) = {

@@ -1186,11 +1186,14 @@ def compose(
     n_old = max(0, rng.randrange(lo, hi + 1) - len(claims))
     others = [p for p in rest if p.id not in {c.person.id for c in claims}] + [c.person for c in claims]
     old_rows: list[list[Any]] = []
+    # with a monthly cap, claims processed in the last days were paid this month too (so its month's
+    # payouts are not the capped employee's alone: from play, "the only March payouts" gave it away)
+    recent = 3 if tier.get("caps") else 10
     for j in range(n_old):
         p = rng.choice(others)
         cat = rng.choice(CATEGORIES)
         cents = rng.randrange(drawn[cat] * 20, drawn[cat] * 90) + rng.choice((0, 25, 50))
-        day = today - timedelta(days=rng.randrange(10, 60))
+        day = today - timedelta(days=rng.randrange(recent, 60))
         status = "paid" if rng.random() < 0.9 else "rejected"
         old_rows.append(
             [
