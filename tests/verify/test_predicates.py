@@ -152,3 +152,42 @@ def test_weighted_score_and_v() -> None:
     r = verify_checks(rubric, S0, S0, "yes")
     assert r.score == 0.75 and not r.passed and r.V == 0
     assert verify_checks(rubric, S0, S0, "yes and no").V == 1
+
+
+def test_a_message_sent_in_posts_to_one_place_carries_what_they_carry_together() -> None:
+    """A long message split in posts to one channel counts as the message (an access review's list of
+    names in two posts); posts to other places, or one naming a rival, add nothing to it."""
+
+    def posts(*texts: tuple[str, str]) -> dict:
+        msgs = {
+            **S0["services"]["chat"]["messages"],
+            **{
+                str(i + 2): {"ts": str(i + 2), "channel": c, "user": "U1", "text": t}
+                for i, (c, t) in enumerate(texts)
+            },
+        }
+        return state(
+            chat={"messages": msgs, "_meta": {}},
+            email=S0["services"]["email"],
+            calendar=S0["services"]["calendar"],
+        )
+
+    check = {
+        "predicate": "message_sent",
+        "service": "chat",
+        "to": "C1",
+        "contains": ["Yara Larsen", "Felix Larsen"],
+        "exclude": ["Omar Baker"],
+    }
+    assert run(
+        check, posts(("C1", "Revoked today: Yara Larsen (left)."), ("C1", "And Felix Larsen (moved)."))
+    ).passed
+    assert run(check, posts(("C1", "Revoked: Yara Larsen and Felix Larsen."))).passed
+    assert not run(
+        check, posts(("C1", "Revoked today: Yara Larsen (left)."), ("C2", "And Felix Larsen."))
+    ).passed
+    assert not run(
+        check,
+        posts(("C1", "Revoked today: Yara Larsen (left)."), ("C1", "Felix Larsen and Omar Baker (moved).")),
+    ).passed
+    assert not run(check, posts(("C1", "Revoked today: Yara Larsen (left)."))).passed

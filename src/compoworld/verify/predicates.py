@@ -350,9 +350,38 @@ def message_sent(ctx: CheckContext, a: MessageArgs) -> tuple[bool, str]:
     hits = _messages(ctx, a)
     if hits:
         return True, f"{len(hits)} matching message(s) sent"
+    parts = _message_in_parts(ctx, a)
+    if parts:
+        return True, f"one message sent in {parts} posts to one place"
     if not ctx.explain:
         return False, ""
     return False, f"0 matching message(s) sent: {_message_miss(ctx, a)}"
+
+
+def _message_in_parts(ctx: CheckContext, a: MessageArgs) -> int:
+    """How many posts to one place, none naming a rival, carry what one message must between them
+    (a careful colleague may split a long message: the owner's list in two posts); 0 if none do."""
+    forms = [a.to] if isinstance(a.to, str) else list(a.to or [])
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for r in _sent(ctx, a.service):
+        rcpt = _recipients(a.service, r)
+        if forms and not any(person_matches(v, forms) for v in rcpt):
+            continue
+        if a.exclusive and not all(person_matches(v, forms) for v in rcpt):
+            continue
+        if a.exclude and _names_rival(_message_text(a.service, r), a.contains, a.exclude):
+            continue
+        groups.setdefault(place(r), []).append(r)
+    for where, posts in groups.items():
+        if where is None or len(posts) < 2:
+            continue
+        text = " ".join(_message_text(a.service, r) for r in posts)
+        subject = a.subject_contains is None or any(
+            _text(a.subject_contains) in _text(r.get("subject")) for r in posts
+        )
+        if subject and all(text_has(text, c) for c in a.contains):
+            return len(posts)
+    return 0
 
 
 def _message_miss(ctx: CheckContext, a: MessageArgs) -> str:
