@@ -1802,26 +1802,16 @@ def _compose_credit(
     ids = {x for c in cases for x in (c.ticket, c.old_ticket, c.found.get("newer"))} | {w.decoy_ticket}
     amounts = {c.amount for c in cases}
     for c in cases:
-        rivals = {
-            c.naive,
-            c.stale,
-            c.found.get("wide", c.amount),
-            c.found.get("mid", c.amount),
-            c.found.get("whole", c.amount),
-        } - {c.amount}
+        # the totals of a window the customer corrected later, and less a whole adjustment
+        other = {c.found.get(k, c.amount) for k in ("wide", "mid", "whole")}
+        rivals = {c.naive, c.stale, *other} - {c.amount}
         if any(x % 100 == 0 and x // 100 in ids for x in rivals):
             raise PlantError("a rival total equals a ticket's number")
         if rivals & amounts:  # its guard would trip on another request's right amount
             raise PlantError("a rival total of one request is another's amount")
         # the log's guards: the earlier request's own total is logged by design, never guarded there
         paid = c.amount + c.found.get("invoiced", 0)
-        guarded = {
-            c.naive,
-            c.found.get("wide", c.amount),
-            c.found.get("mid", c.amount),
-            c.found.get("whole", c.amount),
-            paid,
-        } - {c.amount}
+        guarded = {c.naive, *other, paid} - {c.amount}
         if {dollars(x) for x in guarded} & w.found.get("logged", set()):
             raise PlantError("a rival total is an amount the log holds already")  # its guard would trip
     add_checks(w)

@@ -16,7 +16,7 @@ amount against the category limit of the version in force, which is told by its 
 against today (the pages and files name a version number, never a date, and the newest number is
 announced for later); last month's request is closed. At the hard tier an employee's monthly cap
 counts what the payouts log paid them this month: one claim within its category limit goes for
-approval because earlier claims of theirs were paid yesterday (only the log's dates, against
+approval because earlier claims of theirs were paid this month (only the log's dates, against
 today's month, show it). No record says any of this.
 """
 
@@ -189,9 +189,8 @@ class Claim:
     currency: str = "USD"  # hard: a claim paid abroad is in EUR or GBP (cents: its USD value)
     foreign: int = 0  # its amount in that currency, in cents
     wrong: int = 0  # its USD value at the latest rate, not its submission day's (a careless sum)
-    capped: bool = (
-        False  # hard: within its limit, but over its employee's monthly cap with this month's payouts
-    )
+    # hard: within its limit, but over its employee's monthly cap with this month's payouts
+    capped: bool = False
 
 
 def held(claims: list[Claim], c: Claim) -> int:
@@ -991,8 +990,8 @@ def _capped(claims: list[Claim], at: Claim | None) -> Claim | None:
 
 def _earlier_claims(r: Run, c: Claim, force: dict[str, Any]) -> list[list[Any]]:
     """Three claims of `c`'s employee (other categories and merchants) processed just before the
-    batch and paid this month (the payouts log's rows for them are dated yesterday), their amounts
-    set by `_cap`. `force["capped"]` False flips the evidence with the same draws: they were
+    batch and paid this month (the payouts log dates them from the month's first day to
+    yesterday), their amounts set by `_cap`. `force["capped"]` False flips the evidence with the same draws: they were
     submitted and paid last month (so this month holds nothing)."""
     b, today = r.b, r.today
     cats = b.rng.sample([x for x in CATEGORIES if x != "meals"], 3)
@@ -1239,19 +1238,7 @@ def compose(
     # duplicates' receipts under earlier claim numbers
     # a payout is dated the day it was paid, some days after the claim came in (never today): the
     # log's date column is the payment date, as the rows the work appends are
-    hist = [
-        [
-            _day(
-                min(
-                    date.fromisoformat(x[1]) + timedelta(days=2 + int(x[0][4:]) % 6),
-                    today - timedelta(days=1),
-                )
-            )
-        ]
-        + [x[0], x[2], x[6], x[-2]]
-        for x in old_rows
-        if x[-1] == "paid"
-    ]
+    hist = [[_day(_payday(x, today)), x[0], x[2], x[6], x[-2]] for x in old_rows if x[-1] == "paid"]
     for j in range(rng.randrange(8, 16)):
         p = rng.choice(others)
         cat = rng.choice(CATEGORIES)

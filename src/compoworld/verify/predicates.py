@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -305,16 +305,22 @@ def text_has(text: str, fact: Any) -> bool:
     return carries(text, fact)
 
 
-def _messages(ctx: CheckContext, a: MessageArgs) -> list[dict[str, Any]]:
-    """The messages sent that match (without `ctx.explain`: the first one, if any)."""
+def _sent_to(ctx: CheckContext, a: MessageArgs) -> Iterator[dict[str, Any]]:
+    """The messages sent to `a.to` (only to them, where `a.exclusive`), in order."""
     forms = [a.to] if isinstance(a.to, str) else list(a.to or [])
-    out = []
     for r in _sent(ctx, a.service):
         rcpt = _recipients(a.service, r)
         if forms and not any(person_matches(v, forms) for v in rcpt):
             continue
         if a.exclusive and not all(person_matches(v, forms) for v in rcpt):
             continue
+        yield r
+
+
+def _messages(ctx: CheckContext, a: MessageArgs) -> list[dict[str, Any]]:
+    """The messages sent that match (without `ctx.explain`: the first one, if any)."""
+    out = []
+    for r in _sent_to(ctx, a):
         text = _message_text(a.service, r)
         # every condition must hold: the rival reading, the dearest, is asked last
         if not (
@@ -361,23 +367,18 @@ def message_sent(ctx: CheckContext, a: MessageArgs) -> tuple[bool, str]:
 def _message_in_parts(ctx: CheckContext, a: MessageArgs) -> int:
     """How many posts to one place, none naming a rival, carry what one message must between them
     (a careful colleague may split a long message: the owner's list in two posts); 0 if none do."""
-    forms = [a.to] if isinstance(a.to, str) else list(a.to or [])
-    groups: dict[str | None, list[dict[str, Any]]] = {}
-    for r in _sent(ctx, a.service):
-        rcpt = _recipients(a.service, r)
-        if forms and not any(person_matches(v, forms) for v in rcpt):
+    groups: dict[str | None, list[tuple[dict[str, Any], str]]] = {}
+    for r in _sent_to(ctx, a):
+        text = _message_text(a.service, r)
+        if a.exclude and _names_rival(text, a.contains, a.exclude):
             continue
-        if a.exclusive and not all(person_matches(v, forms) for v in rcpt):
-            continue
-        if a.exclude and _names_rival(_message_text(a.service, r), a.contains, a.exclude):
-            continue
-        groups.setdefault(place(r), []).append(r)
+        groups.setdefault(place(r), []).append((r, text))
     for where, posts in groups.items():
         if where is None or len(posts) < 2:
             continue
-        text = " ".join(_message_text(a.service, r) for r in posts)
+        text = " ".join(t for _, t in posts)
         subject = a.subject_contains is None or any(
-            _text(a.subject_contains) in _text(r.get("subject")) for r in posts
+            _text(a.subject_contains) in _text(r.get("subject")) for r, _ in posts
         )
         if subject and all(text_has(text, c) for c in a.contains):
             return len(posts)
