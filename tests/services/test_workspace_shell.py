@@ -29,6 +29,8 @@ def out(sh, command: str, **kw) -> str:
 def test_files_and_directories(sh) -> None:
     out(sh, "mkdir -p work/a/b && touch work/a/b/x.txt && echo hello > work/a/y.txt")
     assert out(sh, "ls work/a") == "b/\ny.txt\n"
+    # -R lists each subdirectory under its own header, depth first (it was accepted and ignored)
+    assert out(sh, "ls -R work") == "work:\na/\n\nwork/a:\nb/\ny.txt\n\nwork/a/b:\nx.txt\n"
     assert out(sh, "find work -type f") == "work/a/b/x.txt\nwork/a/y.txt\n"
     assert out(sh, "find work -name '*.txt' -type f | wc -l") == "2\n"
     out(sh, "cp work/a/y.txt work/z.txt && mv work/z.txt work/w.txt && cat work/w.txt")

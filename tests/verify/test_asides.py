@@ -185,3 +185,24 @@ def test_a_split_message_may_name_a_rival_the_work_names_in_another_role() -> No
     second = "Approval needed: claim EXP-5046 from Oscar Murphy, $1309.52, above the travel limit."
     assert _check(guard, _sent(first, second))[0]
     assert not _check(guard, _sent(first, second.replace("Oscar Murphy", "Malik Costa")))[0]
+
+
+def test_one_post_per_record_is_parts_and_the_same_post_with_another_figure_is_not() -> None:
+    """Posts that differ only in their figures are one message sent again (an alternative); posts
+    alike but about different records, one per claim, are parts (play, cw-31337-000008)."""
+    guard = {
+        "predicate": "no_changes_except",
+        "allow": [],
+        "creates": [{"service": "email", "table": "messages", "count": 1}],
+        "rivals": ["Malik Costa"],
+    }
+    per_claim = (
+        "Please approve claim EXP-7930: $90.00, software.",
+        "Please approve claim EXP-7931: $96.75, software.",
+    )
+    assert _check(guard, _sent(*per_claim))[0]
+    again = (
+        "Please approve claim EXP-7930: $90.00, software.",
+        "Please approve claim EXP-7930: $96.75, software.",
+    )
+    assert not _check(guard, _sent(*again))[0]

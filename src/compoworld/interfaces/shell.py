@@ -428,7 +428,7 @@ def c_ls(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
     opts, paths = _opts(args, "la1R")
     out: list[str] = []
     code = 0
-    for i, a in enumerate(paths or ["."]):
+    for a in paths or ["."]:
         p = ctx.path(a)
         if not ctx.tree.exists(p):
             ctx.stderr.append(f"ls: cannot access '{a}': No such file or directory\n")
@@ -437,18 +437,27 @@ def c_ls(ctx: _Ctx, args: list[str], stdin: str | None) -> tuple[str, int]:
         if ctx.tree.is_file(p):
             out.append(_ls_line(ctx, p, a, opts))
             continue
-        if len(paths) > 1:
-            out.append(("" if i == 0 else "\n") + f"{a}:")
-        for child in ctx.tree.children(p):
-            name = posixpath.basename(child)
-            if name.startswith(".") and not opts.get("a"):
-                continue
-            out.append(
-                _ls_line(
-                    ctx, child, name + ("/" if ctx.tree.is_dir(child) and not opts.get("l") else ""), opts
-                )
-            )
+        _ls_dir(ctx, p, a, opts, out, header=len(paths) > 1 or bool(opts.get("R")))
     return _join(out), code
+
+
+def _ls_dir(ctx: _Ctx, p: str, shown: str, opts: dict, out: list[str], header: bool) -> None:
+    """One directory's entries (under a `shown:` header where several are listed); with -R, then
+    each subdirectory's, depth first, as `ls -R` does."""
+    if header:
+        out.append(("\n" if out else "") + f"{shown}:")
+    subdirs = []
+    for child in ctx.tree.children(p):
+        name = posixpath.basename(child)
+        if name.startswith(".") and not opts.get("a"):
+            continue
+        is_dir = ctx.tree.is_dir(child)
+        out.append(_ls_line(ctx, child, name + ("/" if is_dir and not opts.get("l") else ""), opts))
+        if is_dir:
+            subdirs.append((child, posixpath.join(shown, name)))
+    if opts.get("R"):
+        for child, name in subdirs:
+            _ls_dir(ctx, child, name, opts, out, header=True)
 
 
 def _ls_line(ctx: _Ctx, p: str, shown: str, opts: dict) -> str:

@@ -701,7 +701,10 @@ PLACE_FIELDS = (
 
 # what a message says, to tell its parts apart (ids and timestamps differ in every post)
 _SPLIT_TEXT = ("text", "body", "content", "message", "subject", "html", "body_text", "comment")
-_FIGURES = re.compile(r"\d[\d,.]*")
+# the figures of a post (amounts, dates, counts), not the digits of a record's id ("EXP-7930",
+# "R960477"): posts that differ only in figures are one message sent again with another figure (an
+# alternative), posts about different records (one per claim) are parts
+_FIGURES = re.compile(r"(?<!\w)(?<![A-Za-z]-)\d[\d,.-]*")
 
 
 def place(r: dict[str, Any]) -> str | None:
