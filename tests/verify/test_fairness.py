@@ -116,6 +116,36 @@ def test_mentions_pass_and_a_wrong_mention_fails_on_generated_tasks(hard) -> Non
     assert tried >= 2 and held >= 2, (tried, held)
 
 
+def test_a_guard_reads_the_people_it_names_and_spares_in_all_their_forms() -> None:
+    """An approval post that asks the cover by @handle or first name, and names the away approver
+    only as a claimant, asks the cover (seed 4243's expense runs failed `mention_forms` on it); the
+    same post asking the away approver by @-mention instead still fails its guard."""
+    from compoworld.tasks.generator import Settings, generate_task
+    from compoworld.tasks.model import Task
+
+    tried = 0
+    for i in (19, 29):
+        t = Task.model_validate(generate_task(4243, i, Settings(k=5, difficulty="hard")))
+        calls = V.mention_forms(t, V._calls(t))
+        assert calls is not None
+        ok, why = V.run_variant(t, calls, t.answer)
+        assert ok, (t.id, why)
+        guard = next(c for c in t.rubric if c.kind == "guard" and "out of office" in c.description)
+        away, cover = guard.check["contains"][0]["forms"], guard.check["exclude"]
+        mention = next(f for f in away if f.startswith("<@"))
+        wrong = [
+            {**c, "arguments": {**c["arguments"], "text": c["arguments"]["text"].replace(cover[0], mention)}}
+            if c["tool"].startswith("chat__") and cover[0] in str(c["arguments"].get("text"))
+            else c
+            for c in V._calls(t)
+        ]
+        final, _, _ = replay(t.environment(), wrong)
+        r = verify(t, final, t.answer)
+        assert not r.passed and guard.id in {c.id for c in r.checks if not c.passed}, t.id
+        tried += 1
+    assert tried == 2
+
+
 # ---- 2. a failed check says what it looked for and what came closest -----------------------------
 def test_a_failed_message_check_names_what_it_wanted_and_the_nearest_message() -> None:
     s0 = _chat(_USERS)

@@ -666,6 +666,14 @@ def _who_approves(w: Work, v: Version) -> str:
     return who
 
 
+def _approver_cell(w: Work, v: Version) -> str:
+    """Who approves, as a policy sheet's cell: the approver, or the account manager and (where the
+    work checks people) who approves once they have left."""
+    if not w.plan.account:
+        return v.fallback.email
+    return "account manager" + (f"; if they left, {v.fallback.email}" if w.plan.people else "")
+
+
 def policy_text(w: Work, v: Version) -> list[str]:
     reply = (
         "reply to the customer's ticket with the credited amount and resolve the ticket"
@@ -734,8 +742,10 @@ def _has_amend(plan: Plan, tier: dict[str, Any]) -> bool:
 
 
 def plant_policy(w: Work) -> None:
-    head = ["effective_from", "credit_limit_usd", "fallback_approver", "rules"]
-    texts = [(v.effective, [v.limit, v.fallback.email], policy_text(w, v)) for v in w.versions]
+    # the approver column says what the rules say (from play: a bare "fallback_approver" beside an
+    # account manager who approves explained nothing)
+    head = ["effective_from", "credit_limit_usd", "approver", "rules"]
+    texts = [(v.effective, [v.limit, _approver_cell(w, v)], policy_text(w, v)) for v in w.versions]
     plant_versions(w.b, w.plan.policy, "Service credit policy", "service_credits", head, texts)
 
 

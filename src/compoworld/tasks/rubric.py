@@ -498,6 +498,19 @@ class Derivation:
                     out.append(phrase)
         return sorted(set(out))[:8]
 
+    def mentions(self, x: Any) -> list[str]:
+        """The other forms that name the person a full name names ([] for anything else): their
+        address, a first or last name nobody else has, their chat handle or @-mention."""
+        p = self.people.get(x.strip().casefold()) if isinstance(x, str) and " " in x.strip() else None
+        if not p or p[0].casefold() != x.strip().casefold():
+            return []
+        return [f for f in self._person(p)["forms"] if f.casefold() != x.strip().casefold()]
+
+    def mentioned(self, x: Any) -> Any:
+        """A full name a guarded message may carry, as the person named by it or by a mention."""
+        more = self.mentions(x)
+        return {"kind": "person", "forms": [x, *more]} if more else x
+
     def person_fact(self, x: Any, names: bool = False) -> Any:
         """An address a text must carry, as the person: their name passes too (the docs promise it).
         With `names`, a full name a message must carry is the person too: their address, a first or
@@ -1085,8 +1098,14 @@ def refine(items: list[dict[str, Any]], d: Derivation) -> list[dict[str, Any]]:
                 for x in check["exclude"]
                 if _guardable(str(x), d, words_ok=True) and not any(word_in(f, str(x)) for f in facts if f)
             ]
+        if p in ("message_sent", "message_not_sent") and check.get("exclude"):
+            # a rival person is named in their other forms too (a handle or @-mention names one user)
+            check["exclude"] = list(dict.fromkeys(y for x in check["exclude"] for y in (x, *d.mentions(x))))
         if p == "message_sent" and check.get("contains"):
             check["contains"] = [d.person_fact(x, names=True) for x in check["contains"]]
+        if p == "message_not_sent" and check.get("contains"):
+            # a guard's person is named in their other forms too (a shared first name names nobody)
+            check["contains"] = [d.mentioned(x) for x in check["contains"]]
         if p in ("record_exists", "record_absent") and check.get("where"):
             check["where"] = {k: d.person_matcher(m) for k, m in check["where"].items()}
         if p == "answer_matches" and check.get("kind") == "number":
