@@ -134,6 +134,33 @@ def test_a_persona_world_at_k4_crossing_every_interface_gets_composed_work() -> 
         ) >= 3
 
 
+def test_a_persona_world_draws_only_personas_some_composed_work_fits(monkeypatch) -> None:
+    # a persona without Freshdesk has no plan crossing the web app at K = 4: drawing it only to
+    # reject the index made 129 of 159 draws on a 3-persona world plan rejections
+    import random
+
+    from compoworld.tasks import generator
+
+    common = ["calendar", "chat", "email", "sheets", "workspace"]
+    idx = {
+        "personas": {
+            "p0": {"services": [*common, "crm"], "world_seed": 1},
+            "p1": {"services": [*common, "helpdesk"], "world_seed": 2},
+        },
+        "day_choices": [3, 4],
+    }
+    monkeypatch.setattr(generator, "_world_index", lambda folder: idx)
+    s = Settings(k=4, difficulty="hard", interfaces=("cli", "gui", "mcp"))
+    fits = [generator.composed_fits(s, [*p["services"], "browser"]) for p in idx["personas"].values()]
+    assert fits == [False, True]
+    drawn = {
+        generator.persona_day("w", random.Random(i), lambda sv: generator.composed_fits(s, sv))["persona"]
+        for i in range(20)
+    }
+    assert drawn == {"p1"}
+    assert {generator.persona_day("w", random.Random(i))["persona"] for i in range(20)} == {"p0", "p1"}
+
+
 def test_the_batch_is_what_the_list_shows_submitted_and_the_list_is_left_as_it_is() -> None:
     """From play: "the February claims are in" on March 2 left claims of March 1 in doubt, and the
     earlier claims showing paid or rejected led a careful agent to set the batch's statuses too. The

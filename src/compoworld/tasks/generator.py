@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
@@ -181,10 +182,14 @@ def _world_index(folder: str) -> dict[str, Any]:
     return world_index(folder)
 
 
-def persona_day(folder: str, rng: Any) -> dict[str, Any]:
-    """Draw a persona and a day of a built world (recorded in the task as its s0)."""
+def persona_day(folder: str, rng: Any, fits: Callable[[list[str]], bool] | None = None) -> dict[str, Any]:
+    """Draw a persona and a day of a built world (recorded in the task as its s0); with `fits`, among
+    the personas whose services some piece of work fits (others would only be drawn to be rejected)."""
     idx = _world_index(folder)
-    pid = rng.choice(sorted(idx["personas"]))
+    pool = sorted(idx["personas"])
+    if fits is not None:
+        pool = [p for p in pool if fits([*idx["personas"][p]["services"], "browser"])] or pool
+    pid = rng.choice(pool)
     p = idx["personas"][pid]
     return {
         "persona": pid,
@@ -371,12 +376,11 @@ def composable_pool(settings: Settings) -> bool:
 _PLANS: dict[tuple[Any, ...], list[Any]] = {}
 
 
-def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | None) -> tuple[Any, str]:
-    """A composed plan the settings allow, and its tier: K (given, or drawn from the tier's range),
-    the walk range (given, or the tier's), the pool or the persona's services, the interfaces."""
-    from compoworld.core.library import active as active_library
+def _plan_space(
+    settings: Settings, allowed: set[str] | None
+) -> tuple[str, dict[str, Any], list[int], Any, Any, Any]:
+    """The tier, its knobs, the Ks, the walk range, the services allowed and the walk's test."""
     from compoworld.tasks.compose import TIERS
-    from compoworld.tasks.themes import plans_for, themes
 
     tier = settings.difficulty or ("hard" if settings.k >= 6 else "medium" if settings.k >= 4 else "easy")
     knobs = TIERS[tier]
@@ -386,7 +390,6 @@ def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | N
         allowed = set(settings.pool) & (allowed if allowed is not None else set(settings.pool))
     # each interface is reached by some service (`accept` checks the walk crosses them all): not by
     # every service of it (gui is the browser or the computer; requiring both fitted no plan)
-    need: set[str] = set()
     accept = None
     if settings.interfaces:
 
@@ -397,26 +400,56 @@ def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | N
                 and sum(a != b for a, b in zip(seq, seq[1:], strict=False)) >= 3
             )
 
+    return tier, knobs, ks, walk, allowed, accept
+
+
+def composed_plans(settings: Settings, rng: random.Random, allowed: set[str] | None) -> tuple[Any, str]:
+    """A composed plan the settings allow, and its tier: K (given, or drawn from the tier's range),
+    the walk range (given, or the tier's), the pool or the persona's services, the interfaces."""
+    tier, knobs, ks, walk, allowed, accept = _plan_space(settings, allowed)
     for _ in range(len(ks)):
         k = ks.pop(rng.randrange(len(ks)))
-        # a pure function of this key (`accept` reads only the interfaces; the themes' plan lists
-        # are constants, named by identity in case one is replaced)
-        key = (
-            k, walk, frozenset(allowed) if allowed is not None else None, settings.interfaces,
-            knobs["cases"], knobs.get("writes", 0), settings.families, tuple(id(t.plans) for t in themes()),
-            id(active_library()),  # `accept` reads a service's interface from the active library
-        )  # fmt: skip
-        plans = _PLANS.get(key)
-        if plans is None:
-            plans = plans_for(
-                k, walk, allowed, need, accept, knobs["cases"], knobs.get("writes", 0), settings.families
-            )
-            if len(_PLANS) >= 256:
-                _PLANS.clear()
-            _PLANS[key] = plans
+        plans = _plan_list(settings, k, walk, allowed, knobs, accept)
         if plans:
             return plans[rng.randrange(len(plans))], tier
     raise Rejected("plan", f"no composed plan has K={settings.k or knobs['k']} with a walk in {walk}")
+
+
+def composed_fits(settings: Settings, services: list[str]) -> bool:
+    """Some composed plan the settings allow lives inside these services (a persona's)."""
+    _tier, knobs, ks, walk, allowed, accept = _plan_space(settings, set(services))
+    return any(_plan_list(settings, k, walk, allowed, knobs, accept) for k in ks)
+
+
+def _plan_list(
+    settings: Settings,
+    k: int,
+    walk: tuple[int, int],
+    allowed: set[str] | None,
+    knobs: dict[str, Any],
+    accept: Any,
+) -> list[Any]:
+    """The composed plans of K services the settings allow (cached: the themes' plan lists are
+    constants)."""
+    from compoworld.core.library import active as active_library
+    from compoworld.tasks.themes import plans_for, themes
+
+    # a pure function of this key (`accept` reads only the interfaces; the themes' plan lists
+    # are constants, named by identity in case one is replaced)
+    key = (
+        k, walk, frozenset(allowed) if allowed is not None else None, settings.interfaces,
+        knobs["cases"], knobs.get("writes", 0), settings.families, tuple(id(t.plans) for t in themes()),
+        id(active_library()),  # `accept` reads a service's interface from the active library
+    )  # fmt: skip
+    plans = _PLANS.get(key)
+    if plans is None:
+        plans = plans_for(
+            k, walk, allowed, set(), accept, knobs["cases"], knobs.get("writes", 0), settings.families
+        )
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        _PLANS[key] = plans
+    return plans
 
 
 def eligible_families(settings: Settings, services: list[str] | None = None) -> list[Any]:
@@ -476,7 +509,9 @@ def workflow_task(
     lived: dict[str, Any] | None = None
     persona: dict[str, Any] | None = None
     if settings.world:  # s0 = W(persona, day): the persona's services as that day left them
-        lived = persona_day(settings.world, rng)
+        lived = persona_day(
+            settings.world, rng, (lambda sv: composed_fits(settings, sv)) if composed else None
+        )
         world_seed = lived["world_seed"]
         world = persona_world(settings.world, lived["persona"], lived["day"], settings.size)
         persona = _world_index(settings.world)["personas"][lived["persona"]]
