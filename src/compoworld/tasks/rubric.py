@@ -26,8 +26,8 @@ from typing import Any
 
 from compoworld.tasks.grounding import FREE_TEXT, leaves
 from compoworld.tasks.grounding import tokens as id_tokens
-from compoworld.verify.forms import parse_when
-from compoworld.verify.meaning import amounts, is_numeric, names_value, num_of, word_in
+from compoworld.verify.forms import norm_text, parse_when
+from compoworld.verify.meaning import _word_rx, amounts, is_numeric, names_value, num_of, word_in
 from compoworld.verify.predicates import RECIPIENT_FIELDS, changed_paths, changed_records
 from compoworld.verify.state_view import StateView
 
@@ -296,6 +296,8 @@ class Derivation:
             if " " in key and any(word_in(p, name) for p in prose):
                 self.given.update({name.casefold(), email.casefold()})  # the person the request names
         self.rivals = self._rivals()
+        self._persons: dict[tuple[str, str], dict[str, Any]] = {}
+        self._rivals_text: str | None = None
         self.subjects = self._subjects()
         self.covered: set[tuple[str, str]] = set()
         self.secrets = self._secrets()
@@ -461,15 +463,34 @@ class Derivation:
         return [{k: v for k, v in f.items() if k != "named"} for f in keep]
 
     def _person(self, p: tuple[str, str]) -> dict[str, Any]:
+        known = self._persons.get(p)  # the same person is asked for by many checks (rivals are fixed)
+        if known is None:
+            known = self._persons[p] = self._person_forms(p)
+        return {"kind": "person", "forms": list(known["forms"])}
+
+    def _person_forms(self, p: tuple[str, str]) -> dict[str, Any]:
         name, email = p
         forms = [email, name]
         first, last = name.split()[0], name.split()[-1]
-        if self.firsts[first.casefold()] == 1 and not any(word_in(r, first) for r in self.rivals):
+        if self.firsts[first.casefold()] == 1 and not self._a_rival_says(first):
             forms.append(first)  # a first name names them where nobody else in the company has it
-        if self.firsts["~" + last.casefold()] == 1 and not any(word_in(r, last) for r in self.rivals):
+        if self.firsts["~" + last.casefold()] == 1 and not self._a_rival_says(last):
             forms.append(last)  # so does a last name ("Ms Smyth")
         forms += [h for h in self.handles.get(email.casefold(), []) if h not in forms]
         return {"kind": "person", "forms": forms}
+
+    def _a_rival_says(self, word: str) -> bool:
+        """`any(word_in(r, word) for r in self.rivals)` for one word, in one search: the rivals are
+        joined by a line break, which no normalised text holds and no word spans."""
+        if self._rivals_text is None:
+            self._rivals_text = "\n".join(norm_text(r) for r in self.rivals)
+        v = norm_text(word)
+        return (
+            bool(v)
+            and "\n" not in v
+            and v in self._rivals_text
+            and _word_rx(v).search(self._rivals_text) is not None
+        )
 
     def _first_named(self, first: str) -> tuple[str, str] | None:
         who = {p for k, p in self.people.items() if "@" not in k and p[0].split()[0] == first}
