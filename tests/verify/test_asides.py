@@ -206,3 +206,60 @@ def test_one_post_per_record_is_parts_and_the_same_post_with_another_figure_is_n
         "Please approve claim EXP-7930: $96.75, software.",
     )
     assert not _check(guard, _sent(*again))[0]
+
+
+def test_a_claimant_paid_in_a_csv_log_may_be_named_beside_their_claim() -> None:
+    """From play (seed 93939): the covers Elena Adeyemi and Dmitri Baker were also claimants paid in
+    the run, but the payouts log was a CSV file, whose new lines were read as one text, so the
+    reply to the requester failed for listing "EXP-5305 Elena Adeyemi $75.00". A CSV log's new
+    lines are rows of cells: the payee's cell names them in another role, as a sheet's row does."""
+    import re
+
+    from compoworld.tasks.gates import replay
+    from compoworld.tasks.generator import Rejected, Settings, generate_task
+    from compoworld.tasks.model import Task
+    from compoworld.verify.verifier import verify
+
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    tried = 0
+    for i in range(30):
+        try:
+            t = Task.model_validate(generate_task(93939, i, s))
+        except Rejected:
+            continue
+        calls = [c.model_dump() for c in t.reference_solution]
+        paid = {}  # claimant -> a claim of theirs the CSV log pays
+        for c in calls:
+            m = re.fullmatch(
+                r"echo '[\d-]+,(EXP-\d+),([^,]+),([\d.]+),[^']*' >> \S+\.csv",
+                c["arguments"].get("command", ""),
+            )
+            if m:
+                paid.setdefault(m.group(2), (m.group(1), m.group(3)))
+        check = next(
+            (x for x in t.rubric if x.check.get("predicate") == "text_carries" and x.check.get("subjects")),
+            None,
+        )
+        if check is None or not paid:
+            continue
+        named = [p for p in check.check["subjects"] if p in paid]
+        assert named, (t.id, check.check["subjects"], paid)
+        last = max(
+            i
+            for i, c in enumerate(calls)
+            if c["tool"] in ("email__gmail_send_email", "helpdesk__freshdesk_reply_to_a_ticket")
+        )
+        field = "body"
+        listed = "; ".join(f"{paid[p][0]} {p} ${paid[p][1]}" for p in named)
+        calls[last] = {
+            **calls[last],
+            "arguments": {
+                **calls[last]["arguments"],
+                field: calls[last]["arguments"][field] + f" Paid: {listed}.",
+            },
+        }
+        final, _, _ = replay(t.environment(), calls)
+        r = verify(t, final, t.answer)
+        assert r.passed, (t.id, [(x.id, x.detail) for x in r.checks if not x.passed])
+        tried += 1
+    assert tried >= 1

@@ -455,7 +455,9 @@ def _roster_where(r: Review) -> str:
 
 
 def policy_text(r: Review, v: Version) -> list[str]:
-    tell = "in the #access-reviews channel on Slack, naming them" if r.plan.notify == "chat" else "by email"
+    # where both are told leads the sentence (from play: "tell the owner ... in the channel, and tell
+    # each person ..." read as a channel post for the owner and an email for each person)
+    tell = "In the #access-reviews channel on Slack, tell" if r.plan.notify == "chat" else "By email, tell"
     back = (
         "reply on the review ticket naming who lost access, and resolve it"
         if r.plan.request == "helpdesk"
@@ -478,8 +480,8 @@ def policy_text(r: Review, v: Version) -> list[str]:
             else []
         ),
         f"Log each revocation in {_log_where(r)}: date, name, tool and reason.",
-        f"Tool owner: {v.owner.name} ({v.owner.email}). Tell the owner who lost access {tell}, and tell "
-        f"each person who lost access and still works here, with the reason.",
+        f"Tool owner: {v.owner.name} ({v.owner.email}). {tell} the owner who lost access, naming them, and "
+        "tell each person who lost access and still works here, with the reason.",
         *([away_rule("the tool owner")] if r.tier.get("away") else []),
         *([amend_rule(r.amend, f"#{CHANNEL}")] if r.amend else []),
         f"Then {back}.",

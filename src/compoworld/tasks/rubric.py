@@ -219,6 +219,18 @@ def _is_prose(path: str, value: str) -> bool:
     )
 
 
+def _log_format(key: Any, after: dict[str, Any]) -> tuple[str | None, str]:
+    """How a record is a log read row by row: a spreadsheet's cells ("cells"), a CSV file's lines
+    ("csv", with the field holding its text), or not a log (None)."""
+    if isinstance(after.get("sheets"), list):
+        return "cells", "content"
+    name = " ".join(str(after.get(f) or "") for f in ("path", "name", "path_lower", "title"))
+    if re.search(r"\.csv\b", f"{key} {name}", re.I):
+        path = next((f for f in ("content", "text", "body", "data") if isinstance(after.get(f), str)), "")
+        return ("csv", path) if path else (None, "content")
+    return None, "content"
+
+
 def _leaf(path: str) -> str:
     parts = [p for p in path.split(".") if not p.isdigit()]
     return parts[-1] if parts else ""
@@ -330,8 +342,15 @@ class Derivation:
             if op == "remove" or not isinstance(after, dict):
                 continue
             before = self.v0.table(service, table).get(key) if op == "change" else None
-            from compoworld.verify.predicates import at_path
+            from compoworld.verify.predicates import at_path, new_rows
 
+            fmt, text_path = _log_format(key, after)
+            if fmt == "csv":  # a CSV log's new lines are rows of cells, not one text (the payee's cell)
+                for row in new_rows(before, after, fmt, text_path):
+                    for v in row:
+                        if isinstance(v, str) and not _is_prose("cell", v):
+                            out.update(x for p in who if word_in(v, p[0]) or word_in(v, p[1]) for x in p)
+                continue
             paths = changed_paths(before, after) if isinstance(before, dict) else _paths(after)
             for path in paths:
                 v = at_path(after, path)
@@ -744,16 +763,7 @@ class Derivation:
         another order or cell format passes)."""
         from compoworld.verify.predicates import new_rows
 
-        fmt, path = None, "content"
-        if isinstance(after.get("sheets"), list):
-            fmt = "cells"
-        else:
-            name = " ".join(str(after.get(f) or "") for f in ("path", "name", "path_lower", "title"))
-            if re.search(r"\.csv\b", f"{key} {name}", re.I):
-                path = next(
-                    (f for f in ("content", "text", "body", "data") if isinstance(after.get(f), str)), ""
-                )
-                fmt = "csv" if path else None
+        fmt, path = _log_format(key, after)
         if fmt is None:
             return None
         rows = new_rows(before, after, fmt, path)
