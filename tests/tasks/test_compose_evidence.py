@@ -634,3 +634,57 @@ def test_a_monthly_cap_counts_what_the_payouts_log_paid_this_month() -> None:
         if re.search(r"claim EXP-\d+ paid", r.description)
     }
     assert any(cid in r.description and "approve" in r.description for r in held.rubric)
+
+
+def test_a_claim_submitted_past_the_window_is_rejected_and_one_at_it_is_paid() -> None:
+    """Hard expense runs have a submission window (every version of the policy states it, in
+    general words): a claim submitted more than its days after its expense date is rejected and its
+    employee told; only the claims list's two dates show it. Others sit a few days inside the window
+    and one, paid, exactly at it. When the late claim's expense date is as far inside as it was
+    past, it is paid; each world's reference fails the other."""
+    from datetime import date
+
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    i = _first(s, 73, lambda t: t.meta["composition"]["plan"]["claims"] == "sql")
+    late, paid = _forced(73, i, s), _forced(73, i, s, late=False)
+    assert late.instruction == paid.instruction and late.services == paid.services
+    assert late.meta["composition"]["late"] is True and paid.meta["composition"]["late"] is False
+    one, two = late.meta["composition"]["branches"], paid.meta["composition"]["branches"]
+    assert one.count("late") == 1 and one.count("pay") == two.count("pay") - 1 and "late" not in two
+    seen = _seen(late)
+    windows = sorted({int(w) for w in re.findall(r"submitted within (\d+) days of its expense date", seen)})
+    assert len(windows) == 2, windows  # the older version's window is longer
+    assert "past" not in late.instruction and "window" not in late.instruction
+    env = late.environment()
+    got = env.call("sql__read_query", {"query": "SELECT * FROM expense_claims WHERE status = 'submitted'"})
+    rows = got["data"]["rows"]
+    gaps = {
+        x["claim_id"]: (date.fromisoformat(x["submitted"]) - date.fromisoformat(x["expense_date"])).days
+        for x in rows
+    }
+    paid_ids = {
+        re.search(r"claim (EXP-\d+) paid", g.description).group(1)
+        for g in late.rubric
+        if re.search(r"claim EXP-\d+ paid \(", g.description)
+    }
+    # which window holds: the one that leaves exactly one claim past it and a paid one exactly at it
+    (window,) = [w for w in windows if sum(g > w for g in gaps.values()) == 1]
+    (cid,) = [c for c, g in gaps.items() if g > window]
+    assert cid not in paid_ids and any(
+        cid in g.description and "window" in g.description for g in late.rubric
+    )
+    at = [c for c, g in gaps.items() if g == window]
+    assert at and set(at) <= paid_ids, (at, paid_ids)  # exactly at the window is within it
+    assert sum(window - 5 <= g < window for g in gaps.values()) >= 2, gaps  # look-alikes just inside
+    # the late claim's expense is not the oldest of the batch
+    spent = {x["claim_id"]: x["expense_date"] for x in rows}
+    assert min(spent.values()) < spent[cid] or min(spent, key=spent.get) != cid
+    _flips(late, paid)
+    # rejecting the claim exactly at the window as well (never logging it) fails the task
+    writes = ("sql__write_query", "workspace__shell", "sheets__google_sheets_append_rows")
+    env = late.environment()
+    for c in late.reference_solution:
+        if c.tool in writes and at[0] in str(c.arguments) and "SELECT" not in str(c.arguments):
+            continue
+        env.call(c.tool, c.arguments)
+    assert not verify(late, env.snapshot(), None).passed
