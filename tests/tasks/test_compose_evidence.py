@@ -6,7 +6,8 @@ Also in the credit review: the approver's time off in BambooHR (its note names t
 are told by a ticket note, and the policy owner's later change to the limit in their thread. And the
 disguised kinds (the same thing under another key, an aggregate the agent computes): an earlier
 credit logged as one adjustment over a run of days, an access-list login under a name its holder had
-then (only its employee_id is BambooHR's), and a monthly cap that counts this month's payouts."""
+then (only its employee_id is BambooHR's), a monthly cap that counts this month's payouts (some
+keyed by the employee's work email), and a submission window counted from each claim's expense date."""
 
 from __future__ import annotations
 
@@ -688,3 +689,53 @@ def test_a_claim_submitted_past_the_window_is_rejected_and_one_at_it_is_paid() -
             continue
         env.call(c.tool, c.arguments)
     assert not verify(late, env.snapshot(), None).passed
+
+
+def test_a_payout_keyed_by_work_email_counts_toward_the_monthly_cap() -> None:
+    """The payouts log keys some payouts by the employee's work email (the policy says the month's
+    payouts count under their name or their work email): the capped employee's largest payout this
+    month is one, and without it the claim would be within the cap, so a sum over their name alone
+    pays it. Other employees' payouts are keyed by email too (no odd one out). When that earlier
+    claim (its claims-list row and its payout) is another employee's, the claim is paid."""
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+
+    def keyed(t: Task) -> bool:
+        c = t.meta["composition"]
+        return c.get("payee") is True and c["plan"]["log"] == "sql"
+
+    i = _first(s, 79, keyed)
+    held, paid = _forced(79, i, s), _forced(79, i, s, payee=False)
+    assert held.instruction == paid.instruction and held.services == paid.services
+    assert held.meta["composition"]["payee"] is True and paid.meta["composition"]["payee"] is False
+    assert held.meta["composition"]["capped"] is True
+    one, two = held.meta["composition"]["branches"], paid.meta["composition"]["branches"]
+    assert one.count("pay") == two.count("pay") - 1 and one.count("approval") == two.count("approval") + 1
+    assert "under their name or their work email" in _seen(held)
+    env = held.environment()
+    log = env.call("sql__read_query", {"query": "SELECT * FROM expense_payouts"})["data"]["rows"]
+    by_email = [x for x in log if "@" in str(x["employee"])]
+    assert len({x["employee"] for x in by_email}) >= 2, by_email  # several people's, not one
+    # the claim held back: approved in one world, paid in the other
+    (cid,) = {
+        g.description.split("claim ")[1].split(" ")[0]
+        for g in paid.rubric
+        if re.search(r"claim EXP-\d+ paid", g.description)
+    } - {
+        g.description.split("claim ")[1].split(" ")[0]
+        for g in held.rubric
+        if re.search(r"claim EXP-\d+ paid", g.description)
+    }
+    # its employee: the name the other world's reference logs it under
+    row = next(
+        c.arguments["query"]
+        for c in paid.reference_solution
+        if c.tool == "sql__write_query" and cid in str(c.arguments)
+    )
+    name = row.split("'")[5]
+    email = name.lower().replace(" ", ".") + "@"
+    month = max(str(x["date"])[:7] for x in log)
+    this = [x for x in log if str(x["date"])[:7] == month]
+    # this month's payouts to them under both keys
+    assert any(x["employee"] == name for x in this), (name, this)
+    assert any(str(x["employee"]).startswith(email) for x in this), (email, this)
+    _flips(held, paid)

@@ -76,6 +76,8 @@ TIERS: dict[str, dict[str, Any]] = {
         # the expense policy's submission window: a claim filed more than its days after the expense
         # is rejected (the claims list's two dates show it; others sit just inside, one exactly at it)
         "windows": True,
+        # the payouts log keys some payouts by the employee's work email: the cap's month counts them
+        "payees": True,
     },
 }
 TIER_NAMES = tuple(TIERS)

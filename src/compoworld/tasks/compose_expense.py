@@ -17,10 +17,13 @@ against today (the pages and files name a version number, never a date, and the 
 announced for later); last month's request is closed. At the hard tier an employee's monthly cap
 counts what the payouts log paid them this month: one claim within its category limit goes for
 approval because earlier claims of theirs were paid this month (only the log's dates, against
-today's month, show it). With a submission window, a claim filed more than the policy's days after its
-expense date is rejected and goes back to its employee: only the two dates of its row, against the
-window of the version in force, show it; other claims sit just inside the window, one exactly at it
-(paid), and the older version's window is longer. No record says any of this.
+today's month, show it); the payouts log keys some payouts by the employee's work email, not their
+name (others' too), and the capped employee's largest payout this month is one of them: a sum over
+their name alone leaves the claim within the cap. With a submission window, a claim filed more
+than the policy's days after its expense date is rejected and goes back to its employee: only the
+two dates of its row, against the window of the version in force, show it; other claims sit just
+inside the window, one exactly at it (paid), and the older version's window is longer. No record
+says any of this.
 """
 
 from __future__ import annotations
@@ -247,6 +250,9 @@ class Run:
     rates: list[list[Any]] = field(default_factory=list)  # hard: (date, currency, USD per unit) rows
     cap: int = 0  # hard: cents an employee may be reimbursed in a calendar month (0: no cap)
     month: dict[str, int] = field(default_factory=dict)  # cents paid to each employee this month (the log)
+    # hard: payouts the log keys by an employee's work email, not their name (claim id: email)
+    keyed: dict[str, str] = field(default_factory=dict)
+    payee: bool | None = None  # the email-keyed payout that decides the cap is the capped employee's
 
     @property
     def today(self) -> date:
@@ -526,8 +532,10 @@ def policy_text(r: Run, v: Version) -> list[str]:
         *(
             [
                 f"Each employee is reimbursed at most ${dollars(r.cap)} in a calendar month: what the payouts "
-                "log shows paid to them this month counts, with what this run pays them, and a claim that "
-                "would take them above it goes for approval like a claim above its limit."
+                "log shows paid to them this month counts"
+                + (" (under their name or their work email)" if r.tier.get("payees") else "")
+                + ", with what this run pays them, and a claim that would take them above it goes for "
+                "approval like a claim above its limit."
             ]
             if r.cap
             else []
@@ -608,10 +616,13 @@ def solve_evidence(r: Run) -> None:
     if r.plan.log == "sql":  # the batch's claimants' payouts (a receipt may be keyed another way)
         r.b.call("sql__describe_table", {"table_name": r.log.table})
         q = chr(39)
-        inside = ", ".join(sorted({f"'{c.person.name.replace(q, q * 2)}'" for c in r.claims}))
+        keys = {c.person.name for c in r.claims} | ({c.person.email for c in r.claims} if r.keyed else set())
+        inside = ", ".join(sorted(f"'{k.replace(q, q * 2)}'" for k in keys))
         r.b.call(
             "sql__read_query",
-            {"query": f"SELECT * FROM {r.log.table} WHERE employee IN ({inside}) ORDER BY date"},
+            {
+                "query": f"SELECT {', '.join(LOG_HEAD)} FROM {r.log.table} WHERE employee IN ({inside}) ORDER BY date"
+            },
         )
     else:
         r.log.read(r.b, r.log_id, whole=True)
@@ -830,6 +841,8 @@ def add_checks(r: Run) -> None:
             b.trap(
                 "miscomputed", f"claim {c.cid} paid without this month's earlier payouts to {c.person.name}"
             )
+            if r.payee:
+                b.trap("alias", f"a payout this month to {c.person.name} keyed by their work email")
         if c.split and c.outcome == "approval":
             b.trap(
                 "miscomputed", f"claim {c.cid} held against the limit apart from its expense's other claim"
@@ -1165,6 +1178,43 @@ def _cap(
         c.outcome = "approval"
 
 
+def _payee(r: Run, c: Claim, earlier: list[list[Any]], pool: list[Person], force: dict[str, Any]) -> None:
+    """Hard: the largest of the capped employee's earlier payouts this month is keyed by their work
+    email in the payouts log, and without it the claim would be within the cap (a sum over their
+    name alone pays it). `force["payee"]` False flips the evidence with the same draws: that earlier
+    claim (its claims-list row and its payout, keyed by email) is another employee's (one who stays
+    below the cap), so the capped employee's month holds less and the claim is paid. Not in
+    play (`r.payee` None) where no such payout or colleague fits in both worlds."""
+    if not r.cap or not earlier:
+        return
+    row = max(earlier, key=lambda x: (float(x[6]), x[0]))
+    part = round(float(row[6]) * 100)
+    if part <= c.cents // 2 + 100:  # missing it still leaves the claim above the cap
+        return
+    month0 = r.today.replace(day=1)
+    this = _payday(row, r.today) >= month0
+    # with what the batch pays them (the late claim too: a flip pays it), still below the cap
+    batch = {
+        p.id: sum(x.cents for x in r.claims if x.person.id == p.id and (x.outcome == "pay" or x.late))
+        for p in pool
+    }
+    fits = [p for p in pool if r.month.get(p.name, 0) + batch[p.id] + part < r.cap]
+    if not fits:
+        return
+    # someone without a claim in the batch where the team allows
+    other = min(fits, key=lambda p: (batch[p.id] > 0, r.month.get(p.name, 0), p.id))
+    r.payee = force.get("payee", True) is not False
+    who = c.person if r.payee else other
+    row[2], row[3] = who.name, who.email
+    r.keyed[str(row[0])] = who.email
+    if not r.payee and this:  # the month's payouts move from the capped employee to the other
+        r.month[c.person.name] = r.month.get(c.person.name, 0) - part
+        r.month[other.name] = r.month.get(other.name, 0) + part
+        c.capped = r.month[c.person.name] + c.cents > r.cap
+        assert not c.capped, (c, r.cap, r.month)
+        c.outcome = "pay"
+
+
 def _limits(b: Builder) -> dict[str, int]:
     base = {"meals": (75, 150), "travel": (400, 900), "lodging": (250, 450), "software": (100, 300)}
     return {c: b.rng.randrange(lo // 25, hi // 25 + 1) * 25 for c, (lo, hi) in base.items()}
@@ -1329,6 +1379,13 @@ def compose(
         x[0] = f"EXP-{base_no - len(old_rows) + j}"
     if capped is not None:
         _cap(r, capped, earlier, old_rows, force)
+    if tier.get("payees"):
+        # payouts keyed by hand name some employees by their work email (a look-alike in every log)
+        for x in old_rows:
+            if x[-1] == "paid" and rng.random() < 0.2:
+                r.keyed[x[0]] = str(x[3])
+        if capped is not None:
+            _payee(r, capped, earlier, [p for p in rest if p.id != capped.person.id], force)
     new_rows = [
         [
             c.cid,
@@ -1352,7 +1409,11 @@ def compose(
     # duplicates' receipts under earlier claim numbers
     # a payout is dated the day it was paid, some days after the claim came in (never today): the
     # log's date column is the payment date, as the rows the work appends are
-    hist = [[_day(_payday(x, today)), x[0], x[2], x[6], x[-2]] for x in old_rows if x[-1] == "paid"]
+    hist = [
+        [_day(_payday(x, today)), x[0], r.keyed.get(x[0], x[2]), x[6], x[-2]]
+        for x in old_rows
+        if x[-1] == "paid"
+    ]
     for j in range(rng.randrange(8, 16)):
         p = rng.choice(others)
         cat = rng.choice(CATEGORIES)
@@ -1361,11 +1422,12 @@ def compose(
         # months ago receipts were keyed by hand, in whatever form the clerk wrote (a duplicate's
         # receipt written another way is then no odd one out)
         form = rng.choice(RECEIPT_FORMS) if tier["cases"] >= 2 and rng.random() < 0.4 else "R-{}"
+        alias = tier.get("payees") and rng.random() < 0.2
         hist.append(
             [
                 _day(day),
                 f"EXP-{base_no - n_old - 200 + j * 7}",
-                p.name,
+                p.email if alias else p.name,
                 float(dollars(rng.randrange(2000, 30000))),
                 form.format(number),
             ]
@@ -1457,6 +1519,8 @@ def compose(
         "amended": None if r.amend is None else r.amend.holds(r.today),
         # the monthly cap: None (not in play), or whether it holds a claim back
         "capped": None if not r.cap else any(c.capped for c in claims),
+        # the capped employee's payout keyed by email: None (not in play), or whether it is theirs
+        "payee": r.payee,
         # the submission window: None (not in play), or whether a claim is past it
         "late": None if not r.window else any(c.outcome == "late" for c in claims),
     }
