@@ -738,4 +738,6 @@ def test_a_payout_keyed_by_work_email_counts_toward_the_monthly_cap() -> None:
     # this month's payouts to them under both keys
     assert any(x["employee"] == name for x in this), (name, this)
     assert any(str(x["employee"]).startswith(email) for x in this), (email, this)
+    # ... and this month's payouts keyed by email are not theirs alone (no odd one out)
+    assert len({x["employee"] for x in this if "@" in str(x["employee"])}) >= 2, this
     _flips(held, paid)

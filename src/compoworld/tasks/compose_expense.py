@@ -1226,7 +1226,9 @@ def compose(
     """Plant, solve and describe one expense-claims run on `b`. `force` flips evidence for tests with
     every random draw unchanged: `duplicate` False (the first duplicate's earlier payout is not in the
     log: it is paid like any claim within its limit) and `over` False (the first claim over its limit
-    is within a raised limit of the version in force)."""
+    is within a raised limit of the version in force); at the hard tier also `split`, `capped`,
+    `late` False (the claim past the submission window is as far inside it: paid) and `payee` False
+    (the email-keyed payout that fills the capped employee's month is another employee's)."""
     force = dict(force or {})
     rng = b.rng
     today = b.now.date()
@@ -1384,6 +1386,20 @@ def compose(
         for x in old_rows:
             if x[-1] == "paid" and rng.random() < 0.2:
                 r.keyed[x[0]] = str(x[3])
+        # this month's too, someone else's (the month's email-keyed payouts are not the capped one's alone)
+        mine = {id(x) for x in earlier}
+        who = capped.person.name if capped is not None else ""
+        now = [
+            x
+            for x in old_rows
+            if x[-1] == "paid"
+            and x[2] != who
+            and id(x) not in mine
+            and _payday(x, today) >= today.replace(day=1)
+        ]
+        if now and not any(x[0] in r.keyed for x in now):
+            pick = rng.choice(now)
+            r.keyed[pick[0]] = str(pick[3])
         if capped is not None:
             _payee(r, capped, earlier, [p for p in rest if p.id != capped.person.id], force)
     new_rows = [
