@@ -6,7 +6,8 @@ Also in the credit review: the approver's time off in BambooHR (its note names t
 are told by a ticket note, and the policy owner's later change to the limit in their thread. And the
 disguised kinds (the same thing under another key, an aggregate the agent computes): an earlier
 credit logged as one adjustment over a run of days, an access-list login under a name its holder had
-then (only its employee_id is BambooHR's), and a monthly cap that counts this month's payouts."""
+then (only its employee_id is BambooHR's), a monthly cap that counts this month's payouts (some
+keyed by the employee's work email), and a submission window counted from each claim's expense date."""
 
 from __future__ import annotations
 
@@ -634,3 +635,109 @@ def test_a_monthly_cap_counts_what_the_payouts_log_paid_this_month() -> None:
         if re.search(r"claim EXP-\d+ paid", r.description)
     }
     assert any(cid in r.description and "approve" in r.description for r in held.rubric)
+
+
+def test_a_claim_submitted_past_the_window_is_rejected_and_one_at_it_is_paid() -> None:
+    """Hard expense runs have a submission window (every version of the policy states it, in
+    general words): a claim submitted more than its days after its expense date is rejected and its
+    employee told; only the claims list's two dates show it. Others sit a few days inside the window
+    and one, paid, exactly at it. When the late claim's expense date is as far inside as it was
+    past, it is paid; each world's reference fails the other."""
+    from datetime import date
+
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    i = _first(s, 73, lambda t: t.meta["composition"]["plan"]["claims"] == "sql")
+    late, paid = _forced(73, i, s), _forced(73, i, s, late=False)
+    assert late.instruction == paid.instruction and late.services == paid.services
+    assert late.meta["composition"]["late"] is True and paid.meta["composition"]["late"] is False
+    one, two = late.meta["composition"]["branches"], paid.meta["composition"]["branches"]
+    assert one.count("late") == 1 and one.count("pay") == two.count("pay") - 1 and "late" not in two
+    seen = _seen(late)
+    windows = sorted({int(w) for w in re.findall(r"submitted within (\d+) days of its expense date", seen)})
+    assert len(windows) == 2, windows  # the older version's window is longer
+    assert "past" not in late.instruction and "window" not in late.instruction
+    env = late.environment()
+    got = env.call("sql__read_query", {"query": "SELECT * FROM expense_claims WHERE status = 'submitted'"})
+    rows = got["data"]["rows"]
+    gaps = {
+        x["claim_id"]: (date.fromisoformat(x["submitted"]) - date.fromisoformat(x["expense_date"])).days
+        for x in rows
+    }
+    paid_ids = {
+        re.search(r"claim (EXP-\d+) paid", g.description).group(1)
+        for g in late.rubric
+        if re.search(r"claim EXP-\d+ paid \(", g.description)
+    }
+    # which window holds: the one that leaves exactly one claim past it and a paid one exactly at it
+    (window,) = [w for w in windows if sum(g > w for g in gaps.values()) == 1]
+    (cid,) = [c for c, g in gaps.items() if g > window]
+    assert cid not in paid_ids and any(
+        cid in g.description and "window" in g.description for g in late.rubric
+    )
+    at = [c for c, g in gaps.items() if g == window]
+    assert at and set(at) <= paid_ids, (at, paid_ids)  # exactly at the window is within it
+    assert sum(window - 5 <= g < window for g in gaps.values()) >= 2, gaps  # look-alikes just inside
+    # the late claim's expense is not the oldest of the batch
+    spent = {x["claim_id"]: x["expense_date"] for x in rows}
+    assert min(spent.values()) < spent[cid] or min(spent, key=spent.get) != cid
+    _flips(late, paid)
+    # rejecting the claim exactly at the window as well (never logging it) fails the task
+    writes = ("sql__write_query", "workspace__shell", "sheets__google_sheets_append_rows")
+    env = late.environment()
+    for c in late.reference_solution:
+        if c.tool in writes and at[0] in str(c.arguments) and "SELECT" not in str(c.arguments):
+            continue
+        env.call(c.tool, c.arguments)
+    assert not verify(late, env.snapshot(), None).passed
+
+
+def test_a_payout_keyed_by_work_email_counts_toward_the_monthly_cap() -> None:
+    """The payouts log keys some payouts by the employee's work email (the policy says the month's
+    payouts count under their name or their work email): the capped employee's largest payout this
+    month is one, and without it the claim would be within the cap, so a sum over their name alone
+    pays it. Other employees' payouts are keyed by email too (no odd one out). When that earlier
+    claim (its claims-list row and its payout) is another employee's, the claim is paid."""
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+
+    def keyed(t: Task) -> bool:
+        c = t.meta["composition"]
+        return c.get("payee") is True and c["plan"]["log"] == "sql"
+
+    i = _first(s, 79, keyed)
+    held, paid = _forced(79, i, s), _forced(79, i, s, payee=False)
+    assert held.instruction == paid.instruction and held.services == paid.services
+    assert held.meta["composition"]["payee"] is True and paid.meta["composition"]["payee"] is False
+    assert held.meta["composition"]["capped"] is True
+    one, two = held.meta["composition"]["branches"], paid.meta["composition"]["branches"]
+    assert one.count("pay") == two.count("pay") - 1 and one.count("approval") == two.count("approval") + 1
+    assert "under their name or their work email" in _seen(held)
+    env = held.environment()
+    log = env.call("sql__read_query", {"query": "SELECT * FROM expense_payouts"})["data"]["rows"]
+    by_email = [x for x in log if "@" in str(x["employee"])]
+    assert len({x["employee"] for x in by_email}) >= 2, by_email  # several people's, not one
+    # the claim held back: approved in one world, paid in the other
+    (cid,) = {
+        g.description.split("claim ")[1].split(" ")[0]
+        for g in paid.rubric
+        if re.search(r"claim EXP-\d+ paid", g.description)
+    } - {
+        g.description.split("claim ")[1].split(" ")[0]
+        for g in held.rubric
+        if re.search(r"claim EXP-\d+ paid", g.description)
+    }
+    # its employee: the name the other world's reference logs it under
+    row = next(
+        c.arguments["query"]
+        for c in paid.reference_solution
+        if c.tool == "sql__write_query" and cid in str(c.arguments)
+    )
+    name = row.split("'")[5]
+    email = name.lower().replace(" ", ".") + "@"
+    month = max(str(x["date"])[:7] for x in log)
+    this = [x for x in log if str(x["date"])[:7] == month]
+    # this month's payouts to them under both keys
+    assert any(x["employee"] == name for x in this), (name, this)
+    assert any(str(x["employee"]).startswith(email) for x in this), (email, this)
+    # ... and this month's payouts keyed by email are not theirs alone (no odd one out)
+    assert len({x["employee"] for x in this if "@" in str(x["employee"])}) >= 2, this
+    _flips(held, paid)

@@ -73,6 +73,11 @@ TIERS: dict[str, dict[str, Any]] = {
         "aliases": True,
         # an aggregate over the payouts log: an employee's monthly cap counts what was paid them this month
         "caps": True,
+        # the expense policy's submission window: a claim filed more than its days after the expense
+        # is rejected (the claims list's two dates show it; others sit just inside, one exactly at it)
+        "windows": True,
+        # the payouts log keys some payouts by the employee's work email: the cap's month counts them
+        "payees": True,
     },
 }
 TIER_NAMES = tuple(TIERS)

@@ -17,7 +17,13 @@ against today (the pages and files name a version number, never a date, and the 
 announced for later); last month's request is closed. At the hard tier an employee's monthly cap
 counts what the payouts log paid them this month: one claim within its category limit goes for
 approval because earlier claims of theirs were paid this month (only the log's dates, against
-today's month, show it). No record says any of this.
+today's month, show it); the payouts log keys some payouts by the employee's work email, not their
+name (others' too), and the capped employee's largest payout this month is one of them: a sum over
+their name alone leaves the claim within the cap. With a submission window, a claim filed more
+than the policy's days after its expense date is rejected and goes back to its employee: only the
+two dates of its row, against the window of the version in force, show it; other claims sit just
+inside the window, one exactly at it (paid), and the older version's window is longer. No record
+says any of this.
 """
 
 from __future__ import annotations
@@ -74,6 +80,9 @@ CLAIMS_HEAD = [
     "status",
 ]
 FX_HEAD = [*CLAIMS_HEAD[:6], "amount", "currency", *CLAIMS_HEAD[7:]]  # hard: claims in their currency
+# hard, with a submission window: the day of the expense beside the day the claim was submitted
+WINDOW_HEAD = [*FX_HEAD[:8], "expense_date", *FX_HEAD[8:]]
+WINDOWS = (30, 45, 60)  # days from an expense to its claim's submission, at most (the version in force)
 LOG_HEAD = ("date", "claim_id", "employee", "amount_usd", "receipt")
 FX = {"EUR": (1.04, 1.12), "GBP": (1.22, 1.31)}  # USD per unit: where the rates table moves
 
@@ -117,7 +126,7 @@ def outcomes(cases: int) -> list[str]:
             "approval",
             "pay",
             "duplicate",
-            "pay",
+            "late",  # past the submission window where the tier has one (else paid)
             "pay",
         ]
     return ["pay", "approval", "pay", "duplicate", "pay"]
@@ -151,9 +160,9 @@ class ExpensePlan:
         for o in outcomes(cases):  # each claim in turn: pay it (the log) or tell someone
             if o == "pay":
                 seq.append(self.log)
-            elif o == "duplicate" or not asked:
+            elif o in ("duplicate", "late") or not asked:
                 seq.append(self.notify)
-                asked = asked or o != "duplicate"
+                asked = asked or o not in ("duplicate", "late")
         seq.append(self.reply_service())
         return [s for i, s in enumerate(seq) if i == 0 or seq[i - 1] != s]
 
@@ -183,7 +192,7 @@ class Claim:
     cents: int
     receipt: str
     submitted: date
-    outcome: str  # pay | approval | duplicate
+    outcome: str  # pay | approval | duplicate | late (submitted past the window: rejected)
     paid_before: tuple[str, date] | None = None  # the earlier claim and day its receipt was paid
     split: bool = False  # one of two claims of one expense (same person, merchant and day)
     currency: str = "USD"  # hard: a claim paid abroad is in EUR or GBP (cents: its USD value)
@@ -191,6 +200,8 @@ class Claim:
     wrong: int = 0  # its USD value at the latest rate, not its submission day's (a careless sum)
     # hard: within its limit, but over its employee's monthly cap with this month's payouts
     capped: bool = False
+    spent: date | None = None  # hard, with a submission window: the day of the expense
+    late: bool = False  # drawn past the window (its outcome is "late" unless a test moves its date inside)
 
 
 def held(claims: list[Claim], c: Claim) -> int:
@@ -200,7 +211,7 @@ def held(claims: list[Claim], c: Claim) -> int:
         x.cents
         for x in claims
         if (x.person.id, x.merchant, x.submitted) == (c.person.id, c.merchant, c.submitted)
-        and x.outcome != "duplicate"
+        and x.outcome not in ("duplicate", "late")
     )
 
 
@@ -209,6 +220,7 @@ class Version:
     effective: date
     limits: dict[str, int]  # dollars per claim, by category
     approver: Person
+    window: int = 0  # days from an expense to its claim's submission, at most (0: no window)
 
 
 @dataclass
@@ -238,6 +250,9 @@ class Run:
     rates: list[list[Any]] = field(default_factory=list)  # hard: (date, currency, USD per unit) rows
     cap: int = 0  # hard: cents an employee may be reimbursed in a calendar month (0: no cap)
     month: dict[str, int] = field(default_factory=dict)  # cents paid to each employee this month (the log)
+    # hard: payouts the log keys by an employee's work email, not their name (claim id: email)
+    keyed: dict[str, str] = field(default_factory=dict)
+    payee: bool | None = None  # the email-keyed payout that decides the cap is the capped employee's
 
     @property
     def today(self) -> date:
@@ -270,6 +285,11 @@ class Run:
             LOG_HEAD,
             numbers=("amount_usd",),
         )
+
+    @property
+    def window(self) -> int:
+        """The submission window of the version in force, in days (0: none)."""
+        return self.current.window
 
     def todo(self) -> list[Claim]:
         return [self.only] if self.only is not None else self.claims
@@ -396,7 +416,7 @@ def plant_claims(r: Run) -> None:
     from compoworld.tasks.families._common import sheet
 
     b = r.b
-    head = FX_HEAD if r.rates else CLAIMS_HEAD
+    head = WINDOW_HEAD if r.window else FX_HEAD if r.rates else CLAIMS_HEAD
     fx = [["date", "currency", "usd_per_unit"], *r.rates]
     if r.plan.claims == "sheets":  # the open claims on their own tab, the processed ones archived
         book = sheet(
@@ -495,15 +515,27 @@ def policy_text(r: Run, v: Version) -> list[str]:
         if r.rates
         else []
     )
+    window = (
+        [
+            f"A claim is submitted within {v.window} days of its expense date (the days from the expense "
+            f"date to the day it was submitted, at most {v.window}); one submitted later is rejected, not "
+            "paid."
+        ]
+        if v.window
+        else []
+    )
     return [
         f"Expense policy. Effective {_day(v.effective)}.",
         f"Per-claim limits by category: {limits}.",
         *fx,
+        *window,
         *(
             [
                 f"Each employee is reimbursed at most ${dollars(r.cap)} in a calendar month: what the payouts "
-                "log shows paid to them this month counts, with what this run pays them, and a claim that "
-                "would take them above it goes for approval like a claim above its limit."
+                "log shows paid to them this month counts"
+                + (" (under their name or their work email)" if r.tier.get("payees") else "")
+                + ", with what this run pays them, and a claim that would take them above it goes for "
+                "approval like a claim above its limit."
             ]
             if r.cap
             else []
@@ -516,8 +548,9 @@ def policy_text(r: Run, v: Version) -> list[str]:
         *([amend_rule(r.amend, f"#{CHANNEL}")] if r.amend else []),
         *(
             [
-                "Claims from one employee at the same merchant on the same day are one expense: their "
-                "total is held against the category limit."
+                "Claims from one employee at the same merchant on the same "
+                + ("expense date" if v.window else "day")
+                + " are one expense: their total is held against the category limit."
             ]
             if r.tier["cases"] >= 2
             else []
@@ -583,10 +616,13 @@ def solve_evidence(r: Run) -> None:
     if r.plan.log == "sql":  # the batch's claimants' payouts (a receipt may be keyed another way)
         r.b.call("sql__describe_table", {"table_name": r.log.table})
         q = chr(39)
-        inside = ", ".join(sorted({f"'{c.person.name.replace(q, q * 2)}'" for c in r.claims}))
+        keys = {c.person.name for c in r.claims} | ({c.person.email for c in r.claims} if r.keyed else set())
+        inside = ", ".join(sorted(f"'{k.replace(q, q * 2)}'" for k in keys))
         r.b.call(
             "sql__read_query",
-            {"query": f"SELECT * FROM {r.log.table} WHERE employee IN ({inside}) ORDER BY date"},
+            {
+                "query": f"SELECT {', '.join(LOG_HEAD)} FROM {r.log.table} WHERE employee IN ({inside}) ORDER BY date"
+            },
         )
     else:
         r.log.read(r.b, r.log_id, whole=True)
@@ -605,9 +641,19 @@ def solve_amend(r: Run) -> None:
         read_amend(r.b, r.amend, CHANNEL, "Expense policy")
 
 
+def gap(c: Claim) -> int:
+    """The days from a claim's expense to its submission (what the submission window counts)."""
+    assert c.spent is not None
+    return (c.submitted - c.spent).days
+
+
 def solve_decide(r: Run) -> None:
     for c in r.claims:
-        if c.outcome != "duplicate":
+        if r.window:  # each claim's two dates against the window of the version in force
+            assert (gap(c) > r.window) == (c.outcome == "late"), c
+            if c.outcome == "late":  # the days worked out from its two dates
+                r.b.composed(gap(c))
+        if c.outcome not in ("duplicate", "late"):
             over = held(r.claims, c) > r.current.limits[c.category] * 100
             if r.cap and not over:  # this month's payouts to them (the log) and this claim, against the cap
                 month = r.month.get(c.person.name, 0) + c.cents
@@ -668,6 +714,15 @@ def _ask_text(r: Run, ap: Person) -> str:
     )
 
 
+def _why(r: Run, x: Claim) -> str:
+    if x.outcome == "late":
+        return (
+            f"claim {x.cid} was not paid: it was submitted {gap(x)} days after its expense date "
+            f"({_day(x.spent or x.submitted)}), past the policy's {r.window} days."
+        )
+    return f"claim {x.cid} was not paid: receipt {x.receipt} was already reimbursed in an earlier payout."
+
+
 def solve_notify(r: Run) -> None:
     """Who must know hears once: the approver about every claim over its limit, each employee about
     their claims whose receipt was paid before (a message per claim would do as well)."""
@@ -684,15 +739,12 @@ def solve_notify(r: Run) -> None:
                 r.seen.add("channel")
             text = _ask_text(r, ap)
             to, subject = ap, "Approval needed: expense claims over the limit"
-        elif c.outcome == "duplicate":
+        elif c.outcome in ("duplicate", "late"):
             if f"told:{c.person.id}" in r.seen:
                 continue
             r.seen.add(f"told:{c.person.id}")
-            mine = [x for x in r.claims if x.outcome == "duplicate" and x.person.id == c.person.id]
-            text = f"Hi {c.person.first}, " + " ".join(
-                f"claim {x.cid} was not paid: receipt {x.receipt} was already reimbursed in an earlier payout."
-                for x in mine
-            )
+            mine = [x for x in r.claims if x.outcome in ("duplicate", "late") and x.person.id == c.person.id]
+            text = f"Hi {c.person.first}, " + " ".join(_why(r, x) for x in mine)
             to, subject = (
                 c.person,
                 "Expense " + ("claims " if len(mine) > 1 else "claim ") + ", ".join(x.cid for x in mine),
@@ -710,7 +762,8 @@ def solve_reply(r: Run) -> None:
     paid = ", ".join(c.cid for c in r.paid())
     text = (
         f"Hi {r.requester.first}, the submitted claims are done: paid ${dollars(r.total())} in total ({paid}); "
-        f"the rest went for approval or were receipts paid before."
+        "the rest went for approval or were "
+        + ("receipts paid before or submitted past the window." if r.window else "receipts paid before.")
     )
     if r.plan.request == "email":
         b.call(
@@ -762,6 +815,8 @@ def add_checks(r: Run) -> None:
         what = (
             f"{ap.name} was asked to approve claim {c.cid} (${amt})"
             if c.outcome == "approval"
+            else f"{c.person.name} was told claim {c.cid} was submitted past the window"
+            if c.outcome == "late"
             else f"{c.person.name} was told claim {c.cid} repeats a receipt paid before"
         )
         if p.notify == "email":
@@ -778,10 +833,16 @@ def add_checks(r: Run) -> None:
             b.goal(what, check)
         if c.outcome == "duplicate":
             b.trap("near_duplicate", f"claim {c.cid}'s receipt was reimbursed before", swap={})
+        if c.outcome == "late":
+            b.trap(
+                "window", f"claim {c.cid} was submitted {gap(c)} days after its expense ({r.window} allowed)"
+            )
         if c.capped:
             b.trap(
                 "miscomputed", f"claim {c.cid} paid without this month's earlier payouts to {c.person.name}"
             )
+            if r.payee:
+                b.trap("alias", f"a payout this month to {c.person.name} keyed by their work email")
         if c.split and c.outcome == "approval":
             b.trap(
                 "miscomputed", f"claim {c.cid} held against the limit apart from its expense's other claim"
@@ -803,6 +864,9 @@ def add_checks(r: Run) -> None:
             dollars(r.total() + sum(c.foreign - c.cents for c in r.paid() if c.currency != "USD")),
             # the claim the monthly cap holds back paid as well
             dollars(r.total() + sum(c.cents for c in r.claims if c.capped)),
+            # the claim past the submission window paid, or one exactly at it rejected too
+            dollars(r.total() + sum(c.cents for c in r.claims if c.outcome == "late")),
+            dollars(r.total() - sum(c.cents for c in r.paid() if r.window and gap(c) == r.window)),
         }
         - {total}
     )
@@ -844,7 +908,7 @@ def add_checks(r: Run) -> None:
 
 
 # ---- composition -----------------------------------------------------------------------------------
-def stages(plan: ExpensePlan, away: bool = False, amend: bool = False) -> list[Stage]:
+def stages(plan: ExpensePlan, away: bool = False, amend: bool = False, window: bool = False) -> list[Stage]:
     def nothing(r: Any) -> None:
         return None
 
@@ -914,7 +978,8 @@ def stages(plan: ExpensePlan, away: bool = False, amend: bool = False) -> list[S
             ("outcome", "total"),
             nothing,
             solve_decide,
-            "Decide for each claim: pay, send for approval, or not (paid before)",
+            "Decide for each claim: pay, send for approval, or not (paid before"
+            + (", or submitted past the window)" if window else ")"),
         ),
         Stage("pay", "write", ("outcome", "log_spec"), (), nothing, solve_pay, "Log each paid claim"),
         Stage(
@@ -973,6 +1038,53 @@ def _convert(b: Builder, claims: list[Claim], limits: dict[str, int]) -> list[li
     return [[_day(d), cur, table[(d, cur)]] for d in days for cur in FX]
 
 
+def _spend(b: Builder, claims: list[Claim], window: int, force: dict[str, Any]) -> None:
+    """Hard, with a submission window: each claim's expense date. The late claim was submitted a day
+    to five past the window; one claim paid, submitted no later, exactly at it (so the late claim's
+    expense is not the oldest), two to four more a few days inside it, the rest within three weeks;
+    a split pair shares its expense date. `force["late"]` False moves the late claim's date as far
+    inside the window as it was past it, with the same draws (it is paid)."""
+    rng = b.rng
+    late = next(c for c in claims if c.late)
+    over = window + (1 if rng.random() < 0.5 else rng.randrange(2, 6))
+    # the claim at the window was submitted early enough that its expense is older than the late one's
+    # (the late claim comes in a little later where it must: the oldest expense is not the tell)
+    edge = [c for c in claims if c.outcome == "pay" and not c.late and not c.split]
+    edge_c = min(edge, key=lambda c: (c.submitted, rng.random()))
+    late.submitted = min(
+        max(late.submitted, edge_c.submitted + timedelta(days=over - window + 1)),
+        b.now.date() - timedelta(days=1),
+    )
+    second = {id(c) for i, c in enumerate(claims) if i and c.split and claims[i - 1].split}
+    rest = [c for c in claims if c is not late and c is not edge_c and id(c) not in second]
+    near = {id(c) for c in rng.sample(rest, rng.randrange(2, 5))}
+    for i, c in enumerate(claims):
+        if id(c) in second:  # the pair's second claim: the same expense (a day earlier where a test
+            one = claims[i - 1]  # files it a day earlier: then a separate one)
+            c.spent = one.spent - (one.submitted - c.submitted) if one.spent else None
+            continue
+        if c is late:
+            g = over
+        elif c is edge_c:
+            g = window
+        else:
+            g = window - rng.randrange(1, 6) if id(c) in near else rng.randrange(0, 22)
+        c.spent = c.submitted - timedelta(days=g)
+    if min(c.spent for c in claims if c.spent) >= (late.spent or late.submitted):
+        raise PlantError("the claim past the window has the batch's oldest expense")
+    if force.get("late") is False:  # as far inside the window as it was past it
+        late.spent = late.submitted - timedelta(days=2 * window - over)
+        late.outcome = "pay"
+
+
+def _old_gap(rng: Any, window: int, status: str) -> int:
+    """The days from a processed claim's expense to its submission: mostly a few, some near the
+    window; a rejected claim was often submitted past it."""
+    if status == "rejected" and rng.random() < 0.5:
+        return rng.randrange(window + 1, window + 40)
+    return rng.randrange(0, 22) if rng.random() < 0.8 else rng.randrange(window - 8, window + 1)
+
+
 def _payday(x: list[Any], today: date) -> date:
     """The day a processed claim of the list was paid (the payouts log's date for its row)."""
     return min(date.fromisoformat(x[1]) + timedelta(days=2 + int(x[0][4:]) % 6), today - timedelta(days=1))
@@ -981,9 +1093,10 @@ def _payday(x: list[Any], today: date) -> date:
 def _capped(claims: list[Claim], at: Claim | None) -> Claim | None:
     """Hard: the claim a monthly cap holds back: paid by its limit, its employee's only claim the batch
     pays (their others are not paid: none counts, in any order), neither the first claim paid (an older version flips that one) nor the one at its limit."""
-    pays = [c for c in claims if c.outcome == "pay" and not c.split]
+    # the claim past the submission window counts as paid (a test's flip pays it) and is never held
+    pays = [c for c in claims if (c.outcome == "pay" or c.late) and not c.split]
     for c in pays[1:]:
-        if c is not at and sum(1 for x in pays if x.person.id == c.person.id) == 1:
+        if c is not at and not c.late and sum(1 for x in pays if x.person.id == c.person.id) == 1:
             return c
     return None
 
@@ -1005,6 +1118,7 @@ def _earlier_claims(r: Run, c: Claim, force: dict[str, Any]) -> list[list[Any]]:
     if force.get("capped", True) is False:  # the same draws, a month earlier: this month holds none
         days = [month0 - timedelta(days=10 + i) for i in range(3)]
     p = c.person
+    gaps = [b.rng.randrange(0, 12) for _ in drawn]
     return [
         [
             "EXP-0",
@@ -1015,10 +1129,11 @@ def _earlier_claims(r: Run, c: Claim, force: dict[str, Any]) -> list[list[Any]]:
             merchant,
             0.0,
             *(["USD"] if r.rates else []),
+            *([_day(day - timedelta(days=g))] if r.window else []),
             receipt,
             "paid",
         ]
-        for (cat, merchant, receipt), day in zip(drawn, days, strict=True)
+        for (cat, merchant, receipt), day, g in zip(drawn, days, gaps, strict=True)
     ]
 
 
@@ -1037,7 +1152,7 @@ def _cap(
             month[x[2]] = month.get(x[2], 0) + round(float(x[6]) * 100)
     batch: dict[str, int] = {}
     for x in r.claims:
-        if x.outcome == "pay" and x is not c:
+        if (x.outcome == "pay" or x.late) and x is not c:  # the late claim as paid (a flip pays it)
             batch[x.person.name] = batch.get(x.person.name, 0) + x.cents
     top = max([month.get(n, 0) + batch.get(n, 0) for n in {*month, *batch} if n != c.person.name] or [0])
     base = month.get(c.person.name, 0)
@@ -1063,6 +1178,43 @@ def _cap(
         c.outcome = "approval"
 
 
+def _payee(r: Run, c: Claim, earlier: list[list[Any]], pool: list[Person], force: dict[str, Any]) -> None:
+    """Hard: the largest of the capped employee's earlier payouts this month is keyed by their work
+    email in the payouts log, and without it the claim would be within the cap (a sum over their
+    name alone pays it). `force["payee"]` False flips the evidence with the same draws: that earlier
+    claim (its claims-list row and its payout, keyed by email) is another employee's (one who stays
+    below the cap), so the capped employee's month holds less and the claim is paid. Not in
+    play (`r.payee` None) where no such payout or colleague fits in both worlds."""
+    if not r.cap or not earlier:
+        return
+    row = max(earlier, key=lambda x: (float(x[6]), x[0]))
+    part = round(float(row[6]) * 100)
+    if part <= c.cents // 2 + 100:  # missing it still leaves the claim above the cap
+        return
+    month0 = r.today.replace(day=1)
+    this = _payday(row, r.today) >= month0
+    # with what the batch pays them (the late claim too: a flip pays it), still below the cap
+    batch = {
+        p.id: sum(x.cents for x in r.claims if x.person.id == p.id and (x.outcome == "pay" or x.late))
+        for p in pool
+    }
+    fits = [p for p in pool if r.month.get(p.name, 0) + batch[p.id] + part < r.cap]
+    if not fits:
+        return
+    # someone without a claim in the batch where the team allows
+    other = min(fits, key=lambda p: (batch[p.id] > 0, r.month.get(p.name, 0), p.id))
+    r.payee = force.get("payee", True) is not False
+    who = c.person if r.payee else other
+    row[2], row[3] = who.name, who.email
+    r.keyed[str(row[0])] = who.email
+    if not r.payee and this:  # the month's payouts move from the capped employee to the other
+        r.month[c.person.name] = r.month.get(c.person.name, 0) - part
+        r.month[other.name] = r.month.get(other.name, 0) + part
+        c.capped = r.month[c.person.name] + c.cents > r.cap
+        assert not c.capped, (c, r.cap, r.month)
+        c.outcome = "pay"
+
+
 def _limits(b: Builder) -> dict[str, int]:
     base = {"meals": (75, 150), "travel": (400, 900), "lodging": (250, 450), "software": (100, 300)}
     return {c: b.rng.randrange(lo // 25, hi // 25 + 1) * 25 for c, (lo, hi) in base.items()}
@@ -1074,7 +1226,9 @@ def compose(
     """Plant, solve and describe one expense-claims run on `b`. `force` flips evidence for tests with
     every random draw unchanged: `duplicate` False (the first duplicate's earlier payout is not in the
     log: it is paid like any claim within its limit) and `over` False (the first claim over its limit
-    is within a raised limit of the version in force)."""
+    is within a raised limit of the version in force); at the hard tier also `split`, `capped`,
+    `late` False (the claim past the submission window is as far inside it: paid) and `payee` False
+    (the email-keyed payout that fills the capped employee's month is another employee's)."""
     force = dict(force or {})
     rng = b.rng
     today = b.now.date()
@@ -1085,7 +1239,8 @@ def compose(
     picked = b.fresh(staff, 1 + nver + more, key=lambda p: p.id)
     requester, approvers = picked[0], picked[1 : 1 + nver]
     rest = [p for p in staff if p.id not in {x.id for x in picked}]
-    plan_out = outcomes(tier["cases"])
+    # a claim past the submission window where the tier has one (else it is paid like the others)
+    plan_out = [("pay" if o == "late" and not tier.get("windows") else o) for o in outcomes(tier["cases"])]
     if len(rest) < 4:
         raise PlantError("too few employees for an expense run")
     limits = _limits(b)
@@ -1128,6 +1283,7 @@ def compose(
                 today - timedelta(days=rng.randrange(1, 9)),
                 "approval" if o == "split" else o,
                 split=o == "split",
+                late=o == "late",
             )
         )
         if o == "split" and claims[-2].split:  # the pair's second claim: the same expense
@@ -1145,6 +1301,12 @@ def compose(
     if tier["cases"] >= 2:  # hard: the second claim paid is exactly at its limit (not above it: paid)
         at = [c for c in claims if c.outcome == "pay" and not c.split][1]
         at.cents = limits[at.category] * 100
+    window = rng.choice(WINDOWS) if tier.get("windows") else 0
+    if window:
+        _spend(b, claims, window, force)
+        spent = [(c.person.id, c.merchant, c.spent) for c in claims]
+        if len(spent) - len(set(spent)) != pairs:  # by its expense date too, only the split pair
+            raise PlantError("two claims of one person at one merchant on one expense date")
     if any(c.wrong and c.wrong in {x.cents for x in claims} for c in claims):
         raise PlantError("a claim's latest-rate value is another claim's amount")  # its guard would trip
     # tests flip one piece of evidence; the draws above are the same either way
@@ -1163,15 +1325,16 @@ def compose(
     # every draw is made whatever the evidence, so a test's flip changes nothing else
     eff = today - timedelta(days=rng.randrange(20, 120))
     back, up, ahead = rng.randrange(200, 500), rng.randrange(1, 4), rng.randrange(10, 40)
-    versions = [Version(eff, limits, approvers[0])]
+    versions = [Version(eff, limits, approvers[0], window)]
     pay0 = next((c for c in claims if c.outcome == "pay"), None)
     if nver >= 2 and pay0 is not None:
         older = {**limits, pay0.category: max(25, (pay0.cents // 100 // 25 - 1) * 25)}
-        versions.append(Version(eff - timedelta(days=back), older, approvers[1]))
+        # the older version gave longer to submit: the claim past today's window was within it
+        versions.append(Version(eff - timedelta(days=back), older, approvers[1], window and window + 15))
     ap0 = next((c for c in claims if c.outcome == "approval"), None)
     if nver >= 3 and ap0 is not None:
         later = {**limits, ap0.category: (ap0.cents // 100 // 25 + 1 + up) * 25}
-        versions.append(Version(today + timedelta(days=ahead), later, approvers[2]))
+        versions.append(Version(today + timedelta(days=ahead), later, approvers[2], window))
     for v in versions[1:]:
         if all(
             (held(claims, c) > v.limits[c.category] * 100) == (held(claims, c) > limits[c.category] * 100)
@@ -1194,6 +1357,7 @@ def compose(
         cents = rng.randrange(drawn[cat] * 20, drawn[cat] * 90) + rng.choice((0, 25, 50))
         day = today - timedelta(days=rng.randrange(recent, 60))
         status = "paid" if rng.random() < 0.9 else "rejected"
+        spent = day - timedelta(days=_old_gap(rng, window, status)) if window else None
         old_rows.append(
             [
                 f"EXP-{base_no - n_old + j}",
@@ -1204,6 +1368,7 @@ def compose(
                 rng.choice(MERCHANTS[cat]),
                 float(dollars(cents)),
                 *(["USD"] if r.rates else []),
+                *([_day(spent)] if spent else []),
                 f"R-{rng.randrange(100000, 999999)}",
                 status,
             ]
@@ -1216,6 +1381,27 @@ def compose(
         x[0] = f"EXP-{base_no - len(old_rows) + j}"
     if capped is not None:
         _cap(r, capped, earlier, old_rows, force)
+    if tier.get("payees"):
+        # payouts keyed by hand name some employees by their work email (a look-alike in every log)
+        for x in old_rows:
+            if x[-1] == "paid" and rng.random() < 0.2:
+                r.keyed[x[0]] = str(x[3])
+        # this month's too, someone else's (the month's email-keyed payouts are not the capped one's alone)
+        mine = {id(x) for x in earlier}
+        who = capped.person.name if capped is not None else ""
+        now = [
+            x
+            for x in old_rows
+            if x[-1] == "paid"
+            and x[2] != who
+            and id(x) not in mine
+            and _payday(x, today) >= today.replace(day=1)
+        ]
+        if now and not any(x[0] in r.keyed for x in now):
+            pick = rng.choice(now)
+            r.keyed[pick[0]] = str(pick[3])
+        if capped is not None:
+            _payee(r, capped, earlier, [p for p in rest if p.id != capped.person.id], force)
     new_rows = [
         [
             c.cid,
@@ -1226,6 +1412,7 @@ def compose(
             c.merchant,
             float(dollars(c.foreign or c.cents)),
             *([c.currency] if r.rates else []),
+            *([_day(c.spent)] if c.spent else []),
             c.receipt,
             "submitted",
         ]
@@ -1238,7 +1425,11 @@ def compose(
     # duplicates' receipts under earlier claim numbers
     # a payout is dated the day it was paid, some days after the claim came in (never today): the
     # log's date column is the payment date, as the rows the work appends are
-    hist = [[_day(_payday(x, today)), x[0], x[2], x[6], x[-2]] for x in old_rows if x[-1] == "paid"]
+    hist = [
+        [_day(_payday(x, today)), x[0], r.keyed.get(x[0], x[2]), x[6], x[-2]]
+        for x in old_rows
+        if x[-1] == "paid"
+    ]
     for j in range(rng.randrange(8, 16)):
         p = rng.choice(others)
         cat = rng.choice(CATEGORIES)
@@ -1247,11 +1438,12 @@ def compose(
         # months ago receipts were keyed by hand, in whatever form the clerk wrote (a duplicate's
         # receipt written another way is then no odd one out)
         form = rng.choice(RECEIPT_FORMS) if tier["cases"] >= 2 and rng.random() < 0.4 else "R-{}"
+        alias = tier.get("payees") and rng.random() < 0.2
         hist.append(
             [
                 _day(day),
                 f"EXP-{base_no - n_old - 200 + j * 7}",
-                p.name,
+                p.email if alias else p.name,
                 float(dollars(rng.randrange(2000, 30000))),
                 form.format(number),
             ]
@@ -1299,7 +1491,7 @@ def compose(
         who = r.amend.value if r.amend is not None else approvers[0]
         r.away = draw_away(b, who, exclude, plan.notify, force)
         r.away.channel = r.channel
-    st = stages(plan, away=r.away is not None, amend=r.amend is not None)
+    st = stages(plan, away=r.away is not None, amend=r.amend is not None, window=bool(r.window))
     edges = wire(st)
     for s in st:
         s.plant(r)
@@ -1343,6 +1535,10 @@ def compose(
         "amended": None if r.amend is None else r.amend.holds(r.today),
         # the monthly cap: None (not in play), or whether it holds a claim back
         "capped": None if not r.cap else any(c.capped for c in claims),
+        # the capped employee's payout keyed by email: None (not in play), or whether it is theirs
+        "payee": r.payee,
+        # the submission window: None (not in play), or whether a claim is past it
+        "late": None if not r.window else any(c.outcome == "late" for c in claims),
     }
 
 
