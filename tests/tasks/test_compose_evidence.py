@@ -6,7 +6,8 @@ Also in the credit review: the approver's time off in BambooHR (its note names t
 are told by a ticket note, and the policy owner's later change to the limit in their thread. And the
 disguised kinds (the same thing under another key, an aggregate the agent computes): an earlier
 credit logged as one adjustment over a run of days, an access-list login under a name its holder had
-then (only its employee_id is BambooHR's), and a monthly cap that counts this month's payouts."""
+then (only its employee_id is BambooHR's), a monthly cap that counts this month's payouts, and
+approved time off in BambooHR that covers the gap since an access holder's last login."""
 
 from __future__ import annotations
 
@@ -634,3 +635,40 @@ def test_a_monthly_cap_counts_what_the_payouts_log_paid_this_month() -> None:
         if re.search(r"claim EXP-\d+ paid", r.description)
     }
     assert any(cid in r.description and "approve" in r.description for r in held.rubric)
+
+
+def test_approved_time_off_since_a_last_login_is_not_unused() -> None:
+    """Hard access reviews say (in every policy version, in general words) that days on approved
+    time off in BambooHR are not unused. One kept holder last logged in longer ago than the limit,
+    but approved time off since covers enough of the gap: they keep access, and revoking them as
+    inactive fails. The inactive holder has approved time off too, covering too little, so time off
+    is not the tell. When that holder's requests were denied instead, they are revoked (inactive)."""
+    s = Settings(k=5, difficulty="hard", families=("composed.access_review",))
+    i = _first(s, 83, lambda t: True)
+    kept, denied = _forced(83, i, s), _forced(83, i, s, leave=False)
+    assert kept.instruction == denied.instruction and kept.services == denied.services
+    assert kept.meta["composition"]["leave"] is True and denied.meta["composition"]["leave"] is False
+    assert kept.meta["composition"]["branches"].count("inactive") == 1
+    assert denied.meta["composition"]["branches"].count("inactive") == 2
+    _flips(kept, denied)
+    gone = {c.arguments["key"] for c in denied.reference_solution if c.tool == "kv__delete"}
+    keys = {c.arguments["key"] for c in kept.reference_solution if c.tool == "kv__delete"}
+    (covered,) = gone - keys
+    seen = _seen(kept)
+    assert "less the days of its holder's approved time off" in seen  # the rule, in general words
+    # both logins the reference looked up time off for are older than the limit; both have
+    # approved time off in the window: the one revoked has too little
+    reads = [c for c in kept.reference_solution if c.tool == "hr__bamboohr_get_time_off_requests"]
+    assert len(reads) == 2
+    env = kept.environment()
+    approved = 0
+    for c in reads:
+        got = env.call(c.tool, c.arguments)["data"]["requests"]
+        approved += any(x["status"] == "approved" for x in got)
+    assert approved == 2
+    # the hurried review (days since the last login alone) revokes the covered holder: that fails
+    env = kept.environment()
+    for c in kept.reference_solution:
+        env.call(c.tool, c.arguments)
+    env.call("kv__delete", {"key": covered})
+    assert not verify(kept, env.snapshot(), None).passed

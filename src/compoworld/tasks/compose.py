@@ -73,6 +73,8 @@ TIERS: dict[str, dict[str, Any]] = {
         "aliases": True,
         # an aggregate over the payouts log: an employee's monthly cap counts what was paid them this month
         "caps": True,
+        # approved time off in BambooHR between a last login and today does not count as unused
+        "leave": True,
     },
 }
 TIER_NAMES = tuple(TIERS)

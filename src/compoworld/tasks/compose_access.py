@@ -16,7 +16,14 @@ an unused login is a last-login date compared with today's clock and the policy'
 policy versions differ only in their effective dates; the earlier review's ticket is closed. At the
 hard tier one kept holder's row shows the name and email they had when access was granted (a name
 changed since): neither is in BambooHR, only the row's employee_id is, and the policy says people
-are matched by it (a lookup by email revokes a person who is still here).
+are matched by it (a lookup by email revokes a person who is still here). Also at the hard tier,
+days on approved time off in BambooHR are not unused (the policy says so in every version): the
+holder kept today under the stricter older version last logged in longer ago than the limit, but
+approved time off since covers enough of the gap (one request or two, or leave still running, whose
+days after today do not count); the inactive holder has approved time off too, covering too little
+(at times only because the days after today do not count), and at times a longer request of theirs
+was denied; two others have time off that changes nothing (before their last login, inside a gap
+within the limit, or still ahead).
 """
 
 from __future__ import annotations
@@ -168,6 +175,7 @@ class Review:
     only: Holder | None = None
     seen: set[str] = field(default_factory=set)
     away: Away | None = None  # hard: the tool owner's out-of-office, naming who covers
+    leaves: list[Leave] = field(default_factory=list)  # hard: holders' time off in BambooHR
     amend: Amend | None = None  # hard: the policy owner's later change of tool owner, in their thread
 
     @property
@@ -200,6 +208,165 @@ class Review:
 
 def _day(d: date) -> str:
     return d.isoformat()
+
+
+# ---- time off: days on approved leave are not unused days (hard) --------------------------------------
+LEAVE_NOTES = ("", "", "Parental leave", "Medical leave", "Family leave", "Sabbatical")
+
+
+@dataclass
+class Leave:
+    """A holder's time off in BambooHR (`at`: their index in `Review.holders`)."""
+
+    at: int
+    start: date
+    end: date
+    status: str = "approved"
+    kind: str = "77"  # Vacation | 78: Sick
+    note: str = ""
+    kept: bool = False  # the holder keeps access because of it (in the world where it is approved)
+
+
+def _covered(lv: Leave, login: date, today: date) -> int:
+    """Days of `lv` after the last login and up to today (the days it takes off the unused gap)."""
+    lo, hi = max(lv.start, login + timedelta(days=1)), min(lv.end, today)
+    return max(0, (hi - lo).days + 1)
+
+
+def unused(r: Review, h: Holder) -> int:
+    """Days since the last login, less those on approved time off between it and today."""
+    assert h.login is not None
+    i = next(k for k, x in enumerate(r.holders) if x is h)
+    off = sum(_covered(lv, h.login, r.today) for lv in r.leaves if lv.at == i and lv.status == "approved")
+    return (r.today - h.login).days - off
+
+
+def draw_leaves(
+    b: Builder,
+    holders: list[Holder],
+    keep: Holder | None,
+    idle: int,
+    force: dict[str, Any],
+    floor: int = 0,
+) -> list[Leave]:
+    """Time off for the review's holders, every draw made whichever way `force["leave"]` goes.
+    `keep` last logged in more than `idle` days ago, but approved time off since covers enough of
+    the gap (at most `idle` days unused, exactly `idle` at times): kept. With `force["leave"]` False
+    the same requests were denied: revoked (inactive). The inactive holder's approved time off
+    covers too little (one day over at times; or they are on leave now and only the days up to
+    today count, though the request's amount would cover it), and at times a longer request of
+    theirs was denied. Two others have time off that changes nothing: before their last login,
+    inside a gap within the limit, or still ahead."""
+    if keep is None:
+        return []
+    rng, today = b.rng, b.now.date()
+    out: list[Leave] = []
+
+    def index(h: Holder) -> int:
+        return next(k for k, x in enumerate(holders) if x is h)
+
+    def note(days: int) -> tuple[str, str]:
+        kind = rng.choice(("77", "77", "78"))
+        text = rng.choice(LEAVE_NOTES)
+        return kind, text if days >= 10 else ""
+
+    k = index(keep)
+    gap = idle + rng.randrange(4, 31)
+    keep.login = today - timedelta(days=gap)
+    # days left unused after the time off: idle - slack, more than `floor`
+    slack = rng.choice([x for x in (0, 0, 1, 2, 4, 7) if idle - x > floor])
+    mode = rng.choice(("past", "past", "split", "now"))
+    status = "denied" if force.get("leave") is False else "approved"
+    need = gap - idle + slack  # days of time off between the login and today
+    x1, x2, x3 = rng.randrange(0, 1000), rng.randrange(0, 1000), rng.randrange(2, 12)
+    free = gap - need - 2  # days of the gap (after the login's next day, before today) left free
+    if mode == "split" and need < 2 * slack + 2:
+        mode = "past"
+    if mode == "now":  # on leave today: only the days up to today count
+        need = gap - idle + max(slack, 2)  # off by a day either way still keeps it
+        spans = [(today - timedelta(days=need - 1), today + timedelta(days=x3))]
+    elif mode == "split":  # two requests, neither enough alone
+        d1 = slack + 1 + x1 % (need - 2 * slack - 1)
+        s1 = keep.login + timedelta(days=2 + x2 % max(1, free // 2))
+        e1 = s1 + timedelta(days=d1 - 1)
+        s2 = e1 + timedelta(days=2 + x3 % max(1, free // 2))
+        spans = [(s1, e1), (s2, s2 + timedelta(days=need - d1 - 1))]
+    else:
+        s0 = today - timedelta(days=need + x1 % max(1, free))
+        spans = [(s0, s0 + timedelta(days=need - 1))]
+    for lo, hi in spans:
+        kind, text = note((hi - lo).days + 1)
+        out.append(Leave(k, lo, hi, status, kind, text, kept=True))
+    gone = next((h for h in holders if h.reason == "inactive"), None)
+    if gone is not None and gone.login is not None:
+        i, g = index(gone), (today - gone.login).days
+        over = g - idle  # >= 2
+        d = max(1, over - 1 - rng.choice((0, 0, 1, 3)))
+        now = rng.random() < 0.5 and over >= 3
+        y1, y2 = rng.randrange(0, 1000), rng.randrange(0, 6)
+        if now:  # on leave today: the request's whole amount would cover the excess, its days so far do not
+            d = min(d, over - 2)
+            lo = today - timedelta(days=d - 1)
+            spans = [(lo, today + timedelta(days=over - d + y2))]
+        else:
+            lo = today - timedelta(days=d + y1 % max(1, g - d - 1))
+            spans = [(lo, lo + timedelta(days=d - 1))]
+        kind, text = note(d)
+        out.append(Leave(i, *spans[0], "approved", kind, text))
+        if rng.random() < 0.5:  # a longer request of theirs was denied
+            dd = over + rng.randrange(0, 10)
+            lo = gone.login + timedelta(days=2 + rng.randrange(0, max(1, g - dd - 3)))
+            hi = min(lo + timedelta(days=dd - 1), today - timedelta(days=1))
+            out.append(Leave(i, lo, hi, "denied", "77", ""))
+    # time off that changes nothing: before a last login, inside a gap within the limit, or ahead
+    others = [
+        h for h in holders if h is not keep and h is not gone and h.reason != "left" and h is not holders[-1]
+    ]
+    for h in rng.sample(others, min(2, len(others))):
+        assert h.login is not None
+        g = (today - h.login).days
+        span = rng.randrange(2, 9)
+        how = rng.choice(("before", "inside", "ahead", "ahead"))
+        lead = rng.randrange(0, 1000)
+        if how == "inside" and g < span + 3:
+            how = "before"
+        if how == "before":
+            hi = h.login - timedelta(days=1 + lead % 40)
+            lo = hi - timedelta(days=span - 1)
+        elif how == "inside":
+            lo = h.login + timedelta(days=2 + lead % (g - span - 2))
+            hi = lo + timedelta(days=span - 1)
+        else:
+            lo = today + timedelta(days=2 + lead % 20)
+            hi = lo + timedelta(days=span - 1)
+        kind, text = note(span)
+        out.append(Leave(index(h), lo, hi, rng.choice(("approved", "approved", "requested")), kind, text))
+    return out
+
+
+def plant_leaves(r: Review) -> None:
+    """BambooHR shows the holders' time off as planted (the seed's own of theirs dropped)."""
+    from compoworld.tasks.compose import clear_time_off
+
+    b = r.b
+    hr = b.svc("hr")
+    clear_time_off(b, [h.person for h in r.holders], keep=r.away)
+    for lv in r.leaves:
+        h = r.holders[lv.at]
+        ago = max(0, (r.today - lv.start).days) + b.rng.randrange(3, 20)
+        hr.requests.create(
+            {
+                "employee_id": h.hr_id,
+                "type_id": lv.kind,
+                "start": lv.start.isoformat(),
+                "end": lv.end.isoformat(),
+                "amount": float((lv.end - lv.start).days + 1),
+                "status": lv.status,
+                "notes": lv.note,
+                "created": format_time(b.now - timedelta(days=ago)),
+            },
+            id=str(1000 + hr.next_seq("request")),
+        )
 
 
 # ---- the request ---------------------------------------------------------------------------------
@@ -435,6 +602,28 @@ def solve_people(r: Review) -> None:
         assert (e not in dept) == (h.reason == "left"), h
         if e in dept:
             assert (dept[e] != r.team) == (h.reason == "moved"), h
+    if not r.tier.get("leave"):
+        return
+    for h in r.holders:  # a login older than the limit: the holder's time off since it (the policy's rule)
+        assert h.login is not None
+        if h.hr_id in dept and (r.today - h.login).days > r.current.idle:
+            got = b.call(
+                "hr__bamboohr_get_time_off_requests",
+                {
+                    "employee_id": h.hr_id,
+                    "start_date": _day(h.login),
+                    "end_date": _day(r.today),
+                    "response_format": "json",
+                },
+            )
+            off = sum(
+                _covered(
+                    Leave(0, date.fromisoformat(x["start"]), date.fromisoformat(x["end"])), h.login, r.today
+                )
+                for x in got["requests"]
+                if x["status"] == "approved"
+            )
+            assert (r.today - h.login).days - off == unused(r, h), (h, got)
 
 
 # ---- the policy ------------------------------------------------------------------------------------
@@ -477,6 +666,15 @@ def policy_text(r: Review, v: Version) -> list[str]:
             if r.tier.get("aliases")
             else []
         ),
+        *(
+            [
+                "Days on approved time off in BambooHR do not count as unused: a login's unused days are "
+                "the days from its last login to the review date, less the days of its holder's approved "
+                "time off between the two."
+            ]
+            if r.tier.get("leave")
+            else []
+        ),
         f"Log each revocation in {_log_where(r)}: date, name, tool and reason.",
         f"Tool owner: {v.owner.name} ({v.owner.email}). Tell the owner who lost access {tell}, and tell "
         f"each person who lost access and still works here, with the reason.",
@@ -505,7 +703,7 @@ def solve_policy(r: Review) -> None:
 
 def solve_decide(r: Review) -> None:
     for h in r.holders:
-        idle = (r.today - h.login).days > r.current.idle
+        idle = (unused(r, h) if r.tier.get("leave") else (r.today - h.login).days) > r.current.idle
         assert (h.reason == "inactive") == (idle and h.reason not in ("left", "moved")), h
     r.b.decide(len(r.holders))  # each person on the list: keep, or revoke and why
 
@@ -735,6 +933,14 @@ def add_checks(r: Review) -> None:
                 f"{k.label}'s login is {k.person.name}'s, who is still in BambooHR",
                 swap={r.key(gone[0]): r.key(k)},
             )
+    for k in [r.holders[lv.at] for lv in r.leaves[:1] if lv.kept]:
+        # a login older than the limit, its gap covered by approved time off
+        if gone and not k.reason:
+            b.trap(
+                "near_duplicate",
+                f"{k.label}'s approved time off covers the days since their last login",
+                swap={r.key(gone[-1]): r.key(k)},
+            )
     if len(r.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
 
@@ -918,6 +1124,14 @@ def compose(
         near.login = today - timedelta(days=rng.randrange(old_idle + 1, idle + 1))
     if nkeep >= 3:  # hard: one last login exactly at the limit (not more than it: kept), counted to the day
         holders[nrev + 1].login = today - timedelta(days=idle)
+    # hard: one kept holder's last login is older than the limit, but approved time off in BambooHR
+    # covers enough of the gap; the inactive one's time off covers too little (drawn either way)
+    # (the holder kept today and revoked under the older, stricter version: what stays unused is
+    # more than its limit)
+    keep = near if tier.get("leave") else None
+    leaves = draw_leaves(b, holders, keep, idle, force, floor=old_idle)
+    if leaves and leaves[0].status != "approved":  # the flip: that time off was never approved
+        holders[leaves[0].at].reason = "inactive"
     last_kept = holders[-1].person
     if tier.get("aliases") and nkeep >= 3:  # hard: the last one kept holds it under the name they had then
         holders[-1] = _renamed(b, last_kept, team, holders[-1].login or today, force)
@@ -935,18 +1149,19 @@ def compose(
     if nver >= 3:
         versions.append(Version(today + timedelta(days=rng.randrange(10, 40)), new_idle, owners[2]))
     r = Review(b, plan, tier, tool, team, requester, holders, versions=versions, ask=rng.randrange(len(ASKS)))
+    r.leaves = leaves
     r.rows = _roster(r, staff)
     # HR: the team each person is in today, and who left
     hr = b.svc("hr")
     by_mail = {e["workEmail"].lower(): e for e in hr.employees.all()}
     for h in holders:
+        changed = format_time(b.now - timedelta(days=rng.randrange(5, 40)))  # drawn either way
         if h.eid:  # a former employee's login (no HR record: the id is nobody's)
             continue
         e = by_mail.get(h.person.email.lower())
         if e is None:
             raise PlantError(f"{h.person.name} is not in HR")
         upd = {"department": h.dept}
-        changed = format_time(b.now - timedelta(days=rng.randrange(5, 40)))  # drawn either way
         if h.reason in ("left", "moved"):
             upd["lastChanged"] = changed
         if h.reason == "left":
@@ -978,6 +1193,8 @@ def compose(
     edges = wire(st)
     for s in st:
         s.plant(r)
+    if tier.get("leave"):
+        plant_leaves(r)
     if r.amend is not None:
         a = r.amend
         when = f"{a.effective:%B} {a.effective.day}"
@@ -1018,6 +1235,9 @@ def compose(
         "cover_away": None if r.away is None or r.away.second is None else r.away.cover_on(r.today),
         # the policy owner's change of tool owner: None (not in play), or whether it holds today
         "amended": None if r.amend is None else r.amend.holds(r.today),
+        # approved time off that keeps a login older than the limit: None (not in play), or whether
+        # it covers enough of the gap (the holder keeps access)
+        "leave": None if not r.leaves else not r.holders[r.leaves[0].at].reason,
     }
 
 
