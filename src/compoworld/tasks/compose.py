@@ -75,6 +75,8 @@ TIERS: dict[str, dict[str, Any]] = {
         "caps": True,
         # approved time off in BambooHR between a last login and today does not count as unused
         "leave": True,
+        # the policy owner keeps someone's access for a while in their thread: until it runs out
+        "grants": True,
     },
 }
 TIER_NAMES = tuple(TIERS)

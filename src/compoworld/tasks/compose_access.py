@@ -23,14 +23,18 @@ approved time off since covers enough of the gap (one request or two, or leave s
 days after today do not count); the inactive holder has approved time off too, covering too little
 (at times only because the days after today do not count), and at times a longer request of theirs
 was denied; two others have time off that changes nothing (before their last login, inside a gap
-within the limit, or still ahead).
+within the limit, or still ahead). And the policy owner may keep someone's access for a while in
+writing where they announce changes (the policy says so in every version), the time running from
+the day they wrote: the mover's keep (ten days, two or three weeks) still runs today, or has run out
+(revoked); the inactive holder's has always run out; at times a holder kept anyway has one running.
+Each runs out at least two days from today, so a day's slip either way decides nothing.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, ClassVar
 
 from compoworld.core.clock import format_time
@@ -176,6 +180,7 @@ class Review:
     seen: set[str] = field(default_factory=set)
     away: Away | None = None  # hard: the tool owner's out-of-office, naming who covers
     leaves: list[Leave] = field(default_factory=list)  # hard: holders' time off in BambooHR
+    grants: list[Grant] = field(default_factory=list)  # hard: the policy owner's keeps, for a time
     amend: Amend | None = None  # hard: the policy owner's later change of tool owner, in their thread
 
     @property
@@ -367,6 +372,161 @@ def plant_leaves(r: Review) -> None:
             },
             id=str(1000 + hr.next_seq("request")),
         )
+
+
+# ---- a keep for a time: the policy owner's word in their thread (hard) ------------------------------
+@dataclass
+class Grant:
+    """The policy owner's word, where they announce changes, keeping a holder's access for `days`
+    from the day they wrote it (`at`: the holder's index in `Review.holders`). Only the day it runs
+    out against today says whether it still holds."""
+
+    at: int
+    posted: datetime
+    days: int
+    why: str  # moved | inactive | keep: the rule it holds off (keep: one that would not apply anyway)
+
+    @property
+    def until(self) -> date:
+        return self.posted.date() + timedelta(days=self.days)
+
+    def holds(self, today: date) -> bool:
+        return today <= self.until
+
+
+SPANS = {10: "the next 10 days", 14: "two more weeks", 21: "three more weeks"}
+
+
+def draw_grants(b: Builder, holders: list[Holder], force: dict[str, Any], spare: int | None) -> list[Grant]:
+    """Keeps for a time, every draw made whichever way `force["granted"]` goes: the mover's (running
+    today, or run out; True: running; run out where a test flips `moved` alone), the inactive
+    holder's (run out), and at times one for `spare`, a holder who keeps access in every world
+    (running). Each runs out at least two days from today either way."""
+    rng, now = b.rng, b.now
+    today = now.date()
+
+    def one(i: int, why: str, running: bool) -> Grant:
+        days = rng.choice((10, 14, 21) if running else (10, 14))
+        off, hour = rng.randrange(2, 5), rng.randrange(1, 7)
+        until = today + timedelta(days=off) if running else today - timedelta(days=off)
+        posted = datetime(until.year, until.month, until.day, 10, tzinfo=now.tzinfo) - timedelta(
+            days=days, hours=hour
+        )
+        return Grant(i, posted, days, why)
+
+    out = []
+    idx = {why: next((k for k, h in enumerate(holders) if h.reason == why), None) for why in REASONS}
+    running = rng.random() < 0.5
+    if "granted" in force:
+        running = bool(force["granted"])
+    elif "moved" in force:
+        running = False
+    if idx["moved"] is not None:
+        out.append(one(idx["moved"], "moved", running))
+    if idx["inactive"] is not None:
+        out.append(one(idx["inactive"], "inactive", False))
+    other = rng.random() < 0.5
+    if spare is not None and other:
+        out.append(one(spare, "keep", True))
+    return out
+
+
+def grant_rule() -> str:
+    return (
+        "The policy owner may keep someone's access for a while past a review, in writing where they "
+        "announce changes to this policy; the time runs from the day they wrote, and once it has run "
+        "out the rules above apply again."
+    )
+
+
+def _grant_text(r: Review, g: Grant) -> str:
+    h = r.holders[g.at]
+    span = SPANS[g.days]
+    first = r.amend.owner.first if r.amend is not None else r.requester.first
+    if g.why == "moved":
+        return (
+            f"{h.label} is changing teams but is still handing over their {r.tool} work: please keep "
+            f"their {r.tool} access for {span}. {first}"
+        )
+    if g.why == "inactive":
+        return (
+            f"{h.label} is on a project away from {r.tool} for a while: please keep their {r.tool} access "
+            f"for {span}. {first}"
+        )
+    return f"{h.label} is covering the {r.tool} reports while the team is short: keep their access for {span}. {first}"
+
+
+def plant_grants(r: Review) -> None:
+    """Each keep where the policy owner announces changes: a reply in their thread for the policy
+    (after the thread's first post), or an email to me."""
+    from compoworld.tasks.families._common import chat_user, inbox_mail
+
+    b, a = r.b, r.amend
+    assert a is not None
+    if a.where == "chat":
+        chat = b.svc("chat")
+        parent = next(
+            m
+            for m in chat.table("messages").values()
+            if m["channel"] == a.channel and not m.get("thread_ts") and "access policy go in" in m["text"]
+        )
+        for g in sorted(r.grants, key=lambda g: g.posted):
+            if int(g.posted.timestamp()) <= int(float(parent["ts"])):
+                raise PlantError("a keep posted before its thread opened")
+            chat.insert(
+                "messages",
+                {
+                    "ts": f"{int(g.posted.timestamp())}.{chat.next_seq('ts'):06d}",
+                    "channel": a.channel,
+                    "user": chat_user(a.owner),
+                    "text": _grant_text(r, g),
+                    "thread_ts": parent["ts"],
+                    "reply_count": 0,
+                    "reactions": {},
+                },
+                key="ts",
+            )
+        chat.update("messages", parent["ts"], reply_count=parent["reply_count"] + len(r.grants))
+    else:
+        for g in r.grants:
+            h = r.holders[g.at]
+            inbox_mail(
+                b,
+                a.owner.email,
+                b.me.email,
+                f"Keeping {h.label}'s {r.tool} access",
+                _grant_text(r, g),
+                g.posted,
+                labels=("INBOX",),
+            )
+
+
+def read_grants(r: Review) -> None:
+    """Before deciding: what the policy owner wrote where they announce changes (the thread's
+    replies, or their emails)."""
+    from compoworld.tasks.families._common import rows
+
+    b, a = r.b, r.amend
+    assert a is not None
+    if a.where == "chat":
+        chans = b.call("chat__slack_user_list_channels", {"channel_name": CHANNEL})
+        assert next(c["id"] for c in rows(chans) if c["name"] == CHANNEL) == a.channel
+        hist = b.call("chat__slack_get_channel_history", {"channel_id": a.channel, "limit": 50})
+        for m in hist["messages"]:
+            if m.get("reply_count") and "to the access policy go in this thread" in m["text"]:
+                b.call("chat__slack_get_thread_replies", {"channel_id": a.channel, "thread_ts": m["ts"]})
+    else:
+        found = b.call("email__gmail_search_emails", {"query": f"from:{a.owner.email}", "maxResults": 20})
+        for m in rows(found):
+            if str(m.get("subject", "")).startswith("Keeping "):
+                b.call("email__gmail_read_email", {"messageId": m["id"]})
+
+
+def kept_by_grant(r: Review, h: Holder, why: str = "") -> bool:
+    """A keep still running (holding off `why`, if given): the holder keeps access, whatever the
+    rules above would say."""
+    i = next(k for k, x in enumerate(r.holders) if x is h)
+    return any(g.at == i and g.holds(r.today) and why in ("", g.why) for g in r.grants)
 
 
 # ---- the request ---------------------------------------------------------------------------------
@@ -601,7 +761,7 @@ def solve_people(r: Review) -> None:
         e = h.hr_id
         assert (e not in dept) == (h.reason == "left"), h
         if e in dept:
-            assert (dept[e] != r.team) == (h.reason == "moved"), h
+            assert (dept[e] != r.team) == (h.reason == "moved" or kept_by_grant(r, h, "moved")), h
     if not r.tier.get("leave"):
         return
     for h in r.holders:  # a login older than the limit: the holder's time off since it (the policy's rule)
@@ -680,6 +840,7 @@ def policy_text(r: Review, v: Version) -> list[str]:
         f"each person who lost access and still works here, with the reason.",
         *([away_rule("the tool owner")] if r.tier.get("away") else []),
         *([amend_rule(r.amend, f"#{CHANNEL}")] if r.amend else []),
+        *([grant_rule()] if r.amend and r.tier.get("grants") else []),
         f"Then {back}.",
     ]
 
@@ -702,7 +863,12 @@ def solve_policy(r: Review) -> None:
 
 
 def solve_decide(r: Review) -> None:
+    if r.grants:  # has the policy owner kept anyone's access for a while? (where they announce changes)
+        read_grants(r)
     for h in r.holders:
+        if kept_by_grant(r, h):
+            assert not h.reason, h
+            continue
         idle = (unused(r, h) if r.tier.get("leave") else (r.today - h.login).days) > r.current.idle
         assert (h.reason == "inactive") == (idle and h.reason not in ("left", "moved")), h
     r.b.decide(len(r.holders))  # each person on the list: keep, or revoke and why
@@ -734,7 +900,9 @@ def _log(r: Review) -> Log:
 def plant_log(r: Review) -> None:
     b = r.b
     hist = []
-    mine = {h.person.id for h in r.holders}  # earlier rows name others: a row here is this review's
+    # earlier rows name others: a row here is this review's (a former employee's login, drawn in a
+    # test's flip, stands in for the holder it replaces: the draw is the same either way)
+    mine = {h.person.id.removesuffix("-former") for h in r.holders}
     staff = [p for p in b.company.employees if p.id != b.me.id and p.id not in mine]
     for p in b.rng.sample(staff, 3):  # earlier reviews' revocations, of other tools
         t = b.rng.choice([x for x in TOOLS if x != r.tool])
@@ -941,6 +1109,14 @@ def add_checks(r: Review) -> None:
                 f"{k.label}'s approved time off covers the days since their last login",
                 swap={r.key(gone[-1]): r.key(k)},
             )
+    for g in r.grants:
+        k = r.holders[g.at]
+        if g.why == "moved" and g.holds(r.today) and gone:
+            b.trap(
+                "near_duplicate",
+                f"the policy owner keeps {k.label}'s access for a while yet",
+                swap={r.key(gone[0]): r.key(k)},
+            )
     if len(r.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
 
@@ -1135,6 +1311,8 @@ def compose(
     last_kept = holders[-1].person
     if tier.get("aliases") and nkeep >= 3:  # hard: the last one kept holds it under the name they had then
         holders[-1] = _renamed(b, last_kept, team, holders[-1].login or today, force)
+    spare = nrev + 1 if nkeep >= 3 else None  # the login exactly at the limit: kept in every world
+    grants = draw_grants(b, holders, force, spare) if tier.get("grants") and tier.get("amend") else []
     # tests flip one piece of evidence; the draws above are the same either way
     for why in REASONS:
         h = next((x for x in holders if x.reason == why), None)
@@ -1150,6 +1328,10 @@ def compose(
         versions.append(Version(today + timedelta(days=rng.randrange(10, 40)), new_idle, owners[2]))
     r = Review(b, plan, tier, tool, team, requester, holders, versions=versions, ask=rng.randrange(len(ASKS)))
     r.leaves = leaves
+    r.grants = grants
+    for g in grants:  # a keep still running: the holder keeps access (HR still shows the move)
+        if g.holds(today):
+            holders[g.at].reason = ""
     r.rows = _roster(r, staff)
     # HR: the team each person is in today, and who left
     hr = b.svc("hr")
@@ -1162,7 +1344,7 @@ def compose(
         if e is None:
             raise PlantError(f"{h.person.name} is not in HR")
         upd = {"department": h.dept}
-        if h.reason in ("left", "moved"):
+        if h.reason == "left" or h.dept != team:  # a move (kept for a while, or not)
             upd["lastChanged"] = changed
         if h.reason == "left":
             upd["status"] = "Inactive"
@@ -1203,6 +1385,8 @@ def compose(
             f"({a.value.email}), not {a.was.name}. The rest of the policy stays as it is. {a.owner.first}"
         )
         plant_amend(b, a, "access policy", text)
+        if r.grants:
+            plant_grants(r)
     b.fact(*sorted(h.label for h in r.revoked()), str(idle))
     b.begin()
     writes = {"revoke", "log"}
@@ -1238,6 +1422,8 @@ def compose(
         # approved time off that keeps a login older than the limit: None (not in play), or whether
         # it covers enough of the gap (the holder keeps access)
         "leave": None if not r.leaves else not r.holders[r.leaves[0].at].reason,
+        # the policy owner's keep of the mover's access: None (not in play), or whether it still runs
+        "granted": next((g.holds(r.today) for g in r.grants if g.why == "moved"), None),
     }
 
 
