@@ -7,7 +7,9 @@ are told by a ticket note, and the policy owner's later change to the limit in t
 disguised kinds (the same thing under another key, an aggregate the agent computes): an earlier
 credit logged as one adjustment over a run of days, an access-list login under a name its holder had
 then (only its employee_id is BambooHR's), a monthly cap that counts this month's payouts (some
-keyed by the employee's work email), and a submission window counted from each claim's expense date."""
+keyed by the employee's work email), a submission window counted from each claim's expense date,
+approved time off in BambooHR that covers the gap since an access holder's last login, and the
+access policy owner's keep of a holder's access for a while, which holds until it runs out."""
 
 from __future__ import annotations
 
@@ -741,3 +743,67 @@ def test_a_payout_keyed_by_work_email_counts_toward_the_monthly_cap() -> None:
     # ... and this month's payouts keyed by email are not theirs alone (no odd one out)
     assert len({x["employee"] for x in this if "@" in str(x["employee"])}) >= 2, this
     _flips(held, paid)
+
+
+def test_approved_time_off_since_a_last_login_is_not_unused() -> None:
+    """Hard access reviews say (in every policy version, in general words) that days on approved
+    time off in BambooHR are not unused. One kept holder last logged in longer ago than the limit,
+    but approved time off since covers enough of the gap: they keep access, and revoking them as
+    inactive fails. The inactive holder has approved time off too, covering too little, so time off
+    is not the tell. When that holder's requests were denied instead, they are revoked (inactive)."""
+    s = Settings(k=5, difficulty="hard", families=("composed.access_review",))
+    i = _first(s, 83, lambda t: True)
+    kept, denied = _forced(83, i, s), _forced(83, i, s, leave=False)
+    assert kept.instruction == denied.instruction and kept.services == denied.services
+    assert kept.meta["composition"]["leave"] is True and denied.meta["composition"]["leave"] is False
+    assert kept.meta["composition"]["branches"].count("inactive") == 1
+    assert denied.meta["composition"]["branches"].count("inactive") == 2
+    _flips(kept, denied)
+    gone = {c.arguments["key"] for c in denied.reference_solution if c.tool == "kv__delete"}
+    keys = {c.arguments["key"] for c in kept.reference_solution if c.tool == "kv__delete"}
+    (covered,) = gone - keys
+    seen = _seen(kept)
+    assert "less the days of its holder's approved time off" in seen  # the rule, in general words
+    # both logins the reference looked up time off for are older than the limit; both have
+    # approved time off in the window: the one revoked has too little
+    reads = [c for c in kept.reference_solution if c.tool == "hr__bamboohr_get_time_off_requests"]
+    assert len(reads) == 2
+    env = kept.environment()
+    approved = 0
+    for c in reads:
+        got = env.call(c.tool, c.arguments)["data"]["requests"]
+        approved += any(x["status"] == "approved" for x in got)
+    assert approved == 2
+    # the hurried review (days since the last login alone) revokes the covered holder: that fails
+    env = kept.environment()
+    for c in kept.reference_solution:
+        env.call(c.tool, c.arguments)
+    env.call("kv__delete", {"key": covered})
+    assert not verify(kept, env.snapshot(), None).passed
+
+
+def test_the_policy_owners_keep_holds_until_it_runs_out() -> None:
+    """Hard access reviews say (in every policy version, in general words) that the policy owner may
+    keep someone's access for a while past a review, in writing where they announce changes, the time
+    running from the day they wrote. The mover's keep, still running today, keeps their access though
+    BambooHR shows the move; revoking it fails. Run out, they are revoked (moved). The inactive
+    holder's keep has run out in both worlds, so a keep is not the tell."""
+    s = Settings(k=5, difficulty="hard", families=("composed.access_review",))
+    i = _first(s, 89, lambda t: True)
+    kept, out = _forced(89, i, s, granted=True), _forced(89, i, s, granted=False)
+    assert kept.instruction == out.instruction and kept.services == out.services
+    assert kept.meta["composition"]["granted"] is True and out.meta["composition"]["granted"] is False
+    assert "moved" not in kept.meta["composition"]["branches"]
+    assert out.meta["composition"]["branches"].count("moved") == 1
+    _flips(kept, out)
+    deleted = {c.arguments["key"] for c in kept.reference_solution if c.tool == "kv__delete"}
+    (mover,) = {c.arguments["key"] for c in out.reference_solution if c.tool == "kv__delete"} - deleted
+    seen = _seen(kept)
+    assert "the time runs from the day they wrote" in seen  # the rule, in general words
+    assert seen.count("please keep their") >= 2  # the mover's keep, and the inactive holder's
+    # the hurried review (BambooHR shows the move: revoke it) fails while the keep runs
+    env = kept.environment()
+    for c in kept.reference_solution:
+        env.call(c.tool, c.arguments)
+    env.call("kv__delete", {"key": mover})
+    assert not verify(kept, env.snapshot(), None).passed

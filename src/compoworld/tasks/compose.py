@@ -78,6 +78,10 @@ TIERS: dict[str, dict[str, Any]] = {
         "windows": True,
         # the payouts log keys some payouts by the employee's work email: the cap's month counts them
         "payees": True,
+        # approved time off in BambooHR between a last login and today does not count as unused
+        "leave": True,
+        # the policy owner keeps someone's access for a while in their thread: until it runs out
+        "grants": True,
     },
 }
 TIER_NAMES = tuple(TIERS)

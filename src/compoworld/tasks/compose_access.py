@@ -16,14 +16,25 @@ an unused login is a last-login date compared with today's clock and the policy'
 policy versions differ only in their effective dates; the earlier review's ticket is closed. At the
 hard tier one kept holder's row shows the name and email they had when access was granted (a name
 changed since): neither is in BambooHR, only the row's employee_id is, and the policy says people
-are matched by it (a lookup by email revokes a person who is still here).
+are matched by it (a lookup by email revokes a person who is still here). Also at the hard tier,
+days on approved time off in BambooHR are not unused (the policy says so in every version): the
+holder kept today under the stricter older version last logged in longer ago than the limit, but
+approved time off since covers enough of the gap (one request or two, or leave still running, whose
+days after today do not count); the inactive holder has approved time off too, covering too little
+(at times only because the days after today do not count), and at times a longer request of theirs
+was denied; two others have time off that changes nothing (before their last login, inside a gap
+within the limit, or still ahead). And the policy owner may keep someone's access for a while in
+writing where they announce changes (the policy says so in every version), the time running from
+the day they wrote: the mover's keep (ten days, two or three weeks) still runs today, or has run out
+(revoked); the inactive holder's has always run out; at times a holder kept anyway has one running.
+Each runs out at least two days from today, so a day's slip either way decides nothing.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, ClassVar
 
 from compoworld.core.clock import format_time
@@ -168,6 +179,8 @@ class Review:
     only: Holder | None = None
     seen: set[str] = field(default_factory=set)
     away: Away | None = None  # hard: the tool owner's out-of-office, naming who covers
+    leaves: list[Leave] = field(default_factory=list)  # hard: holders' time off in BambooHR
+    grants: list[Grant] = field(default_factory=list)  # hard: the policy owner's keeps, for a time
     amend: Amend | None = None  # hard: the policy owner's later change of tool owner, in their thread
 
     @property
@@ -200,6 +213,320 @@ class Review:
 
 def _day(d: date) -> str:
     return d.isoformat()
+
+
+# ---- time off: days on approved leave are not unused days (hard) --------------------------------------
+LEAVE_NOTES = ("", "", "Parental leave", "Medical leave", "Family leave", "Sabbatical")
+
+
+@dataclass
+class Leave:
+    """A holder's time off in BambooHR (`at`: their index in `Review.holders`)."""
+
+    at: int
+    start: date
+    end: date
+    status: str = "approved"
+    kind: str = "77"  # Vacation | 78: Sick
+    note: str = ""
+    kept: bool = False  # the holder keeps access because of it (in the world where it is approved)
+
+
+def _covered(lv: Leave, login: date, today: date) -> int:
+    """Days of `lv` after the last login and up to today (the days it takes off the unused gap)."""
+    lo, hi = max(lv.start, login + timedelta(days=1)), min(lv.end, today)
+    return max(0, (hi - lo).days + 1)
+
+
+def unused(r: Review, h: Holder) -> int:
+    """Days since the last login, less those on approved time off between it and today."""
+    assert h.login is not None
+    i = next(k for k, x in enumerate(r.holders) if x is h)
+    off = sum(_covered(lv, h.login, r.today) for lv in r.leaves if lv.at == i and lv.status == "approved")
+    return (r.today - h.login).days - off
+
+
+def draw_leaves(
+    b: Builder,
+    holders: list[Holder],
+    keep: Holder | None,
+    idle: int,
+    force: dict[str, Any],
+    floor: int = 0,
+) -> list[Leave]:
+    """Time off for the review's holders, every draw made whichever way `force["leave"]` goes.
+    `keep` last logged in more than `idle` days ago, but approved time off since covers enough of
+    the gap (at most `idle` days unused, exactly `idle` at times): kept. With `force["leave"]` False
+    the same requests were denied: revoked (inactive). The inactive holder's approved time off
+    covers too little (one day over at times; or they are on leave now and only the days up to
+    today count, though the request's amount would cover it), and at times a longer request of
+    theirs was denied. Two others have time off that changes nothing: before their last login,
+    inside a gap within the limit, or still ahead."""
+    if keep is None:
+        return []
+    rng, today = b.rng, b.now.date()
+    out: list[Leave] = []
+
+    def index(h: Holder) -> int:
+        return next(k for k, x in enumerate(holders) if x is h)
+
+    def note(days: int) -> tuple[str, str]:
+        kind = rng.choice(("77", "77", "78"))
+        text = rng.choice(LEAVE_NOTES)
+        return kind, text if days >= 10 else ""
+
+    k = index(keep)
+    gap = idle + rng.randrange(4, 31)
+    keep.login = today - timedelta(days=gap)
+    # days left unused after the time off: idle - slack, more than `floor`
+    slack = rng.choice([x for x in (0, 0, 1, 2, 4, 7) if idle - x > floor])
+    mode = rng.choice(("past", "past", "split", "now"))
+    status = "denied" if force.get("leave") is False else "approved"
+    need = gap - idle + slack  # days of time off between the login and today
+    x1, x2, x3 = rng.randrange(0, 1000), rng.randrange(0, 1000), rng.randrange(2, 12)
+    free = gap - need - 2  # days of the gap (after the login's next day, before today) left free
+    if mode == "split" and need < 2 * slack + 2:
+        mode = "past"
+    if mode == "now":  # on leave today: only the days up to today count
+        need = gap - idle + max(slack, 2)  # off by a day either way still keeps it
+        spans = [(today - timedelta(days=need - 1), today + timedelta(days=x3))]
+    elif mode == "split":  # two requests, neither enough alone
+        d1 = slack + 1 + x1 % (need - 2 * slack - 1)
+        s1 = keep.login + timedelta(days=2 + x2 % max(1, free // 2))
+        e1 = s1 + timedelta(days=d1 - 1)
+        s2 = e1 + timedelta(days=2 + x3 % max(1, free // 2))
+        spans = [(s1, e1), (s2, s2 + timedelta(days=need - d1 - 1))]
+    else:
+        s0 = today - timedelta(days=need + x1 % max(1, free))
+        spans = [(s0, s0 + timedelta(days=need - 1))]
+    for lo, hi in spans:
+        kind, text = note((hi - lo).days + 1)
+        out.append(Leave(k, lo, hi, status, kind, text, kept=True))
+    gone = next((h for h in holders if h.reason == "inactive"), None)
+    if gone is not None and gone.login is not None:
+        i, g = index(gone), (today - gone.login).days
+        over = g - idle  # >= 2
+        d = max(1, over - 1 - rng.choice((0, 0, 1, 3)))
+        now = rng.random() < 0.5 and over >= 3
+        y1, y2 = rng.randrange(0, 1000), rng.randrange(0, 6)
+        if now:  # on leave today: the request's whole amount would cover the excess, its days so far do not
+            d = min(d, over - 2)
+            lo = today - timedelta(days=d - 1)
+            spans = [(lo, today + timedelta(days=over - d + y2))]
+        else:
+            lo = today - timedelta(days=d + y1 % max(1, g - d - 1))
+            spans = [(lo, lo + timedelta(days=d - 1))]
+        kind, text = note(d)
+        out.append(Leave(i, *spans[0], "approved", kind, text))
+        if rng.random() < 0.5:  # a longer request of theirs was denied
+            dd = over + rng.randrange(0, 10)
+            lo = gone.login + timedelta(days=2 + rng.randrange(0, max(1, g - dd - 3)))
+            hi = min(lo + timedelta(days=dd - 1), today - timedelta(days=1))
+            out.append(Leave(i, lo, hi, "denied", "77", ""))
+    # time off that changes nothing: before a last login, inside a gap within the limit, or ahead
+    others = [
+        h for h in holders if h is not keep and h is not gone and h.reason != "left" and h is not holders[-1]
+    ]
+    for h in rng.sample(others, min(2, len(others))):
+        assert h.login is not None
+        g = (today - h.login).days
+        span = rng.randrange(2, 9)
+        how = rng.choice(("before", "inside", "ahead", "ahead"))
+        lead = rng.randrange(0, 1000)
+        if how == "inside" and g < span + 3:
+            how = "before"
+        if how == "before":
+            hi = h.login - timedelta(days=1 + lead % 40)
+            lo = hi - timedelta(days=span - 1)
+        elif how == "inside":
+            lo = h.login + timedelta(days=2 + lead % (g - span - 2))
+            hi = lo + timedelta(days=span - 1)
+        else:
+            lo = today + timedelta(days=2 + lead % 20)
+            hi = lo + timedelta(days=span - 1)
+        kind, text = note(span)
+        out.append(Leave(index(h), lo, hi, rng.choice(("approved", "approved", "requested")), kind, text))
+    return out
+
+
+def plant_leaves(r: Review) -> None:
+    """BambooHR shows the holders' time off as planted (the seed's own of theirs dropped)."""
+    from compoworld.tasks.compose import clear_time_off
+
+    b = r.b
+    hr = b.svc("hr")
+    clear_time_off(b, [h.person for h in r.holders], keep=r.away)
+    for lv in r.leaves:
+        h = r.holders[lv.at]
+        ago = max(0, (r.today - lv.start).days) + b.rng.randrange(3, 20)
+        hr.requests.create(
+            {
+                "employee_id": h.hr_id,
+                "type_id": lv.kind,
+                "start": lv.start.isoformat(),
+                "end": lv.end.isoformat(),
+                "amount": float((lv.end - lv.start).days + 1),
+                "status": lv.status,
+                "notes": lv.note,
+                "created": format_time(b.now - timedelta(days=ago)),
+            },
+            id=str(1000 + hr.next_seq("request")),
+        )
+
+
+# ---- a keep for a time: the policy owner's word in their thread (hard) ------------------------------
+@dataclass
+class Grant:
+    """The policy owner's word, where they announce changes, keeping a holder's access for `days`
+    from the day they wrote it (`at`: the holder's index in `Review.holders`). Only the day it runs
+    out against today says whether it still holds."""
+
+    at: int
+    posted: datetime
+    days: int
+    why: str  # moved | inactive | keep: the rule it holds off (keep: one that would not apply anyway)
+
+    @property
+    def until(self) -> date:
+        return self.posted.date() + timedelta(days=self.days)
+
+    def holds(self, today: date) -> bool:
+        return today <= self.until
+
+
+SPANS = {10: "the next 10 days", 14: "two more weeks", 21: "three more weeks"}
+
+
+def draw_grants(b: Builder, holders: list[Holder], force: dict[str, Any], spare: int | None) -> list[Grant]:
+    """Keeps for a time, every draw made whichever way `force["granted"]` goes: the mover's (running
+    today, or run out; True: running; run out where a test flips `moved` alone), the inactive
+    holder's (run out), and at times one for `spare`, a holder who keeps access in every world
+    (running). Each runs out at least two days from today either way."""
+    rng, now = b.rng, b.now
+    today = now.date()
+
+    def one(i: int, why: str, running: bool) -> Grant:
+        days = rng.choice((10, 14, 21) if running else (10, 14))
+        off, hour = rng.randrange(2, 5), rng.randrange(1, 7)
+        until = today + timedelta(days=off) if running else today - timedelta(days=off)
+        posted = datetime(until.year, until.month, until.day, 10, tzinfo=now.tzinfo) - timedelta(
+            days=days, hours=hour
+        )
+        return Grant(i, posted, days, why)
+
+    out = []
+    idx = {why: next((k for k, h in enumerate(holders) if h.reason == why), None) for why in REASONS}
+    running = rng.random() < 0.5
+    if "granted" in force:
+        running = bool(force["granted"])
+    elif "moved" in force:
+        running = False
+    if idx["moved"] is not None:
+        out.append(one(idx["moved"], "moved", running))
+    if idx["inactive"] is not None:
+        out.append(one(idx["inactive"], "inactive", False))
+    other = rng.random() < 0.5
+    if spare is not None and other:
+        out.append(one(spare, "keep", True))
+    return out
+
+
+def grant_rule() -> str:
+    return (
+        "The policy owner may keep someone's access for a while past a review, in writing where they "
+        "announce changes to this policy; the time runs from the day they wrote, and once it has run "
+        "out the rules above apply again."
+    )
+
+
+def _grant_text(r: Review, g: Grant) -> str:
+    h = r.holders[g.at]
+    span = SPANS[g.days]
+    first = r.amend.owner.first if r.amend is not None else r.requester.first
+    if g.why == "moved":
+        return (
+            f"{h.label} is changing teams but is still handing over their {r.tool} work: please keep "
+            f"their {r.tool} access for {span}. {first}"
+        )
+    if g.why == "inactive":
+        return (
+            f"{h.label} is on a project away from {r.tool} for a while: please keep their {r.tool} access "
+            f"for {span}. {first}"
+        )
+    return f"{h.label} is covering the {r.tool} reports while the team is short: keep their access for {span}. {first}"
+
+
+def plant_grants(r: Review) -> None:
+    """Each keep where the policy owner announces changes: a reply in their thread for the policy
+    (after the thread's first post), or an email to me."""
+    from compoworld.tasks.families._common import chat_user, inbox_mail
+
+    b, a = r.b, r.amend
+    assert a is not None
+    if a.where == "chat":
+        chat = b.svc("chat")
+        parent = next(
+            m
+            for m in chat.table("messages").values()
+            if m["channel"] == a.channel and not m.get("thread_ts") and "access policy go in" in m["text"]
+        )
+        for g in sorted(r.grants, key=lambda g: g.posted):
+            if int(g.posted.timestamp()) <= int(float(parent["ts"])):
+                raise PlantError("a keep posted before its thread opened")
+            chat.insert(
+                "messages",
+                {
+                    "ts": f"{int(g.posted.timestamp())}.{chat.next_seq('ts'):06d}",
+                    "channel": a.channel,
+                    "user": chat_user(a.owner),
+                    "text": _grant_text(r, g),
+                    "thread_ts": parent["ts"],
+                    "reply_count": 0,
+                    "reactions": {},
+                },
+                key="ts",
+            )
+        chat.update("messages", parent["ts"], reply_count=parent["reply_count"] + len(r.grants))
+    else:
+        for g in r.grants:
+            h = r.holders[g.at]
+            inbox_mail(
+                b,
+                a.owner.email,
+                b.me.email,
+                f"Keeping {h.label}'s {r.tool} access",
+                _grant_text(r, g),
+                g.posted,
+                labels=("INBOX",),
+            )
+
+
+def read_grants(r: Review) -> None:
+    """Before deciding: what the policy owner wrote where they announce changes (the thread's
+    replies, or their emails)."""
+    from compoworld.tasks.families._common import rows
+
+    b, a = r.b, r.amend
+    assert a is not None
+    if a.where == "chat":
+        chans = b.call("chat__slack_user_list_channels", {"channel_name": CHANNEL})
+        assert next(c["id"] for c in rows(chans) if c["name"] == CHANNEL) == a.channel
+        hist = b.call("chat__slack_get_channel_history", {"channel_id": a.channel, "limit": 50})
+        for m in hist["messages"]:
+            if m.get("reply_count") and "to the access policy go in this thread" in m["text"]:
+                b.call("chat__slack_get_thread_replies", {"channel_id": a.channel, "thread_ts": m["ts"]})
+    else:
+        found = b.call("email__gmail_search_emails", {"query": f"from:{a.owner.email}", "maxResults": 20})
+        for m in rows(found):
+            if str(m.get("subject", "")).startswith("Keeping "):
+                b.call("email__gmail_read_email", {"messageId": m["id"]})
+
+
+def kept_by_grant(r: Review, h: Holder, why: str = "") -> bool:
+    """A keep still running (holding off `why`, if given): the holder keeps access, whatever the
+    rules above would say."""
+    i = next(k for k, x in enumerate(r.holders) if x is h)
+    return any(g.at == i and g.holds(r.today) and why in ("", g.why) for g in r.grants)
 
 
 # ---- the request ---------------------------------------------------------------------------------
@@ -434,7 +761,29 @@ def solve_people(r: Review) -> None:
         e = h.hr_id
         assert (e not in dept) == (h.reason == "left"), h
         if e in dept:
-            assert (dept[e] != r.team) == (h.reason == "moved"), h
+            assert (dept[e] != r.team) == (h.reason == "moved" or kept_by_grant(r, h, "moved")), h
+    if not r.tier.get("leave"):
+        return
+    for h in r.holders:  # a login older than the limit: the holder's time off since it (the policy's rule)
+        assert h.login is not None
+        if h.hr_id in dept and (r.today - h.login).days > r.current.idle:
+            got = b.call(
+                "hr__bamboohr_get_time_off_requests",
+                {
+                    "employee_id": h.hr_id,
+                    "start_date": _day(h.login),
+                    "end_date": _day(r.today),
+                    "response_format": "json",
+                },
+            )
+            off = sum(
+                _covered(
+                    Leave(0, date.fromisoformat(x["start"]), date.fromisoformat(x["end"])), h.login, r.today
+                )
+                for x in got["requests"]
+                if x["status"] == "approved"
+            )
+            assert (r.today - h.login).days - off == unused(r, h), (h, got)
 
 
 # ---- the policy ------------------------------------------------------------------------------------
@@ -479,11 +828,21 @@ def policy_text(r: Review, v: Version) -> list[str]:
             if r.tier.get("aliases")
             else []
         ),
+        *(
+            [
+                "Days on approved time off in BambooHR do not count as unused: a login's unused days are "
+                "the days from its last login to the review date, less the days of its holder's approved "
+                "time off between the two."
+            ]
+            if r.tier.get("leave")
+            else []
+        ),
         f"Log each revocation in {_log_where(r)}: date, name, tool and reason.",
         f"Tool owner: {v.owner.name} ({v.owner.email}). {tell} the owner who lost access, naming them, and "
         "tell each person who lost access and still works here, with the reason.",
         *([away_rule("the tool owner")] if r.tier.get("away") else []),
         *([amend_rule(r.amend, f"#{CHANNEL}")] if r.amend else []),
+        *([grant_rule()] if r.amend and r.tier.get("grants") else []),
         f"Then {back}.",
     ]
 
@@ -506,8 +865,13 @@ def solve_policy(r: Review) -> None:
 
 
 def solve_decide(r: Review) -> None:
+    if r.grants:  # has the policy owner kept anyone's access for a while? (where they announce changes)
+        read_grants(r)
     for h in r.holders:
-        idle = (r.today - h.login).days > r.current.idle
+        if kept_by_grant(r, h):
+            assert not h.reason, h
+            continue
+        idle = (unused(r, h) if r.tier.get("leave") else (r.today - h.login).days) > r.current.idle
         assert (h.reason == "inactive") == (idle and h.reason not in ("left", "moved")), h
     r.b.decide(len(r.holders))  # each person on the list: keep, or revoke and why
 
@@ -538,7 +902,9 @@ def _log(r: Review) -> Log:
 def plant_log(r: Review) -> None:
     b = r.b
     hist = []
-    mine = {h.person.id for h in r.holders}  # earlier rows name others: a row here is this review's
+    # earlier rows name others: a row here is this review's (a former employee's login, drawn in a
+    # test's flip, stands in for the holder it replaces: the draw is the same either way)
+    mine = {h.person.id.removesuffix("-former") for h in r.holders}
     staff = [p for p in b.company.employees if p.id != b.me.id and p.id not in mine]
     for p in b.rng.sample(staff, 3):  # earlier reviews' revocations, of other tools
         t = b.rng.choice([x for x in TOOLS if x != r.tool])
@@ -737,6 +1103,22 @@ def add_checks(r: Review) -> None:
                 f"{k.label}'s login is {k.person.name}'s, who is still in BambooHR",
                 swap={r.key(gone[0]): r.key(k)},
             )
+    for k in [r.holders[lv.at] for lv in r.leaves[:1] if lv.kept]:
+        # a login older than the limit, its gap covered by approved time off
+        if gone and not k.reason:
+            b.trap(
+                "near_duplicate",
+                f"{k.label}'s approved time off covers the days since their last login",
+                swap={r.key(gone[-1]): r.key(k)},
+            )
+    for g in r.grants:
+        k = r.holders[g.at]
+        if g.why == "moved" and g.holds(r.today) and gone:
+            b.trap(
+                "near_duplicate",
+                f"the policy owner keeps {k.label}'s access for a while yet",
+                swap={r.key(gone[0]): r.key(k)},
+            )
     if len(r.versions) > 1:
         b.trap("stale", "a policy version that is not in force today")
 
@@ -920,9 +1302,19 @@ def compose(
         near.login = today - timedelta(days=rng.randrange(old_idle + 1, idle + 1))
     if nkeep >= 3:  # hard: one last login exactly at the limit (not more than it: kept), counted to the day
         holders[nrev + 1].login = today - timedelta(days=idle)
+    # hard: one kept holder's last login is older than the limit, but approved time off in BambooHR
+    # covers enough of the gap; the inactive one's time off covers too little (drawn either way)
+    # (the holder kept today and revoked under the older, stricter version: what stays unused is
+    # more than its limit)
+    keep = near if tier.get("leave") else None
+    leaves = draw_leaves(b, holders, keep, idle, force, floor=old_idle)
+    if leaves and leaves[0].status != "approved":  # the flip: that time off was never approved
+        holders[leaves[0].at].reason = "inactive"
     last_kept = holders[-1].person
     if tier.get("aliases") and nkeep >= 3:  # hard: the last one kept holds it under the name they had then
         holders[-1] = _renamed(b, last_kept, team, holders[-1].login or today, force)
+    spare = nrev + 1 if nkeep >= 3 else None  # the login exactly at the limit: kept in every world
+    grants = draw_grants(b, holders, force, spare) if tier.get("grants") and tier.get("amend") else []
     # tests flip one piece of evidence; the draws above are the same either way
     for why in REASONS:
         h = next((x for x in holders if x.reason == why), None)
@@ -937,19 +1329,24 @@ def compose(
     if nver >= 3:
         versions.append(Version(today + timedelta(days=rng.randrange(10, 40)), new_idle, owners[2]))
     r = Review(b, plan, tier, tool, team, requester, holders, versions=versions, ask=rng.randrange(len(ASKS)))
+    r.leaves = leaves
+    r.grants = grants
+    for g in grants:  # a keep still running: the holder keeps access (HR still shows the move)
+        if g.holds(today):
+            holders[g.at].reason = ""
     r.rows = _roster(r, staff)
     # HR: the team each person is in today, and who left
     hr = b.svc("hr")
     by_mail = {e["workEmail"].lower(): e for e in hr.employees.all()}
     for h in holders:
+        changed = format_time(b.now - timedelta(days=rng.randrange(5, 40)))  # drawn either way
         if h.eid:  # a former employee's login (no HR record: the id is nobody's)
             continue
         e = by_mail.get(h.person.email.lower())
         if e is None:
             raise PlantError(f"{h.person.name} is not in HR")
         upd = {"department": h.dept}
-        changed = format_time(b.now - timedelta(days=rng.randrange(5, 40)))  # drawn either way
-        if h.reason in ("left", "moved"):
+        if h.reason == "left" or h.dept != team:  # a move (kept for a while, or not)
             upd["lastChanged"] = changed
         if h.reason == "left":
             upd["status"] = "Inactive"
@@ -980,6 +1377,8 @@ def compose(
     edges = wire(st)
     for s in st:
         s.plant(r)
+    if tier.get("leave"):
+        plant_leaves(r)
     if r.amend is not None:
         a = r.amend
         when = f"{a.effective:%B} {a.effective.day}"
@@ -988,6 +1387,8 @@ def compose(
             f"({a.value.email}), not {a.was.name}. The rest of the policy stays as it is. {a.owner.first}"
         )
         plant_amend(b, a, "access policy", text)
+        if r.grants:
+            plant_grants(r)
     b.fact(*sorted(h.label for h in r.revoked()), str(idle))
     b.begin()
     writes = {"revoke", "log"}
@@ -1020,6 +1421,11 @@ def compose(
         "cover_away": None if r.away is None or r.away.second is None else r.away.cover_on(r.today),
         # the policy owner's change of tool owner: None (not in play), or whether it holds today
         "amended": None if r.amend is None else r.amend.holds(r.today),
+        # approved time off that keeps a login older than the limit: None (not in play), or whether
+        # it covers enough of the gap (the holder keeps access)
+        "leave": None if not r.leaves else not r.holders[r.leaves[0].at].reason,
+        # the policy owner's keep of the mover's access: None (not in play), or whether it still runs
+        "granted": next((g.holds(r.today) for g in r.grants if g.why == "moved"), None),
     }
 
 
