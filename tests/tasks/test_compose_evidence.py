@@ -807,3 +807,27 @@ def test_the_policy_owners_keep_holds_until_it_runs_out() -> None:
         env.call(c.tool, c.arguments)
     env.call("kv__delete", {"key": mover})
     assert not verify(kept, env.snapshot(), None).passed
+
+
+def test_notes_about_claims_carry_their_ids_and_amounts_not_dates_a_writer_may_leave_out() -> None:
+    """From play (seed 94949): the approval post named the split pair's submission date, so its
+    content check wanted that date, and a post giving the pair's expense date, or none, failed; the
+    late claim's note wanted its expense date too. The ids, amounts and the gap carry what matters."""
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    seen = 0
+    for i in range(12):
+        try:
+            t = _forced(94949, i, s)
+        except Rejected:
+            continue
+        for c in t.rubric:
+            facts = c.check.get("facts") or []
+            if c.check.get("predicate") == "text_carries" and c.check.get("service") in ("chat", "email"):
+                codes = {f.get("value") for f in facts if isinstance(f, dict) and f.get("kind") == "code"}
+                if any(str(x).startswith("EXP-") for x in codes):
+                    seen += 1
+                    assert not [f for f in facts if isinstance(f, dict) and f.get("kind") == "date"], (
+                        t.id,
+                        c.id,
+                    )
+    assert seen >= 3

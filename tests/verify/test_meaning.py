@@ -51,6 +51,12 @@ def st(service: str, table: str, records: dict) -> dict:
         ("Flag WAITLIST set", {"kind": "exact", "value": "waitlist"}, False),
         ("Flag waitlist set", {"kind": "exact", "value": "waitlist"}, True),
         ("See ticket 1017.", {"kind": "code", "value": "#1017"}, True),
+        # an access review's reasons as a colleague words them (from play)
+        ("Your aws access was revoked for inactivity.", "inactive", True),
+        ("Revoked: the login was unused for 47 days.", "inactive", True),
+        ("Revoked: you transferred to Marketing.", "moved", True),
+        ("Revoked: you left the company.", "inactive", False),
+        ("Revoked: your login was inactive.", "moved", False),
     ],
 )
 def test_facts_by_meaning(text, fact, expected) -> None:

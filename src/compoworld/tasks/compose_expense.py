@@ -700,7 +700,9 @@ def _ask_text(r: Run, ap: Person) -> str:
             done.add(other.cid)
             parts.append(
                 f"claims {c.cid} (${dollars(c.cents)}) and {other.cid} (${dollars(other.cents)}) from "
-                f"{c.person.name} ({c.category}, {c.merchant}, {_day(c.submitted)}), one expense of "
+                # no date (from play): the ids name the pair; a careful writer gave the expense date,
+                # or none, and the check asked for the submission date the text carried
+                f"{c.person.name} ({c.category}, {c.merchant}, the same day), one expense of "
                 f"${dollars(held(r.claims, c))}"
             )
         else:
@@ -717,8 +719,9 @@ def _ask_text(r: Run, ap: Person) -> str:
 def _why(r: Run, x: Claim) -> str:
     if x.outcome == "late":
         return (
-            f"claim {x.cid} was not paid: it was submitted {gap(x)} days after its expense date "
-            f"({_day(x.spent or x.submitted)}), past the policy's {r.window} days."
+            # no dates (from play): what a careful note must carry is the gap against the window
+            f"claim {x.cid} was not paid: it was submitted {gap(x)} days after its expense date, past "
+            f"the policy's {r.window} days."
         )
     return f"claim {x.cid} was not paid: receipt {x.receipt} was already reimbursed in an earlier payout."
 

@@ -50,6 +50,9 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("urgent", "critical", "high priority", "top priority"),
     ("churn", "lost", "leave"),
     ("deadline", "due date", "due"),
+    # an access review's reasons, as a careful colleague words them (from play: "revoked for inactivity")
+    ("inactive", "inactivity", "idle", "unused", "not used"),
+    ("moved", "transferred", "changed team", "changed teams", "changed department", "moved team"),
 )
 
 
