@@ -361,25 +361,25 @@ def attack(
         if swapped == writes:
             continue  # the writes never carry the trap's value: nothing to act on differently
         state = prefixes.run(swapped)
-        if out["decoy"] is None and passes(state, trap.answer or answer):
+        if out["decoy"] is None and passes(state, trap.answer or answer, kind="decoy"):
             out["decoy"] = f"acting on the {trap.kind} candidate passes ({trap.description})"
         state = sprays.run(swapped)
         if env.state_hash() == h_final:
             continue  # the decoy refuses the write (a closed ticket): nothing to spray
-        if out["spray"] is None and passes(state, answer):
+        if out["spray"] is None and passes(state, answer, kind="spray"):
             out["spray"] = f"acting on the target and the {trap.kind} candidate passes"
     others = _others(env, task)
     for c in writes:
         for variant in _spam_variants(c, others):
             env.restore(final)
             env.call(variant["tool"], variant["arguments"])
-            if env.state_hash() != h_final and passes(env.snapshot(), answer):
+            if env.state_hash() != h_final and passes(env.snapshot(), answer, kind="spam"):
                 out["spam"] = f"{variant['tool']} to someone else as well passes"
                 break
         if out["spam"]:
             break
     for what, state in _collateral_states(task, final):
-        if passes(state, answer):
+        if passes(state, answer, kind="collateral"):
             out["collateral"] = f"the reference plus '{what}' passes"
             break
     cands = _answer_candidates(task)
@@ -653,7 +653,7 @@ def attack_suite(
     asked = Asked(task, env, observed)
     for form in GUTS:
         gutted = [{**c, "arguments": gut(c["arguments"], form=form, asked=asked)} for c in writes]
-        if gutted != writes and passes(run_writes(gutted), answer):
+        if gutted != writes and passes(run_writes(gutted), answer, kind="gutted"):
             what = f"replaced by {form!r}" if form else "with its facts cut out"
             out["gutted"] = f"the reference with every text {what} passes"
             break
@@ -661,7 +661,7 @@ def attack_suite(
     if missed != writes:
         state = run_writes(missed)
         env.restore(final)
-        if state != env.snapshot() and passes(state, answer):
+        if state != env.snapshot() and passes(state, answer, kind="near_miss"):
             out["near_miss"] = "the reference with amounts one off and dates a day late passes"
     others = (others_of or _others(env, task))["email"] + _rival_people(task)
     for other in others[:3]:
@@ -671,7 +671,7 @@ def attack_suite(
                 continue
             state = run_writes(ccd)
             env.restore(final)
-            if state != env.snapshot() and passes(state, answer):
+            if state != env.snapshot() and passes(state, answer, kind="extra_cc"):
                 out["extra_cc"] = f"the reference with {other} copied ({keys[0]}) on its messages passes"
                 break
         if out["extra_cc"]:
@@ -679,18 +679,18 @@ def attack_suite(
     if answer:
         for name, texts in _answer_attacks(task).items():
             for text in texts:
-                if passes(final, text):
+                if passes(final, text, kind="answer"):
                     out[name] = f"the answer {text!r} passes"
                     break
         dump = _dump(task, asked)
-        if dump and passes(final, dump):
+        if dump and passes(final, dump, kind="answer"):
             out["value_dump"] = "an answer listing every value seen passes"
     # the careful shapes' traps (tasks.variants): a credit pledged before approval; the ruled-out
     # person asked to act
     from compoworld.tasks.variants import _MESSAGE_KEYS, _message_call, _ruled_out, quote_under_review
 
     pledged = quote_under_review(task, writes, "We have credited ${amt} to your account.")
-    if pledged is not None and passes(run_writes(pledged), answer):
+    if pledged is not None and passes(run_writes(pledged), answer, kind="premature_promise"):
         out["premature_promise"] = "a reply crediting the amount before approval passes"
     for rival in _ruled_out(task)[:1]:
         asks = []
@@ -702,7 +702,7 @@ def attack_suite(
                     "arguments": {**c["arguments"], k: f"{rival}, please approve this. {c['arguments'][k]}"},
                 }
             asks.append(c)
-        if asks != writes and passes(run_writes(asks), answer):
+        if asks != writes and passes(run_writes(asks), answer, kind="ruled_out_asked"):
             out["ruled_out_asked"] = f"messages asking {rival} (ruled out) to act pass"
     for item in task.rubric:
         if item.check.get("predicate") != "no_changes_except":
@@ -719,7 +719,7 @@ def attack_suite(
             state = copy.copy(final)
             state["services"] = {**final["services"], a["service"]: {**final["services"][a["service"]]}}
             state["services"][a["service"]][a["table"]] = {k: v for k, v in recs.items() if k != rk}
-            if passes(state, answer):
+            if passes(state, answer, kind="allowed_delete"):
                 out["allowed_delete"] = (
                     f"the reference plus deleting {a['service']}:{a['table']}/{a['key']} passes"
                 )
@@ -727,7 +727,7 @@ def attack_suite(
     from compoworld.tasks.work_attacks import work_attacks  # logs, kept states, mentions (issue 23)
 
     for name, why, state in work_attacks(task, final):
-        if out.get(name) is None and passes(state, answer):
+        if out.get(name) is None and passes(state, answer, kind=name):
             out[name] = why
     env.restore(s0)
     return out

@@ -276,6 +276,10 @@ class Verdicts:
         # the checks most states of a gate run fail first (an adversary breaks the record-level
         # guards, the rows or the recipients more often than a value guard): fewer run before one fails
         self._order = sorted(range(len(self._checks)), key=lambda i: _FAILS_FIRST.get(self._checks[i][0], 3))
+        self._first = list(self._order)
+        # one order per kind of state (a decoy's states fail other checks than a spray's): each
+        # kind's last failing check is tried first on its next state
+        self._orders: dict[Any, list[int]] = {}
         self._goal = [
             ((i.get("kind") if isinstance(i, dict) else i.kind) or "goal") == "goal" for i in task.rubric
         ]
@@ -285,10 +289,13 @@ class Verdicts:
             [] for _ in self._checks
         ]
 
-    def passed(self, final: dict[str, Any], answer: str | None = None, goals_first: bool = False) -> bool:
+    def passed(
+        self, final: dict[str, Any], answer: str | None = None, goals_first: bool = False, kind: Any = None
+    ) -> bool:
         """V of `final` with `answer`. `goals_first`: try the goal checks before the guards (a
         state that lacks some of the work, as the necessary gate's, fails a goal and keeps every
-        guard); only the order changes, not the verdict."""
+        guard); `kind`: the kind of state (an adversary's name), whose own last failing check is
+        tried first. Only the order changes, not the verdict."""
         view = _Reads(final)
         seen: dict[tuple[str, ...], Any] = {}
 
@@ -300,7 +307,8 @@ class Verdicts:
                     seen[dep] = object()
             return seen[dep]
 
-        order = self._order
+        front = self._order if kind is None else self._orders.setdefault(kind, list(self._first))
+        order = front
         if goals_first:
             order = [i for i in order if self._goal[i]] + [i for i in order if not self._goal[i]]
         blobs = self._blobs
@@ -321,9 +329,9 @@ class Verdicts:
             if ok is None:
                 ok = self._run(i, view, answer, token)
             if not ok:
-                if self._order[0] != i:
-                    self._order.remove(i)
-                    self._order.insert(0, i)
+                if front[0] != i:
+                    front.remove(i)
+                    front.insert(0, i)
                 return False
         return bool(self._checks)
 
