@@ -58,8 +58,9 @@ def test_verdicts_equal_verify_on_every_state_a_gate_run_meets(
         answer: str | None = None,
         goals_first: bool = False,
         kind: Any = None,
+        first: tuple[str, ...] = (),
     ) -> bool:
-        got = plain(self, final, answer, goals_first, kind)
+        got = plain(self, final, answer, goals_first, kind, first)
         seen.append((current[0], final, answer, got))
         return got
 
@@ -127,6 +128,15 @@ def test_each_kind_of_state_tries_its_own_last_failing_check_first(tasks: list[T
     for n, state in enumerate(bad):  # and decides as before with it
         assert v.passed(state, task.answer, kind=f"k{n}") is False
     assert v.passed(final, task.answer, kind="k0")
+    # a new kind's first order: the checks of its predicates first (in the order given), then the rest
+    names = [v._checks[i][0] for i in default]
+    want = tuple(dict.fromkeys(reversed(names)))[:2]
+    assert v.passed(final, task.answer, kind="new", first=want)
+    order = [v._checks[i][0] for i in v._orders["new"]]
+    k = sum(names.count(p) for p in want)
+    assert order[:k] == [p for p in want for _ in range(names.count(p))]
+    assert order[k:] == [p for p in names if p not in want]  # the rest in the default order
+    assert sorted(v._orders["new"]) == sorted(default)
 
 
 def test_prefix_runs_end_where_fresh_runs_end(tasks: list[Task], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -83,17 +83,23 @@ def _fields(item: Any) -> dict[str, Any]:
 
 
 # validated arguments by check: a gate run verifies one rubric against dozens of states
-_VALIDATED: dict[int, tuple[dict[str, Any], dict[str, Any], str, Any]] = {}
+_VALIDATED: dict[int, tuple[dict[str, Any], Any, str, Any]] = {}
 
 
 def _validated(check: dict[str, Any]) -> tuple[str, Any]:
+    # the same dict, not changed since: its JSON is what it was (bytes keep types and order
+    # apart; a copy of the whole check, compared deeply, cost more than its validation)
+    try:
+        now: Any = orjson.dumps(check)
+    except TypeError:  # what JSON cannot hold: a deep copy, compared deeply
+        now = None
     hit = _VALIDATED.get(id(check))
-    if hit is not None and hit[0] is check and hit[1] == check:  # the same dict, not changed since
+    if hit is not None and hit[0] is check and (hit[1] == now if now is not None else hit[1] == check):
         return hit[2], hit[3]
     name, args = validate_check(check)
     if len(_VALIDATED) >= 4096:
         _VALIDATED.clear()
-    _VALIDATED[id(check)] = (check, copy.deepcopy(check), name, args)
+    _VALIDATED[id(check)] = (check, now if now is not None else copy.deepcopy(check), name, args)
     return name, args
 
 
@@ -290,12 +296,18 @@ class Verdicts:
         ]
 
     def passed(
-        self, final: dict[str, Any], answer: str | None = None, goals_first: bool = False, kind: Any = None
+        self,
+        final: dict[str, Any],
+        answer: str | None = None,
+        goals_first: bool = False,
+        kind: Any = None,
+        first: tuple[str, ...] = (),
     ) -> bool:
         """V of `final` with `answer`. `goals_first`: try the goal checks before the guards (a
         state that lacks some of the work, as the necessary gate's, fails a goal and keeps every
         guard); `kind`: the kind of state (an adversary's name), whose own last failing check is
-        tried first. Only the order changes, not the verdict."""
+        tried first; `first`: the predicates that kind's states fail most, tried first until one
+        has failed (in this order). Only the order changes, not the verdict."""
         view = _Reads(final)
         seen: dict[tuple[str, ...], Any] = {}
 
@@ -307,7 +319,12 @@ class Verdicts:
                     seen[dep] = object()
             return seen[dep]
 
-        front = self._order if kind is None else self._orders.setdefault(kind, list(self._first))
+        front = self._order if kind is None else self._orders.get(kind)
+        if front is None:
+            rank = {p: r for r, p in enumerate(first)}
+            front = self._orders[kind] = sorted(
+                self._first, key=lambda i: rank.get(self._checks[i][0], len(rank))
+            )
         order = front
         if goals_first:
             order = [i for i in order if self._goal[i]] + [i for i in order if not self._goal[i]]
