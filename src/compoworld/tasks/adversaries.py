@@ -492,9 +492,11 @@ class Asked:
                 if read and isinstance(v, str) and len(v.split()) >= 6:
                     self.given.append(v.casefold())
                 if isinstance(v, int | float):
-                    self.numbers |= {round(float(v), 2), round(float(v) / 100, 2)}
+                    self.numbers.add(round(float(v), 2))
+                    self.numbers.add(round(float(v) / 100, 2))
                 elif isinstance(v, str):
-                    self.days.update(m.group(0) for m in _ISO_DAY.finditer(v))
+                    if "-" in v:  # an ISO day has its dashes (most texts have none)
+                        self.days.update(m.group(0) for m in _ISO_DAY.finditer(v))
                     if _NUMERAL.fullmatch(v.strip()):
                         self.numbers.add(round(float(v.replace(",", "")), 2))
         self.composed: set[float] = set()
