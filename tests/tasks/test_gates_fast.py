@@ -53,9 +53,14 @@ def test_verdicts_equal_verify_on_every_state_a_gate_run_meets(
     current: list[Task] = []
 
     def recorded(
-        self: Verdicts, final: dict[str, Any], answer: str | None = None, goals_first: bool = False
+        self: Verdicts,
+        final: dict[str, Any],
+        answer: str | None = None,
+        goals_first: bool = False,
+        kind: Any = None,
+        first: tuple[str, ...] = (),
     ) -> bool:
-        got = plain(self, final, answer, goals_first)
+        got = plain(self, final, answer, goals_first, kind, first)
         seen.append((current[0], final, answer, got))
         return got
 
@@ -94,6 +99,44 @@ def test_a_verdict_is_read_again_when_a_table_it_read_changed(tasks: list[Task])
     assert v.passed(final, task.answer)
     if task.answer:  # the answer is read again too
         assert v.passed(final, "no idea") is verify(task, final, "no idea").passed
+
+
+def test_each_kind_of_state_tries_its_own_last_failing_check_first(tasks: list[Task]) -> None:
+    task = tasks[0]
+    env = task.environment()
+    final, _, _ = replay(env, [c.model_dump() for c in task.reference_solution])
+    v = Verdicts(task)
+    assert v.passed(final, task.answer)
+    default = list(v._order)
+    # states that fail: s0, and the final state with one written table emptied at a time
+    bad = [env.initial]
+    for s, tabs in final["services"].items():
+        for t, recs in tabs.items():
+            if isinstance(recs, dict) and recs and recs is not env.initial["services"][s].get(t):
+                bad.append({**final, "services": {**final["services"], s: {**tabs, t: {}}}})
+    bad = [b for b in bad if not verify(task, b, task.answer).passed]  # a UI table's loss fails nothing
+    assert len(bad) >= 3
+    failed: dict[str, int] = {}
+    for n, state in enumerate(bad):
+        kind = f"k{n}"
+        assert v.passed(state, task.answer, kind=kind) is False
+        failed[kind] = v._orders[kind][0]  # the check that failed it, now first for its kind
+        assert sorted(v._orders[kind]) == sorted(default)
+    assert v._order == default  # the kinds' failures leave the default order alone
+    for kind, first in failed.items():  # each kind keeps its own first check
+        assert v._orders[kind][0] == first
+    for n, state in enumerate(bad):  # and decides as before with it
+        assert v.passed(state, task.answer, kind=f"k{n}") is False
+    assert v.passed(final, task.answer, kind="k0")
+    # a new kind's first order: the checks of its predicates first (in the order given), then the rest
+    names = [v._checks[i][0] for i in default]
+    want = tuple(dict.fromkeys(reversed(names)))[:2]
+    assert v.passed(final, task.answer, kind="new", first=want)
+    order = [v._checks[i][0] for i in v._orders["new"]]
+    k = sum(names.count(p) for p in want)
+    assert order[:k] == [p for p in want for _ in range(names.count(p))]
+    assert order[k:] == [p for p in names if p not in want]  # the rest in the default order
+    assert sorted(v._orders["new"]) == sorted(default)
 
 
 def test_prefix_runs_end_where_fresh_runs_end(tasks: list[Task], monkeypatch: pytest.MonkeyPatch) -> None:

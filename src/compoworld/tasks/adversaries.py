@@ -60,6 +60,24 @@ ATTACKS = (
     "wrong_mention",
 )
 ADVERSARIES += ATTACKS
+# what each kind of attack's states fail most (hard tasks' gate runs, seed 3): its checks of these
+# predicates are tried first (`Verdicts.passed(first=...)`), which changes the order, not the verdict
+# (a spray's, a changed state's and the necessary gate's states fail no one predicate most: the
+# default order serves them better)
+FAILS: dict[str, tuple[str, ...]] = {
+    "decoy": ("rows_written", "record_exists", "no_changes_except"),
+    "spam": ("no_changes_except",),
+    "collateral": ("no_changes_except",),
+    "allowed_delete": ("no_changes_except",),
+    "gutted": ("message_sent", "record_exists"),
+    "near_miss": ("rows_written", "record_exists", "message_sent"),
+    "extra_cc": ("recipients_only",),
+    "ruled_out_asked": ("text_carries", "message_sent"),
+    "premature_promise": ("record_absent", "message_not_sent"),
+    "mixed_row": ("rows_written",),
+    "extra_row": ("rows_written",),
+    "wrong_mention": ("message_sent",),
+}
 SOLVERS = ("every", "recent", "oldest", "first", "keyword")
 ALL_SOLVERS = SOLVERS  # kept for callers that import it
 
@@ -361,25 +379,27 @@ def attack(
         if swapped == writes:
             continue  # the writes never carry the trap's value: nothing to act on differently
         state = prefixes.run(swapped)
-        if out["decoy"] is None and passes(state, trap.answer or answer):
+        if out["decoy"] is None and passes(state, trap.answer or answer, kind="decoy", first=FAILS["decoy"]):
             out["decoy"] = f"acting on the {trap.kind} candidate passes ({trap.description})"
         state = sprays.run(swapped)
         if env.state_hash() == h_final:
             continue  # the decoy refuses the write (a closed ticket): nothing to spray
-        if out["spray"] is None and passes(state, answer):
+        if out["spray"] is None and passes(state, answer, kind="spray"):
             out["spray"] = f"acting on the target and the {trap.kind} candidate passes"
     others = _others(env, task)
     for c in writes:
         for variant in _spam_variants(c, others):
             env.restore(final)
             env.call(variant["tool"], variant["arguments"])
-            if env.state_hash() != h_final and passes(env.snapshot(), answer):
+            if env.state_hash() != h_final and passes(
+                env.snapshot(), answer, kind="spam", first=FAILS["spam"]
+            ):
                 out["spam"] = f"{variant['tool']} to someone else as well passes"
                 break
         if out["spam"]:
             break
     for what, state in _collateral_states(task, final):
-        if passes(state, answer):
+        if passes(state, answer, kind="collateral", first=FAILS["collateral"]):
             out["collateral"] = f"the reference plus '{what}' passes"
             break
     cands = _answer_candidates(task)
@@ -472,9 +492,11 @@ class Asked:
                 if read and isinstance(v, str) and len(v.split()) >= 6:
                     self.given.append(v.casefold())
                 if isinstance(v, int | float):
-                    self.numbers |= {round(float(v), 2), round(float(v) / 100, 2)}
+                    self.numbers.add(round(float(v), 2))
+                    self.numbers.add(round(float(v) / 100, 2))
                 elif isinstance(v, str):
-                    self.days.update(m.group(0) for m in _ISO_DAY.finditer(v))
+                    if "-" in v:  # an ISO day has its dashes (most texts have none)
+                        self.days.update(m.group(0) for m in _ISO_DAY.finditer(v))
                     if _NUMERAL.fullmatch(v.strip()):
                         self.numbers.add(round(float(v.replace(",", "")), 2))
         self.composed: set[float] = set()
@@ -653,7 +675,7 @@ def attack_suite(
     asked = Asked(task, env, observed)
     for form in GUTS:
         gutted = [{**c, "arguments": gut(c["arguments"], form=form, asked=asked)} for c in writes]
-        if gutted != writes and passes(run_writes(gutted), answer):
+        if gutted != writes and passes(run_writes(gutted), answer, kind="gutted", first=FAILS["gutted"]):
             what = f"replaced by {form!r}" if form else "with its facts cut out"
             out["gutted"] = f"the reference with every text {what} passes"
             break
@@ -661,7 +683,7 @@ def attack_suite(
     if missed != writes:
         state = run_writes(missed)
         env.restore(final)
-        if state != env.snapshot() and passes(state, answer):
+        if state != env.snapshot() and passes(state, answer, kind="near_miss", first=FAILS["near_miss"]):
             out["near_miss"] = "the reference with amounts one off and dates a day late passes"
     others = (others_of or _others(env, task))["email"] + _rival_people(task)
     for other in others[:3]:
@@ -671,7 +693,7 @@ def attack_suite(
                 continue
             state = run_writes(ccd)
             env.restore(final)
-            if state != env.snapshot() and passes(state, answer):
+            if state != env.snapshot() and passes(state, answer, kind="extra_cc", first=FAILS["extra_cc"]):
                 out["extra_cc"] = f"the reference with {other} copied ({keys[0]}) on its messages passes"
                 break
         if out["extra_cc"]:
@@ -679,18 +701,20 @@ def attack_suite(
     if answer:
         for name, texts in _answer_attacks(task).items():
             for text in texts:
-                if passes(final, text):
+                if passes(final, text, kind="answer"):
                     out[name] = f"the answer {text!r} passes"
                     break
         dump = _dump(task, asked)
-        if dump and passes(final, dump):
+        if dump and passes(final, dump, kind="answer"):
             out["value_dump"] = "an answer listing every value seen passes"
     # the careful shapes' traps (tasks.variants): a credit pledged before approval; the ruled-out
     # person asked to act
     from compoworld.tasks.variants import _MESSAGE_KEYS, _message_call, _ruled_out, quote_under_review
 
     pledged = quote_under_review(task, writes, "We have credited ${amt} to your account.")
-    if pledged is not None and passes(run_writes(pledged), answer):
+    if pledged is not None and passes(
+        run_writes(pledged), answer, kind="premature_promise", first=FAILS["premature_promise"]
+    ):
         out["premature_promise"] = "a reply crediting the amount before approval passes"
     for rival in _ruled_out(task)[:1]:
         asks = []
@@ -702,7 +726,9 @@ def attack_suite(
                     "arguments": {**c["arguments"], k: f"{rival}, please approve this. {c['arguments'][k]}"},
                 }
             asks.append(c)
-        if asks != writes and passes(run_writes(asks), answer):
+        if asks != writes and passes(
+            run_writes(asks), answer, kind="ruled_out_asked", first=FAILS["ruled_out_asked"]
+        ):
             out["ruled_out_asked"] = f"messages asking {rival} (ruled out) to act pass"
     for item in task.rubric:
         if item.check.get("predicate") != "no_changes_except":
@@ -719,7 +745,7 @@ def attack_suite(
             state = copy.copy(final)
             state["services"] = {**final["services"], a["service"]: {**final["services"][a["service"]]}}
             state["services"][a["service"]][a["table"]] = {k: v for k, v in recs.items() if k != rk}
-            if passes(state, answer):
+            if passes(state, answer, kind="allowed_delete", first=FAILS["allowed_delete"]):
                 out["allowed_delete"] = (
                     f"the reference plus deleting {a['service']}:{a['table']}/{a['key']} passes"
                 )
@@ -727,7 +753,7 @@ def attack_suite(
     from compoworld.tasks.work_attacks import work_attacks  # logs, kept states, mentions (issue 23)
 
     for name, why, state in work_attacks(task, final):
-        if out.get(name) is None and passes(state, answer):
+        if out.get(name) is None and passes(state, answer, kind=name, first=FAILS.get(name, ())):
             out[name] = why
     env.restore(s0)
     return out

@@ -174,7 +174,7 @@ def run_gates(
         rest = [c for k, c in enumerate(calls) if k > i and k not in quiet]
         rest = [c for c in rest if not env.inert(c["tool"], c["arguments"])]
         final_i = _without(env, calls[i], marks[i], final, rest)
-        if verdicts.passed(final_i, task.answer, goals_first=True):  # it lacks work, not care
+        if verdicts.passed(final_i, task.answer, goals_first=True, kind="necessary"):  # lacks work, not care
             out["necessary"] = f"step {calls[i]['step']} ({calls[i]['tool']}) can be skipped and V is still 1"
             break
     if stop_early and out["necessary"]:

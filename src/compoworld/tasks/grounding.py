@@ -94,14 +94,30 @@ def _leaf_key(path: str) -> str:
 
 
 def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted path, value) of every leaf, depth first in order (gathered by plain calls: a
+    generator frame per level costs more than the walk over every envelope of a reference)."""
+    out: list[tuple[str, Any]] = []
+    _leaves(value, path, out)
+    return iter(out)
+
+
+def _leaves(value: Any, path: str, out: list[tuple[str, Any]]) -> None:
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from leaves(v, f"{path}.{k}" if path else str(k))
+            p = f"{path}.{k}" if path else str(k)
+            if isinstance(v, dict | list):
+                _leaves(v, p, out)
+            else:
+                out.append((p, v))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from leaves(v, f"{path}.{i}")
+            p = f"{path}.{i}"
+            if isinstance(v, dict | list):
+                _leaves(v, p, out)
+            else:
+                out.append((p, v))
     else:
-        yield path, value
+        out.append((path, value))
 
 
 def tokens(text: str) -> list[str]:

@@ -22,6 +22,7 @@ import contextlib
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import cache, lru_cache
 from typing import Any
 
 from compoworld.tasks.grounding import FREE_TEXT, leaves
@@ -231,6 +232,7 @@ def _log_format(key: Any, after: dict[str, Any]) -> tuple[str | None, str]:
     return None, "content"
 
 
+@lru_cache(maxsize=1 << 14)  # a pure function of the path: every envelope's leaves ask it
 def _leaf(path: str) -> str:
     parts = [p for p in path.split(".") if not p.isdigit()]
     return parts[-1] if parts else ""
@@ -273,9 +275,9 @@ class Derivation:
         self.writes = writes
         self.arg_values = [v for c in writes for _, v in leaves(c["arguments"]) if v is not None]
         self.arg_strings = {str(v) for v in self.arg_values}
-        seen = [
-            v for r in results for _, v in leaves(r.get("data")) if v is not None and not isinstance(v, bool)
-        ]
+        # every envelope's leaves, walked once (the facts seen, the requests read, the currency)
+        self.result_leaves = [list(leaves(r.get("data"))) for r in results]
+        seen = [v for lv in self.result_leaves for _, v in lv if v is not None and not isinstance(v, bool)]
         self.seen_strings = {str(v).casefold() for v in seen}
         self.seen_long = [s for s in self.seen_strings if 10 < len(s) < 400]
         self.seen_days = {s[:10] for s in self.seen_strings if re.match(r"\d{4}-\d{2}-\d{2}", s)}
@@ -293,12 +295,12 @@ class Derivation:
         # what someone else's message already said (the request itself): restating it is no fact
         self.given: set[str] = set()
         prose: list[str] = []
-        for c, r in zip(calls, results, strict=False):
+        for c, lv in zip(calls, self.result_leaves, strict=False):
             if c["tool"].split("__", 1)[0] not in MESSAGE_SERVICES or (
                 mutates is not None and mutates(c["tool"])
             ):
                 continue  # a write's echo of what the work itself wrote is nobody's request
-            for path, v in leaves(r.get("data")):
+            for path, v in lv:
                 if isinstance(v, str) and (_leaf(path) in PROSE or len(v.split()) >= 6):
                     self.given.update(t.casefold() for t in id_tokens(v))
                     self.given.update(m.casefold() for m in _EMAIL.findall(v))
@@ -1159,10 +1161,13 @@ def _guardable(v: str, d: Derivation, words_ok: bool = False) -> bool:
     return not (s.isalpha() and not words_ok)
 
 
-def _currency_of(results: list[dict[str, Any]]) -> str | None:
+def _currency_of(
+    results: list[dict[str, Any]], walked: list[list[tuple[str, Any]]] | None = None
+) -> str | None:
+    """The currency the envelopes show most (`walked`: their leaves, if the caller has them)."""
     c: Counter = Counter()
-    for r in results:
-        for path, v in leaves(r.get("data")):
+    for lv in walked if walked is not None else (leaves(r.get("data")) for r in results):
+        for path, v in lv:
             key = _leaf(path).casefold()
             if key in ("currency", "currency_code", "currencycode") and isinstance(v, str) and len(v) == 3:
                 c[v.upper()] += 1
@@ -1247,7 +1252,8 @@ def derive(
         return bool(spec and spec.mutates)
 
     d = Derivation(s0, s1, calls, results, instruction, made, traps, people, mutates)
-    d.currency = lambda: _currency_of(results) or "USD"  # type: ignore[method-assign]
+    # what the tools showed, read once (every log's rows check asks it)
+    d.currency = cache(lambda: _currency_of(results, d.result_leaves) or "USD")  # type: ignore[method-assign]
     refined = refine(declared, d)
     d.covered = _covered(declared)
     derived = d.content_checks()

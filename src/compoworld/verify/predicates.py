@@ -1088,7 +1088,8 @@ def sheet_rows(rec: Any) -> dict[tuple[int, int], list[Any]]:
     for t, tab in enumerate(tabs if isinstance(tabs, list) else []):
         cells = tab.get("cells") if isinstance(tab, dict) else None
         for ref, v in (cells or {}).items() if isinstance(cells, dict) else ():
-            at = _cell_at(str(ref))
+            # `_cell_at` inlined (this runs for every cell of every changed log in every state)
+            at = _cell_kept(ref) if type(ref) is str and len(ref) <= 16 else _cell_at(str(ref))
             if at is not None:
                 row = out.get((t, at[0]))
                 if row is None:

@@ -83,17 +83,23 @@ def _fields(item: Any) -> dict[str, Any]:
 
 
 # validated arguments by check: a gate run verifies one rubric against dozens of states
-_VALIDATED: dict[int, tuple[dict[str, Any], dict[str, Any], str, Any]] = {}
+_VALIDATED: dict[int, tuple[dict[str, Any], Any, str, Any]] = {}
 
 
 def _validated(check: dict[str, Any]) -> tuple[str, Any]:
+    # the same dict, not changed since: its JSON is what it was (bytes keep types and order
+    # apart; a copy of the whole check, compared deeply, cost more than its validation)
+    try:
+        now: Any = orjson.dumps(check)
+    except TypeError:  # what JSON cannot hold: a deep copy, compared deeply
+        now = None
     hit = _VALIDATED.get(id(check))
-    if hit is not None and hit[0] is check and hit[1] == check:  # the same dict, not changed since
+    if hit is not None and hit[0] is check and (hit[1] == now if now is not None else hit[1] == check):
         return hit[2], hit[3]
     name, args = validate_check(check)
     if len(_VALIDATED) >= 4096:
         _VALIDATED.clear()
-    _VALIDATED[id(check)] = (check, copy.deepcopy(check), name, args)
+    _VALIDATED[id(check)] = (check, now if now is not None else copy.deepcopy(check), name, args)
     return name, args
 
 
@@ -276,6 +282,10 @@ class Verdicts:
         # the checks most states of a gate run fail first (an adversary breaks the record-level
         # guards, the rows or the recipients more often than a value guard): fewer run before one fails
         self._order = sorted(range(len(self._checks)), key=lambda i: _FAILS_FIRST.get(self._checks[i][0], 3))
+        self._first = list(self._order)
+        # one order per kind of state (a decoy's states fail other checks than a spray's): each
+        # kind's last failing check is tried first on its next state
+        self._orders: dict[Any, list[int]] = {}
         self._goal = [
             ((i.get("kind") if isinstance(i, dict) else i.kind) or "goal") == "goal" for i in task.rubric
         ]
@@ -285,10 +295,19 @@ class Verdicts:
             [] for _ in self._checks
         ]
 
-    def passed(self, final: dict[str, Any], answer: str | None = None, goals_first: bool = False) -> bool:
+    def passed(
+        self,
+        final: dict[str, Any],
+        answer: str | None = None,
+        goals_first: bool = False,
+        kind: Any = None,
+        first: tuple[str, ...] = (),
+    ) -> bool:
         """V of `final` with `answer`. `goals_first`: try the goal checks before the guards (a
         state that lacks some of the work, as the necessary gate's, fails a goal and keeps every
-        guard); only the order changes, not the verdict."""
+        guard); `kind`: the kind of state (an adversary's name), whose own last failing check is
+        tried first; `first`: the predicates that kind's states fail most, tried first until one
+        has failed (in this order). Only the order changes, not the verdict."""
         view = _Reads(final)
         seen: dict[tuple[str, ...], Any] = {}
 
@@ -300,7 +319,13 @@ class Verdicts:
                     seen[dep] = object()
             return seen[dep]
 
-        order = self._order
+        front = self._order if kind is None else self._orders.get(kind)
+        if front is None:
+            rank = {p: r for r, p in enumerate(first)}
+            front = self._orders[kind] = sorted(
+                self._first, key=lambda i: rank.get(self._checks[i][0], len(rank))
+            )
+        order = front
         if goals_first:
             order = [i for i in order if self._goal[i]] + [i for i in order if not self._goal[i]]
         blobs = self._blobs
@@ -321,9 +346,9 @@ class Verdicts:
             if ok is None:
                 ok = self._run(i, view, answer, token)
             if not ok:
-                if self._order[0] != i:
-                    self._order.remove(i)
-                    self._order.insert(0, i)
+                if front[0] != i:
+                    front.remove(i)
+                    front.insert(0, i)
                 return False
         return bool(self._checks)
 

@@ -47,6 +47,11 @@ def _split_kept(ref: str) -> tuple[str, int]:
     return _split(ref)
 
 
+@lru_cache(maxsize=1 << 14)  # the row alone, as `split_ref` gives it: `max(map(row_of, cells))` runs in C
+def row_of(ref: str) -> int:
+    return _split(ref)[1]
+
+
 def _split(ref: str) -> tuple[str, int]:
     m = _REF.fullmatch(ref)
     if not m:

@@ -24,6 +24,7 @@ from compoworld.services.sheets.formula import (
     col_name,
     evaluate,
     expand,
+    row_of,
     split_ref,
 )
 from compoworld.services.sheets.seed import seed_sheets
@@ -84,11 +85,20 @@ class SheetsService(Service):
                 continue
             col, row = split_ref(ref)
             raw = cells[ref]
-            shown = {
-                "formatted": _fmt(self._value(sheet, ref, ev)),
-                "userEntered": _fmt(raw),
-                "all": {"userEnteredValue": raw, "formattedValue": _fmt(self._value(sheet, ref, ev))},
-            }[fmt]
+            if isinstance(raw, str) and raw.startswith("="):
+                # a formula is evaluated twice, whatever the format (its cells' visits count
+                # twice against `MAX_CELLS`, as they always have); a plain value is itself
+                first, second = self._value(sheet, ref, ev), self._value(sheet, ref, ev)
+            else:
+                first = second = raw
+            if fmt == "formatted":
+                shown: Any = _fmt(first)
+            elif fmt == "userEntered":
+                shown = _fmt(raw)
+            elif fmt == "all":
+                shown = {"userEnteredValue": raw, "formattedValue": _fmt(second)}
+            else:
+                raise KeyError(fmt)
             out.setdefault(str(row), {})[col] = shown
         return {
             r: dict(sorted(out[r].items(), key=lambda kv: col_index(kv[0]))) for r in sorted(out, key=int)
@@ -269,7 +279,7 @@ class SheetsService(Service):
         if not rows or len(rows) > 10000:
             raise InvalidArguments("'rows' must hold 1 to 10000 rows")
         sheet = self._sheet(book, sheet_name)
-        start = max((split_ref(r)[1] for r in sheet["cells"]), default=0) + 1
+        start = max(map(row_of, sheet["cells"]), default=0) + 1
         cells = dict(sheet["cells"])
         for i, row in enumerate(rows):
             for j, v in enumerate(row):
