@@ -831,3 +831,30 @@ def test_notes_about_claims_carry_their_ids_and_amounts_not_dates_a_writer_may_l
                         c.id,
                     )
     assert seen >= 3
+
+
+def test_a_correction_on_the_ticket_touches_the_ticket() -> None:
+    """From play: a ticket whose updated_at predated the customer's correction hid that anything
+    came later. As in Freshdesk, a reply on the ticket moves its updated_at to the reply's time."""
+    s = Settings(k=5, difficulty="hard", families=("composed.service_credit",))
+    touched = 0
+    for i in range(40):
+        try:
+            t = _forced(53, i, s, corrected=True)
+        except Rejected:
+            continue
+        if "helpdesk" not in t.services:
+            continue
+        env = t.environment()
+        listed = env.call("helpdesk__freshdesk_list_tickets", {"per_page": 100})["data"]["results"]
+        for tk in listed:
+            full = env.call(
+                "helpdesk__freshdesk_get_ticket_by_id", {"ticket_id": tk["id"], "include": "conversations"}
+            )
+            convs = full["data"].get("conversations") or []
+            if any("A correction to my request" in str(c.get("body")) for c in convs):
+                assert full["data"]["updated_at"] == max(c["created_at"] for c in convs), tk["id"]
+                touched += 1
+        if touched:
+            break
+    assert touched >= 1
