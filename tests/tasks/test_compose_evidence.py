@@ -57,6 +57,11 @@ def _asked(t: Task) -> set[str]:
     return out
 
 
+def _paid(t: Task) -> set[str]:
+    """The claims a world's checks want paid ("claim EXP-... paid ($...)")."""
+    return {m.group(1) for g in t.rubric if (m := re.search(r"claim (EXP-\d+) paid \(", g.description))}
+
+
 def _flips(a: Task, b: Task) -> None:
     """Both worlds pass every gate, lazy solvers fail both, and each world's reference fails the
     other world's checks."""
@@ -627,15 +632,7 @@ def test_a_monthly_cap_counts_what_the_payouts_log_paid_this_month() -> None:
     assert len({who for m, who in month if m == this}) >= 2, month
     _flips(held, paid)
     # the claim held back by the cap is within its category limit: only the month's payouts decide it
-    (cid,) = {
-        r.description.split("claim ")[1].split(" ")[0]
-        for r in paid.rubric
-        if re.search(r"claim EXP-\d+ paid", r.description)
-    } - {
-        r.description.split("claim ")[1].split(" ")[0]
-        for r in held.rubric
-        if re.search(r"claim EXP-\d+ paid", r.description)
-    }
+    (cid,) = _paid(paid) - _paid(held)
     assert any(cid in r.description and "approve" in r.description for r in held.rubric)
 
 
@@ -665,11 +662,7 @@ def test_a_claim_submitted_past_the_window_is_rejected_and_one_at_it_is_paid() -
         x["claim_id"]: (date.fromisoformat(x["submitted"]) - date.fromisoformat(x["expense_date"])).days
         for x in rows
     }
-    paid_ids = {
-        re.search(r"claim (EXP-\d+) paid", g.description).group(1)
-        for g in late.rubric
-        if re.search(r"claim EXP-\d+ paid \(", g.description)
-    }
+    paid_ids = _paid(late)
     # which window holds: the one that leaves exactly one claim past it and a paid one exactly at it
     (window,) = [w for w in windows if sum(g > w for g in gaps.values()) == 1]
     (cid,) = [c for c, g in gaps.items() if g > window]
@@ -718,15 +711,7 @@ def test_a_payout_keyed_by_work_email_counts_toward_the_monthly_cap() -> None:
     by_email = [x for x in log if "@" in str(x["employee"])]
     assert len({x["employee"] for x in by_email}) >= 2, by_email  # several people's, not one
     # the claim held back: approved in one world, paid in the other
-    (cid,) = {
-        g.description.split("claim ")[1].split(" ")[0]
-        for g in paid.rubric
-        if re.search(r"claim EXP-\d+ paid", g.description)
-    } - {
-        g.description.split("claim ")[1].split(" ")[0]
-        for g in held.rubric
-        if re.search(r"claim EXP-\d+ paid", g.description)
-    }
+    (cid,) = _paid(paid) - _paid(held)
     # its employee: the name the other world's reference logs it under
     row = next(
         c.arguments["query"]

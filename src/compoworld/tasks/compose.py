@@ -417,14 +417,12 @@ def plant_request(w: Work) -> None:
                         "incoming": True,
                         "user_id": contact["id"],
                         "from_email": c.person.email,
-                        "created_at": format_time(b.now - timedelta(days=dago - 0.6)),
+                        "created_at": (replied := format_time(b.now - timedelta(days=dago - 0.6))),
                     }
                 )
                 # a reply touches its ticket, as Freshdesk's own does (from play: a ticket updated
                 # before its correction hid that anything came later)
-                b.svc("helpdesk").tickets.update(
-                    t["id"], {"updated_at": format_time(b.now - timedelta(days=dago - 0.6))}
-                )
+                b.svc("helpdesk").tickets.update(t["id"], {"updated_at": replied})
             if "interim" in c.found:  # and later, by email, once more: the latest word holds
                 inbox_mail(
                     b,

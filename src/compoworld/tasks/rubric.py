@@ -27,8 +27,8 @@ from typing import Any
 
 from compoworld.tasks.grounding import FREE_TEXT, leaves
 from compoworld.tasks.grounding import tokens as id_tokens
-from compoworld.verify.forms import norm_text, parse_when
-from compoworld.verify.meaning import _word_rx, amounts, is_numeric, names_value, num_of, word_in
+from compoworld.verify.forms import parse_when
+from compoworld.verify.meaning import amounts, is_numeric, names_value, num_of, word_in
 from compoworld.verify.predicates import RECIPIENT_FIELDS, changed_paths, changed_records
 from compoworld.verify.state_view import StateView
 
@@ -311,7 +311,7 @@ class Derivation:
                 self.given.update({name.casefold(), email.casefold()})  # the person the request names
         self.rivals = self._rivals()
         self._persons: dict[tuple[str, str], dict[str, Any]] = {}
-        self._rivals_text: str | None = None
+        self._rivals_text = " | ".join(self.rivals)
         self.subjects = self._subjects()
         self.covered: set[tuple[str, str]] = set()
         self.secrets = self._secrets()
@@ -501,17 +501,9 @@ class Derivation:
         return {"kind": "person", "forms": forms}
 
     def _a_rival_says(self, word: str) -> bool:
-        """`any(word_in(r, word) for r in self.rivals)` for one word, in one search: the rivals are
-        joined by a line break, which no normalised text holds and no word spans."""
-        if self._rivals_text is None:
-            self._rivals_text = "\n".join(norm_text(r) for r in self.rivals)
-        v = norm_text(word)
-        return (
-            bool(v)
-            and "\n" not in v
-            and v in self._rivals_text
-            and _word_rx(v).search(self._rivals_text) is not None
-        )
+        """`any(word_in(r, word) for r in self.rivals)` for one word (a first or last name), in one
+        search: " | " joins the rivals, and no word spans it."""
+        return word_in(self._rivals_text, word)
 
     def _first_named(self, first: str) -> tuple[str, str] | None:
         who = {p for k, p in self.people.items() if "@" not in k and p[0].split()[0] == first}
