@@ -843,3 +843,29 @@ def test_a_correction_on_the_ticket_touches_the_ticket() -> None:
         if touched:
             break
     assert touched >= 1
+
+
+def test_no_earlier_claim_is_one_expense_with_a_claim_of_the_run() -> None:
+    """From play (seed 99191): a paid claim of the list had the same employee, merchant and expense
+    date as a submitted one, and the policy's rule ("claims ... on the same expense date are one
+    expense") read as holding them together. Earlier claims never share that key with the run's."""
+    s = Settings(k=5, difficulty="hard")  # the played set's draws (its index 8 had such a claim)
+    looked = 0
+    for i in range(40):
+        try:
+            t = _forced(99191, i, s)
+        except Rejected:
+            continue
+        if t.meta["family"] != "composed.expense_claims" or t.meta["composition"]["plan"]["claims"] != "sql":
+            continue
+        rows = t.environment().call("sql__read_query", {"query": "SELECT * FROM expense_claims"})["data"][
+            "rows"
+        ]
+        day = "expense_date" if "expense_date" in rows[0] else "submitted"
+        run = {(x["employee"], x["merchant"], x[day]) for x in rows if x["status"] == "submitted"}
+        earlier = [
+            x for x in rows if x["status"] != "submitted" and (x["employee"], x["merchant"], x[day]) in run
+        ]
+        assert not earlier, (t.id, earlier)
+        looked += 1
+    assert looked >= 1  # index 8, the played task, among them

@@ -96,10 +96,19 @@ def test_a_message_names_a_person_by_mention_handle_or_unique_first_name() -> No
         ("<@U100A> we credited $590.75.", False),  # the wrong person
         ("@daniel.lee: we credited $590.75", False),
         ("Emmanuel, we credited $590.75.", False),
+        ("@Emma Ortiz, we credited $590.75.", True),  # a display name @-mentioned, as Slack writes it
     ]:
         s1 = _chat(_USERS, text)
         s1["services"]["chat"]["users"] = s0["services"]["chat"]["users"]
         assert _check(check, {"services": {"chat": {"users": _USERS, "messages": {}}}}, s1).passed is ok, text
+    # a rival @-mentioned by display name is named too: the message no longer counts
+    rival = {**check, "exclude": ["Daniel Lee"]}
+    for text, ok in [
+        ("Emma, we credited $590.75.", True),
+        ("@Daniel Lee, Emma: we credited $590.75.", False),
+    ]:
+        s1 = _chat(_USERS, text)
+        assert _check(rival, {"services": {"chat": {"users": _USERS, "messages": {}}}}, s1).passed is ok, text
 
 
 def test_mentions_pass_and_a_wrong_mention_fails_on_generated_tasks(hard) -> None:

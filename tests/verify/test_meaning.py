@@ -41,6 +41,14 @@ def st(service: str, table: str, records: dict) -> dict:
             True,
         ),
         ("Paged Omar Smyth.", {"kind": "person", "forms": ["anya.smyth@x.example", "Anya Smyth"]}, False),
+        # a display name @-mentioned as Slack writes it (from play: "@Hannah Singh, approval needed")
+        (
+            "@Anya Smyth, approval needed",
+            {"kind": "person", "forms": ["anya.smyth@x.example", "Anya Smyth"]},
+            True,
+        ),
+        ("x@Anya Smyth", {"kind": "person", "forms": ["anya.smyth@x.example", "Anya Smyth"]}, False),
+        ("@Anya Smythe, hi", {"kind": "person", "forms": ["anya.smyth@x.example", "Anya Smyth"]}, False),
         ("We replaced your key.", "rotated", True),
         ("We regenerated the key.", "rotate", True),
         ("The demo was called off.", "cancelled", True),

@@ -1354,6 +1354,7 @@ def compose(
     # with a monthly cap, claims processed in the last days were paid this month too (so its month's
     # payouts are not the capped employee's alone: from play, "the only March payouts" gave it away)
     recent = 3 if tier.get("caps") else 10
+    one_expense = {(c.person.id, c.merchant, c.spent or c.submitted) for c in claims}
     for j in range(n_old):
         p = rng.choice(others)
         cat = rng.choice(CATEGORIES)
@@ -1361,6 +1362,11 @@ def compose(
         day = today - timedelta(days=rng.randrange(recent, 60))
         status = "paid" if rng.random() < 0.9 else "rejected"
         spent = day - timedelta(days=_old_gap(rng, window, status)) if window else None
+        merchant = rng.choice(MERCHANTS[cat])
+        # never one expense with a claim of the run (same person, merchant and expense day): the
+        # policy would hold them together (from play: an earlier claim of that day read as its pair)
+        while (p.id, merchant, spent or day) in one_expense:
+            day, spent = day - timedelta(days=1), spent - timedelta(days=1) if spent else None
         old_rows.append(
             [
                 f"EXP-{base_no - n_old + j}",
@@ -1368,7 +1374,7 @@ def compose(
                 p.name,
                 p.email,
                 cat,
-                rng.choice(MERCHANTS[cat]),
+                merchant,
                 float(dollars(cents)),
                 *(["USD"] if r.rates else []),
                 *([_day(spent)] if spent else []),

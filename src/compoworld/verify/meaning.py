@@ -213,6 +213,15 @@ def word_in(text: str, value: str) -> bool:
     return v in t and _word_rx(v).search(t) is not None
 
 
+def at_name(text: str, name: str) -> bool:
+    """A full name @-mentioned as chat apps write a display name: "@Hannah Singh, please ..." (the
+    "@" that `word_in` reads as part of an address; never inside an address or "<@ID>")."""
+    v = norm_text(name)
+    if " " not in v or "@" not in text:
+        return False
+    return re.search(r"(?<![\w.<@-])@" + re.escape(v) + r"(?![\w@-])", norm_text(text)) is not None
+
+
 @lru_cache(maxsize=16384)
 def _word_rx(v: str) -> re.Pattern[str]:
     # digits inside a number are not a word: "1016" is not named by "$1016.75" or "1016,500.00"
@@ -244,7 +253,7 @@ def _carries(text: str, fact: Any) -> bool:
         if kind == "date":
             return contains_when(text, str(value))
         if kind == "person":
-            return any(word_in(text, f) for f in fact.get("forms", []) if f)
+            return any(word_in(text, f) or at_name(text, f) for f in fact.get("forms", []) if f)
         if kind == "exact":
             return re.search(r"(?<![\w-])" + re.escape(str(value)) + r"(?![\w-])", text) is not None
         if kind == "phrase":

@@ -29,7 +29,7 @@ from compoworld.core.state import META
 from compoworld.verify.answers import commitment_problem
 from compoworld.verify.asides import named_aside, record_aside
 from compoworld.verify.forms import contains_phone, contains_when, person_matches, same_phone, same_when
-from compoworld.verify.meaning import amounts, carries, is_numeric, names_value, num_of, word_in
+from compoworld.verify.meaning import amounts, at_name, carries, is_numeric, names_value, num_of, word_in
 from compoworld.verify.state_view import StateView
 
 
@@ -346,7 +346,7 @@ def _names_rival(text: str, facts: list[str], rivals: list[str]) -> bool:
     ]
     for f in sorted(map(str, forms), key=len, reverse=True):
         rest = rest.replace(_text(f), " ")
-    return any(_names(rest, v, "text", 0.0) for v in rivals if _text(v))
+    return any(_names(rest, v, "text", 0.0) or at_name(rest, v) for v in rivals if _text(v))
 
 
 @predicate("message_sent", MessageArgs)
