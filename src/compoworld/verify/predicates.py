@@ -1399,6 +1399,7 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
             texts = [named_aside(t, people) for t in texts]
         if len(shapes) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
             budget[st] = len(adds)
+    asked = {(c.service, c.table): c.count for c in a.creates}  # what the work adds, for the detail
     for service, table, key, op in changes:
         if op == "add" and budget.get((service, table), 0) > 0:
             budget[(service, table)] -= 1  # one of the records the task asks to create
@@ -1412,6 +1413,13 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
             None,
         )
         if rule is None:
+            if op == "add" and (service, table) in asked:
+                # which add is the surplus is not the key order's to say: name them all
+                keys = [str(k) for s_, t_, k, o in changes if (s_, t_) == (service, table) and o == "add"]
+                return False, (
+                    f"unexpected change: {len(keys)} records added to {service}:{table}, the work adds"
+                    f" {asked[(service, table)]} ({', '.join(keys)})"
+                )
             return False, f"unexpected change: {op} {service}:{table}/{key}"
         if op == "remove" and rule.key is not None and not rule.remove:
             return False, f"unexpected change: remove {service}:{table}/{key} (the work only edits it)"
