@@ -1372,7 +1372,8 @@ _DIGIT = re.compile(r"\d")
 
 @predicate("no_changes_except", NoChangesArgs)
 def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
-    budget = {(c.service, c.table): c.count for c in a.creates}
+    asked = {(c.service, c.table): c.count for c in a.creates}  # what the work adds, for the detail
+    budget = dict(asked)
     changes = changed_records(ctx.s0, ctx.final)
     for st in list(budget) if a.rivals is not None else ():  # a task made before the rule: every post counts
         # a message split in several to the same place counts once: the adds of a table fit its
@@ -1399,7 +1400,6 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
             texts = [named_aside(t, people) for t in texts]
         if len(shapes) == len(texts) and not any(names_value(t, v) for t in texts for v in banned):
             budget[st] = len(adds)
-    asked = {(c.service, c.table): c.count for c in a.creates}  # what the work adds, for the detail
     for service, table, key, op in changes:
         if op == "add" and budget.get((service, table), 0) > 0:
             budget[(service, table)] -= 1  # one of the records the task asks to create
