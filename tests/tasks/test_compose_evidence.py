@@ -188,7 +188,7 @@ def test_limits_are_counted_to_the_day_and_the_cent() -> None:
     """Exactly at a limit is within it: a last login exactly the policy's days ago keeps its access; a
     claim of exactly its category limit is paid. Treating either as over it fails the task."""
     acc = Settings(k=5, difficulty="hard", families=("composed.access_review",))
-    t = _forced(47, _first(acc, 47, lambda t: True), acc)
+    t = _forced(47, _first(acc, 47, lambda t: len(_deleted(t)) == 3), acc)  # no keep running
     env = t.environment()
     for c in t.reference_solution:
         env.call(c.tool, c.arguments)
@@ -869,3 +869,52 @@ def test_no_earlier_claim_is_one_expense_with_a_claim_of_the_run() -> None:
         assert not earlier, (t.id, earlier)
         looked += 1
     assert looked >= 1  # index 8, the played task, among them
+
+
+@pytest.mark.parametrize("request_via", ["email", "helpdesk"])
+def test_a_key_set_up_by_hand_is_named_only_in_the_requesters_follow_up(request_via: str) -> None:
+    """Hard access reviews may hold a key set up by hand, so on no export: only the requester's
+    follow-up on the request (a reply on the ticket, or in the email thread) names it and its last
+    login. BambooHR decides it like the rest: its holder left (revoked), or is still in the team
+    (kept). A review of the export alone leaves the leaver's key live, and fails."""
+    s = Settings(k=5, difficulty="hard", families=("composed.access_review",))
+    gone = here = None
+    for i in range(60):  # both worlds build (the key's holder off the export, paging still matters)
+        try:
+            gone, here = _forced(97, i, s, unlisted=True), _forced(97, i, s, unlisted=True, left=False)
+        except Rejected:
+            continue
+        if gone.meta["composition"]["plan"]["request"] == request_via:
+            break
+    assert (
+        gone is not None and here is not None and gone.meta["composition"]["plan"]["request"] == request_via
+    )
+    assert gone.instruction == here.instruction and gone.services == here.services
+    assert gone.meta["composition"]["unlisted"] is True and here.meta["composition"]["unlisted"] is False
+    (key,) = _deleted(gone) - _deleted(here)
+    tool, user = key.split(":")[1:]
+    for t in (gone, here):
+        seen = _seen(t)
+        assert "set up by hand" in seen and f"{user}@" in seen
+        # the export never lists that key's holder for the tool (the other rows are filtered to it
+        # or listed in full)
+        roster = " ".join(
+            str(t.environment().call(c.tool, c.arguments))
+            for c in t.reference_solution
+            if c.tool in ("sheets__google_sheets_get_spreadsheet", "sql__read_query")
+            or (c.tool == "workspace__shell" and "access_list" in c.arguments["command"])
+        )
+        assert roster and not re.search(re.escape(f"{user}@") + r"[^\]\n]{0,80}'?" + tool + r"\b", roster)
+        if request_via == "helpdesk":  # behind the ticket's conversation
+            assert any(c.arguments.get("include") == "conversations" for c in t.reference_solution)
+    _flips(gone, here)
+    # the review of the export alone (the follow-up unread) leaves the key live, and fails
+    env = gone.environment()
+    for c in gone.reference_solution:
+        if not (c.tool == "kv__delete" and c.arguments["key"] == key):
+            env.call(c.tool, c.arguments)
+    assert not verify(gone, env.snapshot(), None).passed
+
+
+def _deleted(t: Task) -> set[str]:
+    return {c.arguments["key"] for c in t.reference_solution if c.tool == "kv__delete"}

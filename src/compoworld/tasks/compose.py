@@ -82,6 +82,8 @@ TIERS: dict[str, dict[str, Any]] = {
         "leave": True,
         # the policy owner keeps someone's access for a while in their thread: until it runs out
         "grants": True,
+        # an access key set up by hand, on no export: only the requester's follow-up names it
+        "unlisted": True,
     },
 }
 TIER_NAMES = tuple(TIERS)

@@ -27,7 +27,10 @@ within the limit, or still ahead). And the policy owner may keep someone's acces
 writing where they announce changes (the policy says so in every version), the time running from
 the day they wrote: the mover's keep (ten days, two or three weeks) still runs today, or has run out
 (revoked); the inactive holder's has always run out; at times a holder kept anyway has one running.
-Each runs out at least two days from today, so a day's slip either way decides nothing.
+Each runs out at least two days from today, so a day's slip either way decides nothing. And the
+leaver's key may have been set up by hand, so it is on no export: only the requester's follow-up on
+the request (a reply on the ticket, or in the email thread) names it and its last login, and BambooHR
+decides it like the rest (a test's flip keeps its holder in the team: kept).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, ClassVar
 
-from compoworld.core.clock import format_time
+from compoworld.core.clock import format_time, parse_time
 from compoworld.core.company import Person
 from compoworld.services.hr.seed import emp_id
 from compoworld.tasks.compose import (
@@ -130,6 +133,10 @@ class Holder:
     alias: str = ""  # the row's email ("" : the person's own)
     shown: str = ""  # the row's name
     eid: str = ""  # the row's employee_id ("": the person's own BambooHR id)
+    # hard: a key set up by hand, never through the console, so not on the export: only the
+    # requester's follow-up on the request names it (with its last login); BambooHR decides it
+    unlisted: bool = False
+    granted: date | None = None
 
     @property
     def mail(self) -> str:
@@ -578,6 +585,22 @@ def plant_request(r: Review) -> None:
         r.ticket = hd_ticket(b, contact, r.subject, _request_text(r, now_q), days_ago=b.rng.randrange(1, 4))[
             "id"
         ]
+        if (h := _unlisted(r)) is not None:  # the requester's follow-up on the ticket names it
+            opened = parse_time(b.svc("helpdesk").tickets.get(r.ticket)["created_at"])
+            replied = format_time(min(opened + timedelta(hours=14), b.now - timedelta(hours=5)))
+            b.svc("helpdesk").conversations.create(
+                {
+                    "ticket_id": r.ticket,
+                    "kind": "reply",
+                    "body": _unlisted_text(r, h),
+                    "private": False,
+                    "incoming": True,
+                    "user_id": contact["id"],
+                    "from_email": r.requester.email,
+                    "created_at": replied,
+                }
+            )
+            b.svc("helpdesk").tickets.update(r.ticket, {"updated_at": replied})  # a reply touches it
         r.newer = hd_ticket(
             b,
             contact,
@@ -616,6 +639,16 @@ def plant_request(r: Review) -> None:
             b.now - timedelta(days=b.rng.randrange(1, 4), hours=b.rng.randrange(1, 9)),
         )
         r.email_id, r.thread = m["id"], m["threadId"]
+        if (h := _unlisted(r)) is not None:  # the requester's follow-up in the same thread names it
+            inbox_mail(
+                b,
+                r.requester.email,
+                me,
+                "Re: " + r.subject,
+                _unlisted_text(r, h),
+                min(parse_time(m["date"]) + timedelta(hours=14), b.now - timedelta(hours=5)),
+                thread=m["threadId"],
+            )
         r.newer = inbox_mail(
             b,
             r.requester.email,
@@ -626,10 +659,30 @@ def plant_request(r: Review) -> None:
         )["id"]
 
 
+HANDMADE = ("during the migration last year", "for a vendor pilot", "during an outage in the spring")
+
+
+def _unlisted(r: Review) -> Holder | None:
+    return next((h for h in r.holders if h.unlisted), None)
+
+
+def _unlisted_text(r: Review, h: Holder) -> str:
+    assert h.login is not None
+    return (
+        f"One more for this review: {h.label} ({h.mail}) has a {r.tool} key that was set up by hand "
+        f"{r.b.pick(HANDMADE)}, so it is not on the export. Its last login was {h.login:%B} {h.login.day}. "
+        f"Please review it with the rest. {r.requester.first}"
+    )
+
+
 def solve_request(r: Review) -> None:
     b = r.b
     if r.plan.request == "helpdesk":
         assert find_open_ticket(b, r.requester, r.subject) == r.ticket
+        if r.tier.get("unlisted"):  # the ticket's conversation: a follow-up may add to the list
+            b.call(
+                "helpdesk__freshdesk_get_ticket_by_id", {"ticket_id": r.ticket, "include": "conversations"}
+            )
     else:
         found = b.call("email__gmail_search_emails", {"query": r.requester.name, "maxResults": 20})
         msgs = [m for m in found["messages"] if m["subject"] in (r.subject, "Re: " + r.subject)]
@@ -650,8 +703,9 @@ def _roster(r: Review, staff: list[Person]) -> list[list[Any]]:
     mine = {h.person.id for h in r.holders}
     out = []
     for h in r.holders:
-        granted = r.today - timedelta(days=b.rng.randrange(200, 700))
-        out.append([h.mail, h.label, r.tool, r.team, _day(granted), _day(h.login), h.hr_id])
+        h.granted = r.today - timedelta(days=b.rng.randrange(200, 700))
+        if not h.unlisted:
+            out.append(_row(r, h))
     pairs = [(p, t) for p in staff for t in TOOLS if t != r.tool or False]
     pairs = [(p, t) for p, t in pairs if not (t == r.tool and p.id not in mine)]
     b.rng.shuffle(pairs)
@@ -664,10 +718,28 @@ def _roster(r: Review, staff: list[Person]) -> list[list[Any]]:
         login = r.today - timedelta(days=b.rng.randrange(0, 30))
         out.append([p.email, p.name, t, team.get(p.id, p.team), _day(granted), _day(login), emp_id(p.id)])
     out.sort(key=lambda x: (x[1], x[2]))  # by person, as the console exports: a tool spans the pages
-    gone = {h.mail for h in r.holders if h.reason}
-    if not any(x[2] == r.tool and x[0] in gone for x in out[PAGE:]):  # paging must matter
-        raise PlantError("every revoked holder is on the export's first page")
     return out
+
+
+def _row(r: Review, h: Holder) -> list[Any]:
+    assert h.granted is not None and h.login is not None
+    return [h.mail, h.label, r.tool, r.team, _day(h.granted), _day(h.login), h.hr_id]
+
+
+def _paging_matters(r: Review, force: dict[str, Any]) -> None:
+    """A revoked holder is past the export's first page. Where only the key set up by hand would
+    have been, that key is on the export after all (unless a test forces it off)."""
+    gone = {h.mail for h in r.holders if h.reason}
+
+    def matters() -> bool:
+        return any(x[2] == r.tool and x[0] in gone for x in r.rows[PAGE:])
+
+    h = next((h for h in r.holders if h.unlisted), None)
+    if not matters() and h is not None and "unlisted" not in force:
+        h.unlisted = False
+        r.rows = sorted([*r.rows, _row(r, h)], key=lambda x: (x[1], x[2]))
+    if not matters():
+        raise PlantError("every revoked holder is on the export's first page")
 
 
 ROSTER_HEAD = ["email", "name", "tool", "team", "granted", "last_login", "employee_id"]
@@ -716,6 +788,10 @@ def plant_roster(r: Review) -> None:
     kv = b.svc("kv")
     for x in r.rows:  # the access keys themselves: one per row of the list
         b.plant("kv__set", {"key": f"access:{x[2]}:{x[0].split('@')[0]}", "value": f"granted {x[4]}"})
+    for h in r.holders:  # and the keys set up by hand, on no export
+        if h.unlisted:
+            assert h.granted is not None
+            b.plant("kv__set", {"key": r.key(h), "value": f"granted {_day(h.granted)}"})
     del kv
 
 
@@ -748,7 +824,7 @@ def solve_roster(r: Review) -> None:
         b.call("sql__describe_table", {"table_name": "access_list"})
         res = b.call("sql__read_query", {"query": f"SELECT * FROM access_list WHERE tool = '{r.tool}'"})
         got = {x["email"] for x in rows(res)}
-    assert got == {h.mail for h in r.holders}, got
+    assert got == {h.mail for h in r.holders if not h.unlisted}, got
     b.aggregate()
 
 
@@ -1310,6 +1386,12 @@ def compose(
     leaves = draw_leaves(b, holders, keep, idle, force, floor=old_idle)
     if leaves and leaves[0].status != "approved":  # the flip: that time off was never approved
         holders[leaves[0].at].reason = "inactive"
+    # hard: the leaver's key was set up by hand, so only the requester's follow-up names it (drawn
+    # either way; a test's flip of `left` keeps it unlisted, on the team in BambooHR: kept)
+    hand = rng.random() < 0.5
+    leaver = next((h for h in holders if h.reason == "left"), None)
+    if tier.get("unlisted") and leaver is not None and force.get("unlisted", hand):
+        leaver.unlisted = True
     last_kept = holders[-1].person
     if tier.get("aliases") and nkeep >= 3:  # hard: the last one kept holds it under the name they had then
         holders[-1] = _renamed(b, last_kept, team, holders[-1].login or today, force)
@@ -1335,6 +1417,7 @@ def compose(
         if g.holds(today):
             holders[g.at].reason = ""
     r.rows = _roster(r, staff)
+    _paging_matters(r, force)
     # HR: the team each person is in today, and who left
     hr = b.svc("hr")
     by_mail = {e["workEmail"].lower(): e for e in hr.employees.all()}
@@ -1426,6 +1509,9 @@ def compose(
         "leave": None if not r.leaves else not r.holders[r.leaves[0].at].reason,
         # the policy owner's keep of the mover's access: None (not in play), or whether it still runs
         "granted": next((g.holds(r.today) for g in r.grants if g.why == "moved"), None),
+        # a key set up by hand, named only in the requester's follow-up: None (not in play), or
+        # whether it is revoked (its holder left)
+        "unlisted": next((h.reason == "left" for h in holders if h.unlisted), None),
     }
 
 
