@@ -918,3 +918,29 @@ def test_a_key_set_up_by_hand_is_named_only_in_the_requesters_follow_up(request_
 
 def _deleted(t: Task) -> set[str]:
     return {c.arguments["key"] for c in t.reference_solution if c.tool == "kv__delete"}
+
+
+@pytest.mark.parametrize("notify", ["chat", "email"])
+def test_a_claim_its_employee_withdrew_in_their_own_message_is_not_paid(notify: str) -> None:
+    """Hard expense runs may hold a claimant's own message about a claim of the batch, where they
+    would write (a post in the expenses channel, or an email to me): withdrawing it (not paid, out
+    of the total), or a note that changes nothing (paid). Only the message's words differ."""
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    gone = kept = None
+    for i in range(60):
+        try:
+            gone, kept = _forced(71, i, s, withdrawn=True), _forced(71, i, s, withdrawn=False)
+        except Rejected:
+            continue
+        c = gone.meta["composition"]
+        if c["plan"]["notify"] == notify and c.get("withdrawn") is not None:
+            break
+    assert gone is not None and kept is not None
+    assert gone.meta["composition"]["withdrawn"] is True and kept.meta["composition"]["withdrawn"] is False
+    assert gone.instruction == kept.instruction and gone.services == kept.services
+    assert "withdrawn" in gone.meta["composition"]["branches"]
+    assert "withdrawn" not in kept.meta["composition"]["branches"]
+    (cid,) = _paid(kept) - _paid(gone)
+    seen = _seen(gone)
+    assert f"Please withdraw my claim {cid}" in seen and f"About my claim {cid}" in _seen(kept)
+    _flips(gone, kept)

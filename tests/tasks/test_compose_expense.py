@@ -189,7 +189,11 @@ def test_the_batch_is_what_the_list_shows_submitted_and_the_list_is_left_as_it_i
         assert {r["status"] for r in rows} == {"paid", "rejected", "submitted"}
         # the batch the reference works is every claim still marked submitted
         named = {c for c in batch if c in " ".join(str(x.arguments) for x in t.reference_solution)}
-        assert named == set(batch)
+        # (but a claim its employee withdrew: not paid, nobody told)
+        withdrawn = {
+            c for c in batch if any(f"{c} was not paid (withdrawn)" in g.description for g in t.rubric)
+        }
+        assert named | withdrawn == set(batch) and not named & withdrawn
         q = f"UPDATE expense_claims SET status = 'paid' WHERE claim_id = '{batch[0]}'"
         assert env.call("sql__write_query", {"query": q})["success"]
         assert not verify(t, env.snapshot(), None).passed

@@ -84,6 +84,8 @@ TIERS: dict[str, dict[str, Any]] = {
         "grants": True,
         # an access key set up by hand, on no export: only the requester's follow-up names it
         "unlisted": True,
+        # a claimant's own message about their claim, where they would write: at times withdrawing it
+        "withdrawals": True,
     },
 }
 TIER_NAMES = tuple(TIERS)

@@ -22,8 +22,10 @@ name (others' too), and the capped employee's largest payout this month is one o
 their name alone leaves the claim within the cap. With a submission window, a claim filed more
 than the policy's days after its expense date is rejected and goes back to its employee: only the
 two dates of its row, against the window of the version in force, show it; other claims sit just
-inside the window, one exactly at it (paid), and the older version's window is longer. No record
-says any of this.
+inside the window, one exactly at it (paid), and the older version's window is longer. And a
+claimant may have written about a claim of the batch where they would (a post in the expenses
+channel, or an email to me): withdrawing it (not paid, out of the total), or a note that changes
+nothing; the claims list shows it submitted either way. No record says any of this.
 """
 
 from __future__ import annotations
@@ -192,7 +194,9 @@ class Claim:
     cents: int
     receipt: str
     submitted: date
-    outcome: str  # pay | approval | duplicate | late (submitted past the window: rejected)
+    # pay | approval | duplicate | late (submitted past the window: rejected) | withdrawn (by its
+    # employee, in their own message: not paid)
+    outcome: str
     paid_before: tuple[str, date] | None = None  # the earlier claim and day its receipt was paid
     split: bool = False  # one of two claims of one expense (same person, merchant and day)
     currency: str = "USD"  # hard: a claim paid abroad is in EUR or GBP (cents: its USD value)
@@ -253,6 +257,8 @@ class Run:
     # hard: payouts the log keys by an employee's work email, not their name (claim id: email)
     keyed: dict[str, str] = field(default_factory=dict)
     payee: bool | None = None  # the email-keyed payout that decides the cap is the capped employee's
+    # hard: the claim its employee wrote to me about (withdrawing it, or a note that changes nothing)
+    noted: Claim | None = None
 
     @property
     def today(self) -> date:
@@ -641,6 +647,92 @@ def solve_amend(r: Run) -> None:
         read_amend(r.b, r.amend, CHANNEL, "Expense policy")
 
 
+WITHDRAW = (
+    "the client is paying for it directly",
+    "I put it on the company card by mistake",
+    "I filed it under the wrong trip and will claim it again with the right one",
+)
+KEEP = (
+    "the receipt shows the tip on a separate line, but the amount I claimed is the full total",
+    "the merchant's name on the receipt is its parent company, in case that looks odd",
+    "I attached the itemised receipt rather than the card slip",
+)
+
+
+def _note_text(r: Run, c: Claim) -> str:
+    amt = f"${dollars(c.cents)}"
+    if c.outcome == "withdrawn":
+        return f"Please withdraw my claim {c.cid} ({c.merchant}, {amt}): {r.b.pick(WITHDRAW)}. Sorry for the noise."
+    return f"About my claim {c.cid} ({c.merchant}, {amt}): {r.b.pick(KEEP)}. Thanks!"
+
+
+def plant_note(r: Run) -> None:
+    """The claimant's own word on their claim, where they would write: a post in the expenses
+    channel, or an email to me (the same draws whichever it says)."""
+    from compoworld.tasks.families._common import chat_user, inbox_mail
+
+    b, c = r.b, r.noted
+    assert c is not None
+    when = b.now - timedelta(hours=b.rng.randrange(3, 20))
+    text = _note_text(r, c)
+    if r.plan.notify == "chat":
+        chat = b.svc("chat")
+        chat.insert(
+            "messages",
+            {
+                "ts": f"{int(when.timestamp())}.{chat.next_seq('ts'):06d}",
+                "channel": r.channel,
+                "user": chat_user(c.person),
+                "text": text,
+                "thread_ts": None,
+                "reply_count": 0,
+                "reactions": {},
+            },
+            key="ts",
+        )
+    else:
+        inbox_mail(b, c.person.email, b.me.email, f"My expense claim {c.cid}", text, when)
+
+
+def read_notes(r: Run) -> None:
+    """Before deciding: what the claimants wrote about their claims (the expenses channel, or mail
+    about a claim of the batch)."""
+    from compoworld.tasks.families._common import rows
+
+    b = r.b
+    if r.plan.notify == "chat":
+        if "channel" not in r.seen:
+            r.seen.add("channel")
+            chans = b.call("chat__slack_user_list_channels", {"channel_name": CHANNEL})
+            assert next(c["id"] for c in rows(chans) if c["name"] == CHANNEL) == r.channel
+        b.call("chat__slack_get_channel_history", {"channel_id": r.channel, "limit": 50})
+    else:
+        found = b.call("email__gmail_search_emails", {"query": "claim", "maxResults": 20})
+        ids = {c.cid for c in r.claims}
+        for m in rows(found):
+            if any(i in str(m.get("subject", "")) for i in ids):
+                b.call("email__gmail_read_email", {"messageId": m["id"]})
+
+
+def _notable(
+    claims: list[Claim], at: Claim | None, pay0: Claim | None, capped: Claim | None, window: int
+) -> list[Claim]:
+    """Claims paid whose withdrawal changes nothing else: in dollars, alone (not split, not the
+    capped employee's), not exactly at a limit or the window, not the claim a stale policy version
+    flips."""
+    return [
+        c
+        for c in claims
+        if c.outcome == "pay"
+        and not c.split
+        and c.currency == "USD"
+        and c is not at
+        and c is not pay0
+        and not (window and c.spent is not None and gap(c) == window)
+        and (capped is None or c.person.id != capped.person.id)
+    ]
+
+
 def gap(c: Claim) -> int:
     """The days from a claim's expense to its submission (what the submission window counts)."""
     assert c.spent is not None
@@ -648,12 +740,14 @@ def gap(c: Claim) -> int:
 
 
 def solve_decide(r: Run) -> None:
+    if r.tier.get("withdrawals"):  # has anyone written about their claim? (withdrawn: not paid)
+        read_notes(r)
     for c in r.claims:
         if r.window:  # each claim's two dates against the window of the version in force
             assert (gap(c) > r.window) == (c.outcome == "late"), c
             if c.outcome == "late":  # the days worked out from its two dates
                 r.b.composed(gap(c))
-        if c.outcome not in ("duplicate", "late"):
+        if c.outcome not in ("duplicate", "late", "withdrawn"):
             over = held(r.claims, c) > r.current.limits[c.category] * 100
             if r.cap and not over:  # this month's payouts to them (the log) and this claim, against the cap
                 month = r.month.get(c.person.name, 0) + c.cents
@@ -766,7 +860,8 @@ def solve_reply(r: Run) -> None:
     text = (
         f"Hi {r.requester.first}, the submitted claims are done: paid ${dollars(r.total())} in total ({paid}); "
         "the rest went for approval or were "
-        + ("receipts paid before or submitted past the window." if r.window else "receipts paid before.")
+        + ("receipts paid before or submitted past the window" if r.window else "receipts paid before")
+        + (", or withdrawn by the employee." if any(c.outcome == "withdrawn" for c in r.claims) else ".")
     )
     if r.plan.request == "email":
         b.call(
@@ -812,6 +907,8 @@ def add_checks(r: Run) -> None:
             )
             continue
         b.not_written(p.log, c.cid, f"claim {c.cid} was not paid ({c.outcome})")
+        if c.outcome == "withdrawn":  # its employee's own word: nobody needs telling
+            continue
         who = ap if c.outcome == "approval" else c.person
         # a split claim is asked about by its id (its own amount or the expense's total both fit)
         facts = [c.cid] + ([amt] if c.outcome == "approval" and not c.split else [])
@@ -869,6 +966,8 @@ def add_checks(r: Run) -> None:
             dollars(r.total() + sum(c.cents for c in r.claims if c.capped)),
             # the claim past the submission window paid, or one exactly at it rejected too
             dollars(r.total() + sum(c.cents for c in r.claims if c.outcome == "late")),
+            # the claim its employee withdrew paid as well
+            dollars(r.total() + sum(c.cents for c in r.claims if c.outcome == "withdrawn")),
             dollars(r.total() - sum(c.cents for c in r.paid() if r.window and gap(c) == r.window)),
         }
         - {total}
@@ -1411,6 +1510,15 @@ def compose(
             r.keyed[pick[0]] = str(pick[3])
         if capped is not None:
             _payee(r, capped, earlier, [p for p in rest if p.id != capped.person.id], force)
+    if tier.get("withdrawals"):  # hard: a claimant writes about their claim (drawn either way)
+        # by the drawn outcomes: a test's flip of other evidence leaves the draw as it was
+        drawn_pay = [c for c, o in zip(claims, plan_out, strict=True) if o == "pay"]
+        pool = [c for c in _notable(claims, at, pay0, capped, window) if c in drawn_pay]
+        withdraw = rng.random() < 0.5
+        if pool:
+            r.noted = rng.choice(pool)
+            if force.get("withdrawn", withdraw) and r.noted.outcome == "pay":
+                r.noted.outcome = "withdrawn"
     new_rows = [
         [
             c.cid,
@@ -1512,6 +1620,8 @@ def compose(
             f"as it is. {a.owner.first}"
         )
         plant_amend(b, a, "expense policy", text)
+    if r.noted is not None:
+        plant_note(r)
     b.fact(*sorted({c.cid for c in claims if c.outcome != "pay"}), dollars(r.total()))
     b.begin()
     for s in st:
@@ -1548,6 +1658,8 @@ def compose(
         "payee": r.payee,
         # the submission window: None (not in play), or whether a claim is past it
         "late": None if not r.window else any(c.outcome == "late" for c in claims),
+        # a claimant's message about their claim: None (not in play), or whether it withdraws it
+        "withdrawn": None if r.noted is None else r.noted.outcome == "withdrawn",
     }
 
 
