@@ -1388,10 +1388,11 @@ def compose(
         holders[leaves[0].at].reason = "inactive"
     # hard: the leaver's key was set up by hand, so only the requester's follow-up names it (drawn
     # either way; a test's flip of `left` keeps it unlisted, on the team in BambooHR: kept)
-    hand = rng.random() < 0.5
-    leaver = next((h for h in holders if h.reason == "left"), None)
-    if tier.get("unlisted") and leaver is not None and force.get("unlisted", hand):
-        leaver.unlisted = True
+    if tier.get("unlisted"):
+        hand = rng.random() < 0.5
+        leaver = next((h for h in holders if h.reason == "left"), None)
+        if leaver is not None and force.get("unlisted", hand):
+            leaver.unlisted = True
     last_kept = holders[-1].person
     if tier.get("aliases") and nkeep >= 3:  # hard: the last one kept holds it under the name they had then
         holders[-1] = _renamed(b, last_kept, team, holders[-1].login or today, force)
@@ -1510,8 +1511,12 @@ def compose(
         # the policy owner's keep of the mover's access: None (not in play), or whether it still runs
         "granted": next((g.holds(r.today) for g in r.grants if g.why == "moved"), None),
         # a key set up by hand, named only in the requester's follow-up: None (not in play), or
-        # whether it is revoked (its holder left)
-        "unlisted": next((h.reason == "left" for h in holders if h.unlisted), None),
+        # whether it is revoked (its holder left); only where the tier has it
+        **(
+            {"unlisted": next((h.reason == "left" for h in holders if h.unlisted), None)}
+            if tier.get("unlisted")
+            else {}
+        ),
     }
 
 

@@ -1658,8 +1658,13 @@ def compose(
         "payee": r.payee,
         # the submission window: None (not in play), or whether a claim is past it
         "late": None if not r.window else any(c.outcome == "late" for c in claims),
-        # a claimant's message about their claim: None (not in play), or whether it withdraws it
-        "withdrawn": None if r.noted is None else r.noted.outcome == "withdrawn",
+        # a claimant's message about their claim: None (not in play), or whether it withdraws it;
+        # only where the tier has it
+        **(
+            {"withdrawn": None if r.noted is None else r.noted.outcome == "withdrawn"}
+            if tier.get("withdrawals")
+            else {}
+        ),
     }
 
 
