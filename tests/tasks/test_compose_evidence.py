@@ -935,7 +935,7 @@ def test_a_claim_its_employee_withdrew_in_their_own_message_is_not_paid(notify: 
         c = gone.meta["composition"]
         if c["plan"]["notify"] == notify and c.get("withdrawn") is not None:
             break
-    assert gone is not None and kept is not None
+    assert gone is not None and kept is not None and gone.meta["composition"]["plan"]["notify"] == notify
     assert gone.meta["composition"]["withdrawn"] is True and kept.meta["composition"]["withdrawn"] is False
     assert gone.instruction == kept.instruction and gone.services == kept.services
     assert "withdrawn" in gone.meta["composition"]["branches"]
@@ -944,3 +944,22 @@ def test_a_claim_its_employee_withdrew_in_their_own_message_is_not_paid(notify: 
     seen = _seen(gone)
     assert f"Please withdraw my claim {cid}" in seen and f"About my claim {cid}" in _seen(kept)
     _flips(gone, kept)
+    # a word back to its employee (where the work tells employees) is a correct alternative
+    env = gone.environment()
+    for c in gone.reference_solution:
+        env.call(c.tool, c.arguments)
+    text = f"Noted: claim {cid} is withdrawn, so it was not paid."
+    if notify == "chat":
+        (channel,) = {
+            c.arguments["channel_id"]
+            for c in gone.reference_solution
+            if c.tool == "chat__slack_user_post_message"
+        }
+        env.call("chat__slack_user_post_message", {"channel_id": channel, "text": text})
+    else:
+        found = env.call("email__gmail_search_emails", {"query": f"subject:{cid}"})["data"]["messages"]
+        (who,) = {m["from"] for m in found if m["subject"] == f"My expense claim {cid}"}
+        env.call(
+            "email__gmail_send_email", {"to": [who], "subject": f"Re: My expense claim {cid}", "body": text}
+        )
+    assert verify(gone, env.snapshot(), None).passed

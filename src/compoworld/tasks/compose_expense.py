@@ -1514,6 +1514,12 @@ def compose(
         # by the drawn outcomes: a test's flip of other evidence leaves the draw as it was
         drawn_pay = [c for c, o in zip(claims, plan_out, strict=True) if o == "pay"]
         pool = [c for c in _notable(claims, at, pay0, capped, window) if c in drawn_pay]
+        # by email, someone told anyway (a receipt paid before, a claim past the window): a word back
+        # about the withdrawal then goes to someone the work writes to (a new recipient would be
+        # collateral); in the channel, where everyone is told, anyone
+        told = {c.person.id for c, o in zip(claims, plan_out, strict=True) if o in ("duplicate", "late")}
+        if plan.notify == "email":
+            pool = [c for c in pool if c.person.id in told]
         withdraw = rng.random() < 0.5
         if pool:
             r.noted = rng.choice(pool)
@@ -1600,6 +1606,8 @@ def compose(
         # the cover may have a claim paid in this run (nothing is sent to them), never one told
         # (by the drawn outcomes: a test's flip of the evidence leaves the cover as it was)
         told = {c.person.id for c, o in zip(claims, plan_out, strict=True) if o != "pay"}
+        if r.noted is not None:  # who wrote about their claim may be written back to: never the cover
+            told.add(r.noted.person.id)
         # someone with no claim in the run when the team allows (a claimant's row is no hint)
         others = {p.id for p in staff} - {p.id for p in picked} - {c.person.id for c in claims}
         exclude = {p.id for p in picked} | ({c.person.id for c in claims} if others else told)
