@@ -881,7 +881,8 @@ def test_a_key_set_up_by_hand_is_named_only_in_the_requesters_follow_up(request_
     gone = here = None
     for i in range(60):  # both worlds build (the key's holder off the export, paging still matters)
         try:
-            gone, here = _forced(97, i, s, unlisted=True), _forced(97, i, s, unlisted=True, left=False)
+            gone = _forced(97, i, s, unlisted=True, unlisted_left=True)
+            here = _forced(97, i, s, unlisted=True, unlisted_left=True, left=False)
         except Rejected:
             continue
         if gone.meta["composition"]["plan"]["request"] == request_via:
@@ -963,3 +964,31 @@ def test_a_claim_its_employee_withdrew_in_their_own_message_is_not_paid(notify: 
             "email__gmail_send_email", {"to": [who], "subject": f"Re: My expense claim {cid}", "body": text}
         )
     assert verify(gone, env.snapshot(), None).passed
+
+
+def test_a_key_set_up_by_hand_may_be_a_holders_who_keeps_access() -> None:
+    """Being named in the requester's follow-up decides nothing: the key set up by hand is at times
+    a holder's who keeps access (by BambooHR, the last login and the policy's limit), and revoking
+    it because the follow-up names it fails."""
+    s = Settings(k=5, difficulty="hard", families=("composed.access_review",))
+    t = None
+    for i in range(60):
+        try:
+            t = _forced(97, i, s, unlisted=True, unlisted_left=False)
+        except Rejected:
+            continue
+        if t.meta["composition"]["unlisted"] is False:
+            break
+    assert t is not None and t.meta["composition"]["unlisted"] is False
+    seen = _seen(t)
+    m = re.search(r"One more for this review: [^(]+ \(([^@)]+)@[^)]+\) has a (\w+) key", seen)
+    assert m, "the follow-up names the key"
+    key = f"access:{m.group(2)}:{m.group(1)}"
+    assert key not in _deleted(t) and len(_deleted(t)) >= 1
+    assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}
+    env = t.environment()
+    for c in t.reference_solution:
+        env.call(c.tool, c.arguments)
+    assert verify(t, env.snapshot(), None).passed
+    env.call("kv__delete", {"key": key})  # revoked because the follow-up names it
+    assert not verify(t, env.snapshot(), None).passed

@@ -27,10 +27,11 @@ within the limit, or still ahead). And the policy owner may keep someone's acces
 writing where they announce changes (the policy says so in every version), the time running from
 the day they wrote: the mover's keep (ten days, two or three weeks) still runs today, or has run out
 (revoked); the inactive holder's has always run out; at times a holder kept anyway has one running.
-Each runs out at least two days from today, so a day's slip either way decides nothing. And the
-leaver's key may have been set up by hand, so it is on no export: only the requester's follow-up on
-the request (a reply on the ticket, or in the email thread) names it and its last login, and BambooHR
-decides it like the rest (a test's flip keeps its holder in the team: kept).
+Each runs out at least two days from today, so a day's slip either way decides nothing. And one
+key may have been set up by hand, so it is on no export: only the requester's follow-up on the
+request (a reply on the ticket, or in the email thread) names it and its last login. It is the
+leaver's, or at times a holder's who keeps access, and BambooHR, the login and the limit decide it
+like the rest, so being named there decides nothing.
 """
 
 from __future__ import annotations
@@ -734,7 +735,7 @@ def _paging_matters(r: Review, force: dict[str, Any]) -> None:
     def matters() -> bool:
         return any(x[2] == r.tool and x[0] in gone for x in r.rows[PAGE:])
 
-    h = next((h for h in r.holders if h.unlisted), None)
+    h = next((h for h in r.holders if h.unlisted and h.reason), None)
     if not matters() and h is not None and "unlisted" not in force:
         h.unlisted = False
         r.rows = sorted([*r.rows, _row(r, h)], key=lambda x: (x[1], x[2]))
@@ -1386,13 +1387,17 @@ def compose(
     leaves = draw_leaves(b, holders, keep, idle, force, floor=old_idle)
     if leaves and leaves[0].status != "approved":  # the flip: that time off was never approved
         holders[leaves[0].at].reason = "inactive"
-    # hard: the leaver's key was set up by hand, so only the requester's follow-up names it (drawn
-    # either way; a test's flip of `left` keeps it unlisted, on the team in BambooHR: kept)
+    # hard: one key was set up by hand, so only the requester's follow-up names it: the leaver's, or
+    # at times a holder's who keeps access (the one kept under the older version's limit, or the
+    # one at the limit), so being named there decides nothing; drawn by position, either way (a
+    # test's flip of `left` keeps the leaver's unlisted, on the team in BambooHR: kept)
     if tier.get("unlisted"):
-        hand = rng.random() < 0.5
+        hand, theirs = rng.random() < 0.5, rng.random() < 0.5
+        kept_at = rng.choice(range(nrev, nrev + nkeep - (1 if tier.get("aliases") and nkeep >= 3 else 0)))
         leaver = next((h for h in holders if h.reason == "left"), None)
-        if leaver is not None and force.get("unlisted", hand):
-            leaver.unlisted = True
+        pick = leaver if force.get("unlisted_left", theirs) else holders[kept_at]
+        if pick is not None and force.get("unlisted", hand):
+            pick.unlisted = True
     last_kept = holders[-1].person
     if tier.get("aliases") and nkeep >= 3:  # hard: the last one kept holds it under the name they had then
         holders[-1] = _renamed(b, last_kept, team, holders[-1].login or today, force)
@@ -1513,7 +1518,7 @@ def compose(
         # a key set up by hand, named only in the requester's follow-up: None (not in play), or
         # whether it is revoked (its holder left); only where the tier has it
         **(
-            {"unlisted": next((h.reason == "left" for h in holders if h.unlisted), None)}
+            {"unlisted": next((bool(h.reason) for h in holders if h.unlisted), None)}
             if tier.get("unlisted")
             else {}
         ),
