@@ -992,3 +992,12 @@ def test_a_key_set_up_by_hand_may_be_a_holders_who_keeps_access() -> None:
     assert verify(t, env.snapshot(), None).passed
     env.call("kv__delete", {"key": key})  # revoked because the follow-up names it
     assert not verify(t, env.snapshot(), None).passed
+    # the login the follow-up names is the same whoever's key it is (from an attack: a recent login
+    # meant the leaver's, an old one a kept holder's)
+    theirs = _forced(97, i, s, unlisted=True, unlisted_left=True)
+    assert theirs.meta["composition"]["unlisted"] is True
+
+    def login(x: Task) -> str:
+        return re.search(r"Its last login was (\w+ \d+)", _seen(x)).group(1)
+
+    assert login(theirs) == login(t)

@@ -1388,16 +1388,23 @@ def compose(
     if leaves and leaves[0].status != "approved":  # the flip: that time off was never approved
         holders[leaves[0].at].reason = "inactive"
     # hard: one key was set up by hand, so only the requester's follow-up names it: the leaver's, or
-    # at times a holder's who keeps access (the one kept under the older version's limit, or the
-    # one at the limit), so being named there decides nothing; drawn by position, either way (a
-    # test's flip of `left` keeps the leaver's unlisted, on the team in BambooHR: kept)
+    # as often a holder's who keeps access (the one kept under the older version's limit, or the
+    # one at the limit), so being named there decides nothing; and the leaver's login named there is
+    # the one that kept holder has (from an attack: a recent login meant revoke, an old one keep);
+    # drawn by position, either way (a test's flip of `left` keeps the leaver's unlisted, on the
+    # team in BambooHR: kept)
     if tier.get("unlisted"):
         hand, theirs = rng.random() < 0.5, rng.random() < 0.5
-        kept_at = rng.choice(range(nrev, nrev + nkeep - (1 if tier.get("aliases") and nkeep >= 3 else 0)))
+        # kept holders whose last login is within the limit (time off does not cover theirs)
+        ends = nrev + nkeep - (1 if tier.get("aliases") and nkeep >= 3 else 0)
+        ok = [k for k in range(nrev, ends) if (today - (holders[k].login or today)).days <= idle]
+        kept_at = rng.choice(ok) if ok else None
         leaver = next((h for h in holders if h.reason == "left"), None)
-        pick = leaver if force.get("unlisted_left", theirs) else holders[kept_at]
+        pick = leaver if force.get("unlisted_left", theirs) or kept_at is None else holders[kept_at]
         if pick is not None and force.get("unlisted", hand):
             pick.unlisted = True
+            if pick is leaver and kept_at is not None:  # the login the kept one would have
+                pick.login = holders[kept_at].login
     last_kept = holders[-1].person
     if tier.get("aliases") and nkeep >= 3:  # hard: the last one kept holds it under the name they had then
         holders[-1] = _renamed(b, last_kept, team, holders[-1].login or today, force)
