@@ -964,6 +964,14 @@ def test_a_claim_its_employee_withdrew_in_their_own_message_is_not_paid(notify: 
             "email__gmail_send_email", {"to": [who], "subject": f"Re: My expense claim {cid}", "body": text}
         )
     assert verify(gone, env.snapshot(), None).passed
+    if notify == "chat":  # or in the thread of their post (which moves the post's count of replies)
+        env = gone.environment()
+        for c in gone.reference_solution:
+            env.call(c.tool, c.arguments)
+        hist = env.call("chat__slack_get_channel_history", {"channel_id": channel, "limit": 50})["data"]
+        (post,) = [m["ts"] for m in hist["messages"] if f"withdraw my claim {cid}" in m["text"]]
+        env.call("chat__slack_user_reply_to_thread", {"channel_id": channel, "thread_ts": post, "text": text})
+        assert verify(gone, env.snapshot(), None).passed
 
 
 def test_a_key_set_up_by_hand_may_be_a_holders_who_keeps_access() -> None:

@@ -1370,6 +1370,19 @@ def _written(
 _DIGIT = re.compile(r"\d")
 
 
+# fields a record's service keeps from other records (a Slack post's count of replies in its
+# thread): a change to them alone is the other record's, which is judged where it is added
+_COUNTERS = {"reply_count"}
+
+
+def _counted_only(ctx: CheckContext, service: str, table: str, key: Any) -> bool:
+    before, after = ctx.s0.table(service, table).get(key), ctx.final.table(service, table).get(key)
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return False
+    paths = list(changed_paths(before, after))
+    return bool(paths) and all(p in _COUNTERS for p in paths)
+
+
 @predicate("no_changes_except", NoChangesArgs)
 def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
     asked = {(c.service, c.table): c.count for c in a.creates}  # what the work adds, for the detail
@@ -1404,6 +1417,8 @@ def no_changes_except(ctx: CheckContext, a: NoChangesArgs) -> tuple[bool, str]:
         if op == "add" and budget.get((service, table), 0) > 0:
             budget[(service, table)] -= 1  # one of the records the task asks to create
             continue
+        if op == "change" and _counted_only(ctx, service, table, key):
+            continue  # a reply in its thread moved the post's count: the reply itself is judged above
         rule = next(
             (
                 al
