@@ -412,21 +412,7 @@ def plant_request(w: Work) -> None:
             dago = b.rng.randrange(1, 4)
             t = hd_ticket(b, contact, c.subject, _ticket_text(c, *_reported(c)), status=2, days_ago=dago)
             if "reported" in c.found:  # the customer's own follow-up on the ticket puts the window right
-                b.svc("helpdesk").conversations.create(
-                    {
-                        "ticket_id": t["id"],
-                        "kind": "reply",
-                        "body": _correction(c),
-                        "private": False,
-                        "incoming": True,
-                        "user_id": contact["id"],
-                        "from_email": c.person.email,
-                        "created_at": (replied := format_time(b.now - timedelta(days=dago - 0.6))),
-                    }
-                )
-                # a reply touches its ticket, as Freshdesk's own does (from play: a ticket updated
-                # before its correction hid that anything came later)
-                b.svc("helpdesk").tickets.update(t["id"], {"updated_at": replied})
+                follow_up(b, t["id"], contact, c.person, _correction(c), b.now - timedelta(days=dago - 0.6))
             if "interim" in c.found:  # and later, by email, once more: the latest word holds
                 inbox_mail(
                     b,
@@ -484,6 +470,28 @@ def plant_request(w: Work) -> None:
             c.found["newer"] = inbox_mail(
                 b, c.person.email, me, osub, f"{otext} {c.person.name}", b.now - timedelta(hours=3)
             )["id"]
+
+
+def follow_up(
+    b: Builder, ticket: int, contact: dict[str, Any], person: Person, body: str, when: datetime
+) -> None:
+    """The requester's own reply on their Freshdesk ticket, later: it touches the ticket, as
+    Freshdesk's replies do (from play: a ticket updated before its correction hid that anything
+    came later)."""
+    replied = format_time(when)
+    b.svc("helpdesk").conversations.create(
+        {
+            "ticket_id": ticket,
+            "kind": "reply",
+            "body": body,
+            "private": False,
+            "incoming": True,
+            "user_id": contact["id"],
+            "from_email": person.email,
+            "created_at": replied,
+        }
+    )
+    b.svc("helpdesk").tickets.update(ticket, {"updated_at": replied})
 
 
 def find_open_ticket(b: Builder, person: Any, subject: str) -> Any:

@@ -57,6 +57,7 @@ from compoworld.tasks.compose import (
     draw_amend,
     draw_away,
     find_open_ticket,
+    follow_up,
     plant_amend,
     plant_away,
     plant_versions,
@@ -588,20 +589,8 @@ def plant_request(r: Review) -> None:
         ]
         if (h := _unlisted(r)) is not None:  # the requester's follow-up on the ticket names it
             opened = parse_time(b.svc("helpdesk").tickets.get(r.ticket)["created_at"])
-            replied = format_time(min(opened + timedelta(hours=14), b.now - timedelta(hours=5)))
-            b.svc("helpdesk").conversations.create(
-                {
-                    "ticket_id": r.ticket,
-                    "kind": "reply",
-                    "body": _unlisted_text(r, h),
-                    "private": False,
-                    "incoming": True,
-                    "user_id": contact["id"],
-                    "from_email": r.requester.email,
-                    "created_at": replied,
-                }
-            )
-            b.svc("helpdesk").tickets.update(r.ticket, {"updated_at": replied})  # a reply touches it
+            when = min(opened + timedelta(hours=14), b.now - timedelta(hours=5))
+            follow_up(b, r.ticket, contact, r.requester, _unlisted_text(r, h), when)
         r.newer = hd_ticket(
             b,
             contact,
