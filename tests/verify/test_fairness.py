@@ -328,6 +328,52 @@ def test_csv_lines_are_read_whole(lines, ok) -> None:
     assert r.passed is ok, r.detail
 
 
+_REFS = [
+    ["2026-03-02", "Crescent Retail", "Refund for downtime", "1200.00", "approved"],
+    ["2026-03-02", "Redwood", "Outage billing question", "632.40", "review"],
+]
+
+
+def _ref_csv(*lines):
+    text = "date,customer,reference,amount_usd,decision\n" + "".join(line + "\n" for line in lines)
+    return {"services": {"workspace": {"entries": {"/log.csv": {"id": "/log.csv", "content": text}}}}}
+
+
+@pytest.mark.parametrize(
+    ("ref", "ok"),
+    [
+        ("Refund for downtime", True),
+        # from play: the reference says which days, around the request's subject
+        ("Refund for downtime (usage 2026-02-10 to 2026-02-13)", True),
+        ("Ticket: refund for downtime", True),
+        ("Refund", False),  # gutted
+        ("Refund for downtime / Outage billing question", False),  # another row's reference too
+        ("Refund for downtimes", False),  # not the subject's words
+    ],
+)
+def test_a_free_text_column_may_say_more_than_the_wanted_text(ref, ok) -> None:
+    """A column headed reference, note, memo or the like is read as free text: the wanted text with
+    more words around it passes; the wanted text gutted, or beside another row's, fails. The other
+    columns are read as before (a wrong decision beside a good reference still fails)."""
+    check = {"predicate": "rows_written", "service": "workspace", "table": "entries", "key": "/log.csv"}
+    check |= {"rows": _REFS, "format": "csv"}
+    old = "2026-01-05,Acme,usage 2026-01-02,300.00,approved"
+    good = "2026-03-02,Redwood,Outage billing question,632.40,review"
+    r = _check(check, _ref_csv(old), _ref_csv(old, f'2026-03-02,Crescent Retail,"{ref}",1200.00,approved', good))
+    assert r.passed is ok, r.detail
+    wrong = f'2026-03-02,Crescent Retail,"{ref}",1200.00,review'
+    assert not _check(check, _ref_csv(old), _ref_csv(old, wrong, good)).passed
+
+
+def test_a_free_text_column_is_known_by_its_header_only() -> None:
+    """Where the column is headed otherwise (a receipt, a customer), its cell must be the wanted one."""
+    check = {"predicate": "rows_written", "service": "workspace", "table": "entries", "key": "/log.csv"}
+    check |= {"rows": _ROWS, "format": "csv"}
+    old = "2026-01-05,Acme,300.00,approved"
+    lines = ["2026-03-02,Crescent Retail (renewal),1200.00,approved", "2026-03-02,Redwood,632.40,review"]
+    assert not _check(check, _csv(old), _csv(old, *lines)).passed
+
+
 def test_a_mixed_up_or_extra_row_fails_and_reordered_rows_pass_on_generated_tasks(hard) -> None:
     derived = mixed = extra = variants = 0
     for t in hard:

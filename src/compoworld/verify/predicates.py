@@ -1155,7 +1155,44 @@ def cell_same(value: Any, want: Any, currency: str | None = None) -> bool:
     return False
 
 
-def _row_same(row: list[Any], want: list[Any], currency: str | None = None) -> bool:
+# a log's free-text columns, by their header: a colleague's reference or note may say more than the
+# wanted text around it (from play: "Refund for downtime (usage 2026-02-10 to 2026-02-13)" for the
+# request's subject), so long as it says the wanted text and no other row's
+_FREE = re.compile(r"^(references?|ref|notes?|comments?|memo|descriptions?|details)$")
+
+
+def free_columns(rows: list[list[Any]]) -> frozenset[int]:
+    """The columns of a log whose header (its first row) names free text."""
+    head = rows[0] if rows else []
+    return frozenset(i for i, h in enumerate(head) if isinstance(h, str) and _FREE.match(_text(h)))
+
+
+def _says(value: Any, want: Any) -> bool:
+    w = _text(want)
+    return bool(w) and re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", _text(value)) is not None
+
+
+def _free_same(value: Any, want: Any, rivals: tuple[Any, ...]) -> bool:
+    """A free-text cell holds the wanted text, more words around it allowed, and no rival row's."""
+    return _says(value, want) and not any(_says(value, r) and not _says(want, r) for r in rivals)
+
+
+def _row_same(
+    row: list[Any],
+    want: list[Any],
+    currency: str | None = None,
+    free: dict[int, tuple[Any, ...]] | None = None,  # free-text column -> the other rows' cells in it
+) -> bool:
+    if free and any(
+        i < len(row) and i < len(want) and not cell_same(row[i], want[i], currency)
+        for i in free
+    ):  # a free-text cell that says more: read it as free text, the other cells as they are
+        return all(
+            (_free_same(row[i], want[i], free[i]) if i in free else cell_same(v, want[i], currency))
+            if i < len(want)
+            else v in (None, "")
+            for i, v in enumerate(row)
+        ) and len(row) >= len(want)
     try:  # a pure function of the cells, their types included (1, 1.0 and True read apart)
         key = (tuple((type(v), v) for v in row), tuple((type(v), v) for v in want), currency)
         hit = _SAME_ROWS.get(key)
@@ -1181,9 +1218,20 @@ def _row_same(row: list[Any], want: list[Any], currency: str | None = None) -> b
 _SAME_ROWS: dict[Any, bool] = {}
 
 
-def _pairing(rows: list[list[Any]], wants: list[list[Any]], currency: str | None = None) -> list[int | None]:
+def _pairing(
+    rows: list[list[Any]],
+    wants: list[list[Any]],
+    currency: str | None = None,
+    free: frozenset[int] = frozenset(),
+) -> list[int | None]:
     """For each wanted row, the written row it is matched to (one each, by augmenting paths)."""
-    fits = [[i for i, r in enumerate(rows) if _row_same(r, w, currency)] for w in wants]
+
+    def rivals(j: int) -> dict[int, tuple[Any, ...]] | None:
+        if not free:
+            return None
+        return {i: tuple(w[i] for k, w in enumerate(wants) if k != j and i < len(w)) for i in free}
+
+    fits = [[i for i, r in enumerate(rows) if _row_same(r, w, currency, rivals(j))] for j, w in enumerate(wants)]
     owner: dict[int, int] = {}
 
     def place(j: int, seen: set[int]) -> bool:
@@ -1202,6 +1250,14 @@ def _pairing(rows: list[list[Any]], wants: list[list[Any]], currency: str | None
     for i, j in owner.items():
         got[j] = i
     return got
+
+
+def _log_free(rec: Any, fmt: str, path: str) -> frozenset[int]:
+    """The free-text columns of a log by its header row (a CSV file's first line; a sheet's first row)."""
+    if fmt == "csv":
+        return free_columns(_rows_of(at_path(rec, path), csv_rows)[:1])
+    rows = _rows_of(rec, sheet_rows)
+    return free_columns([rows[min(rows)]] if rows else [])
 
 
 def _nearest_row(rows: list[list[Any]], want: list[Any], currency: str | None = None) -> str:
@@ -1224,14 +1280,15 @@ def _nearest_row(rows: list[list[Any]], want: list[Any], currency: str | None = 
 @predicate("rows_written", RowsArgs)
 def rows_written(ctx: CheckContext, a: RowsArgs) -> tuple[bool, str]:
     """The log gained exactly these rows, one row each, in any order; each row's cells are the
-    wanted ones column by column (an amount or a date in any written form)."""
+    wanted ones column by column (an amount or a date in any written form; a free-text column, by
+    its header, may say more around the wanted text, but not another row's)."""
     t0, t1 = ctx.s0.table(a.service, a.table), ctx.final.table(a.service, a.table)
     rk = next((k for k in t1 if str(k) == a.key), None)
     if rk is None:
         return False, f"{a.service}.{a.table}/{a.key} does not exist"
     before = next((v for k, v in t0.items() if str(k) == a.key), None)
     rows = new_rows(before, t1[rk], a.format, a.path)
-    got = _pairing(rows, a.rows, a.currency)
+    got = _pairing(rows, a.rows, a.currency, _log_free(t1[rk], a.format, a.path))
     for j, i in enumerate(got):
         if i is None:
             if not ctx.explain:
