@@ -1009,3 +1009,32 @@ def test_a_key_set_up_by_hand_may_be_a_holders_who_keeps_access() -> None:
         return re.search(r"Its last login was (\w+ \d+)", _seen(x)).group(1)
 
     assert login(theirs) == login(t)
+
+
+def test_the_usage_export_names_a_customer_by_its_legal_name_from_a_day_inside_a_window(monkeypatch) -> None:
+    """Hard credit reviews: from a day inside one request's window the usage export names every
+    customer by its legal name ("Stark Robotics Inc."), nothing but the rows saying so. The window's
+    days under either name are billed to the request (the same writes as in a world without the
+    change), and a sum over the customer's exact name misses the later ones."""
+    from compoworld.tasks import compose
+
+    i = _first(CREDIT, 73, lambda t: bool(t.meta["composition"].get("legal_names")))
+    renamed, plain = _forced(73, i, CREDIT), _forced(73, i, CREDIT, legal_names=False)
+    assert renamed.meta["composition"]["legal_names"] and not plain.meta["composition"]["legal_names"]
+    assert renamed.instruction == plain.instruction
+    for t in (renamed, plain):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+        lazy = solve_lazily(t)
+        assert lazy["every"] == lazy["recent"] == 0, lazy
+
+    calls = [[(c.tool, json.dumps(c.arguments, sort_keys=True)) for c in t.reference_solution] for t in (renamed, plain)]
+    # the same days billed, the same credits: the two references differ in reads of the export only
+    differ = {x for x in calls[0] if x not in calls[1]} | {x for x in calls[1] if x not in calls[0]}
+    assert all(tool == "sql__read_query" for tool, _ in differ), differ
+    seen = _seen(renamed)
+    forms = {f.format("") for f in compose.LEGAL_FORMS}
+    assert any(f.strip() in seen for f in forms) and not any(f.strip() in _seen(plain) for f in forms)
+    # the careless sum over the exact name is another amount than the request's
+    monkeypatch.setattr(compose, "_names", lambda w, c: {c.cust.name})
+    with pytest.raises((AssertionError, Rejected)):
+        _forced(73, i, CREDIT)

@@ -86,6 +86,9 @@ TIERS: dict[str, dict[str, Any]] = {
         "unlisted": True,
         # a claimant's own message about their claim, where they would write: at times withdrawing it
         "withdrawals": True,
+        # the billing export keys a customer by its legal name from a day inside one request's
+        # window (a system's change, for every customer): the days after it are under another name
+        "legal_names": True,
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -299,6 +302,9 @@ class Work:
     seen: set[str] = field(default_factory=set)  # lookups done once (the log's id, the channel)
     away: Away | None = None  # hard: the first request's approver's out-of-office, naming a cover
     amend: Amend | None = None  # hard: the policy owner's later change to the limit, in their thread
+    # hard: the usage export names customers by their legal name from this day on (`billed_name`)
+    legal: dict[str, str] = field(default_factory=dict)
+    legal_from: date | None = None
 
     def todo(self) -> list[Case]:
         return [self.only] if self.only is not None else self.cases
@@ -897,6 +903,36 @@ def _name(c: Any) -> str:
     return c.cust.name if isinstance(c, Case) else c.name
 
 
+LEGAL_FORMS = ("{} Inc.", "{} LLC", "{} Ltd", "{} Corp.")
+
+
+def draw_legal(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
+    """Hard: from a day inside one request's window the billing export names every customer by its
+    legal name ("Stark Robotics Inc."), so that window's later days are under another name than its
+    first ones (a sum over the exact name misses them; nothing says the export changed but the
+    rows). `force["legal_names"]` False: no change (the same draws)."""
+    rng = w.b.rng
+    k, at = rng.randrange(len(w.cases)), rng.random()
+    forms = {}
+    for _d, c, _cents, _s in usage:  # one form each, in the order customers first appear
+        if _name(c) not in forms:
+            forms[_name(c)] = rng.choice(LEGAL_FORMS).format(_name(c))
+    if w.plan.usage == "payments" or w.force.get("legal_names") is False:
+        return  # Stripe keys its payments by customer id
+    c = w.cases[k]
+    billed = sorted(d for d, x, _c, st in usage if x is c and st == "billed" and c.start <= d <= c.end)
+    if len(billed) < 2:
+        return
+    w.legal_from = billed[1 + int(at * (len(billed) - 1))]  # a billed day stays under each name
+    w.legal = forms
+
+
+def billed_name(w: Work, c: Any, d: date) -> str:
+    """The customer as the usage export names it on day `d`."""
+    name = _name(c)
+    return w.legal.get(name, name) if w.legal_from is not None and d >= w.legal_from else name
+
+
 def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
     from compoworld.tasks.families._common import sheet
 
@@ -904,11 +940,11 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
     u = w.plan.usage
     if u == "sheets":
         table: list[list[Any]] = [["date", "customer", "amount_usd"]]
-        table += [[_day(d), _name(c), float(dollars(cents))] for d, c, cents, _s in usage]
+        table += [[_day(d), billed_name(w, c, d), float(dollars(cents))] for d, c, cents, _s in usage]
         w.usage_id = sheet(b, "Usage billing", "Daily", table, days_ago=1)["id"]
     elif u == "workspace":
         text = "date,customer,amount_usd\n" + "".join(
-            f"{_day(d)},{_name(c)},{dollars(cents)}\n" for d, c, cents, _s in usage
+            f"{_day(d)},{billed_name(w, c, d)},{dollars(cents)}\n" for d, c, cents, _s in usage
         )
         b.svc("workspace").write_file(f"{HOME}/Documents/billing/usage_daily.csv", text)
     elif u == "sql":
@@ -920,7 +956,7 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
             },
         )
         vals = ", ".join(
-            f"({i + 1}, '{_day(d)}', '{_name(c).replace(chr(39), chr(39) * 2)}', {dollars(cents)})"
+            f"({i + 1}, '{_day(d)}', '{billed_name(w, c, d).replace(chr(39), chr(39) * 2)}', {dollars(cents)})"
             for i, (d, c, cents, _s) in enumerate(usage)
         )
         b.plant("sql__write_query", {"query": f"INSERT INTO usage_charges VALUES {vals}"})
@@ -997,6 +1033,11 @@ def solve_credits(w: Work) -> None:
     b.decide(len(w.cases))  # which billed days still count
 
 
+def _names(w: Work, c: Case) -> set[str]:
+    """The names the usage export gives a request's customer (its legal one too, after the change)."""
+    return {c.cust.name} | ({w.legal[c.cust.name]} if w.legal_from is not None else set())
+
+
 def solve_usage(w: Work) -> None:
     from compoworld.tasks.families._common import rows, sheet_rows
 
@@ -1011,7 +1052,7 @@ def solve_usage(w: Work) -> None:
             got[c.cust.name] = sum(
                 round(float(r[2]) * 100)
                 for r in table[1:]
-                if r[1] == c.cust.name
+                if r[1] in _names(w, c)
                 and c.start.isoformat() <= str(r[0]) <= c.end.isoformat()
                 and str(r[0]) not in c.found["credited"]
             )
@@ -1030,13 +1071,15 @@ def solve_usage(w: Work) -> None:
     elif u == "sql":
         b.call("sql__list_tables", {})
         b.call("sql__describe_table", {"table_name": "usage_charges"})
+        if w.legal_from is not None:  # who the export names: the customers' names change on a day
+            b.call("sql__read_query", {"query": "SELECT DISTINCT customer FROM usage_charges"})
         for c in w.cases:
-            name = c.cust.name.replace("'", "''")
+            name = "', '".join(x.replace("'", "''") for x in sorted(_names(w, c)))
             skip = ", ".join(f"'{d}'" for d in sorted(c.found["credited"])) or "''"
             res = b.call(
                 "sql__read_query",
                 {
-                    "query": f"SELECT SUM(amount_usd) AS total FROM usage_charges WHERE customer = '{name}' "
+                    "query": f"SELECT SUM(amount_usd) AS total FROM usage_charges WHERE customer IN ('{name}') "
                     f"AND day BETWEEN '{_day(c.start)}' AND '{_day(c.end)}' AND day NOT IN ({skip})"
                 },
             )
@@ -1724,6 +1767,8 @@ def _compose_credit(
         cases[0].enterprise = bool(force["enterprise"])
     w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
     usage = _usage_rows(w)
+    if tier.get("legal_names"):
+        draw_legal(w, usage)
     st = stages(plan, usage, away=_has_away(plan, tier), amend=_has_amend(plan, tier))
     edges = wire(st)
     # branches from the evidence: the limit in force splits the cases' totals (each held against it
@@ -1867,6 +1912,9 @@ def _compose_credit(
         "cover_away": None if w.away is None or w.away.second is None else w.away.cover_on(w.today),
         # the policy owner's change to the limit: None (not in play), or whether it holds today
         "amended": None if w.amend is None else w.amend.holds(w.today),
+        # the usage export's change to legal names inside a window: None (not at the tier), or whether
+        # one request's window has days under each name
+        **({"legal_names": w.legal_from is not None} if tier.get("legal_names") else {}),
     }
 
 
