@@ -1074,12 +1074,13 @@ def solve_usage(w: Work) -> None:
         if w.legal_from is not None:  # who the export names: the customers' names change on a day
             b.call("sql__read_query", {"query": "SELECT DISTINCT customer FROM usage_charges"})
         for c in w.cases:
-            name = "', '".join(x.replace("'", "''") for x in sorted(_names(w, c)))
+            names = sorted(x.replace("'", "''") for x in _names(w, c))
+            who = f"= '{names[0]}'" if len(names) == 1 else "IN ('" + "', '".join(names) + "')"
             skip = ", ".join(f"'{d}'" for d in sorted(c.found["credited"])) or "''"
             res = b.call(
                 "sql__read_query",
                 {
-                    "query": f"SELECT SUM(amount_usd) AS total FROM usage_charges WHERE customer IN ('{name}') "
+                    "query": f"SELECT SUM(amount_usd) AS total FROM usage_charges WHERE customer {who} "
                     f"AND day BETWEEN '{_day(c.start)}' AND '{_day(c.end)}' AND day NOT IN ({skip})"
                 },
             )
