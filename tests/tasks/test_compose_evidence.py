@@ -1038,3 +1038,41 @@ def test_the_usage_export_names_a_customer_by_its_legal_name_from_a_day_inside_a
     monkeypatch.setattr(compose, "_names", lambda w, c: {c.cust.name})
     with pytest.raises((AssertionError, Rejected)):
         _forced(73, i, CREDIT)
+
+
+def test_whoever_covers_for_the_approver_has_no_claim_held_by_the_cap(monkeypatch) -> None:
+    """The capped employee's claim was drawn to be paid and goes for approval: a reply that lists each
+    claim beside its employee names them, so they never cover for the approver (nor are next in
+    line), whom the reply must not name (from play: a cover's cover named beside their own claim)."""
+    from compoworld.tasks import compose_expense as ce
+
+    seen: list[tuple[object, object]] = []
+    capped_of, away_of = ce._capped, ce.draw_away
+
+    def capped(*a, **k):
+        c = capped_of(*a, **k)
+        seen.append(("capped", c))
+        return c
+
+    def away(*a, **k):
+        w = away_of(*a, **k)
+        seen.append(("away", w))
+        return w
+
+    monkeypatch.setattr(ce, "_capped", capped)
+    monkeypatch.setattr(ce, "draw_away", away)
+    s = Settings(k=5, difficulty="hard", families=("composed.expense_claims",))
+    checked = 0
+    for i in range(30):
+        seen.clear()
+        try:
+            _forced(81, i, s)
+        except Rejected:
+            continue
+        got = dict(seen)
+        c, w = got.get("capped"), got.get("away")
+        if c is None or w is None:
+            continue
+        checked += 1
+        assert c.person.id not in {w.cover.id, *([w.second.id] if w.second else [])}, i
+    assert checked >= 5, checked

@@ -1608,6 +1608,8 @@ def compose(
         told = {c.person.id for c, o in zip(claims, plan_out, strict=True) if o != "pay"}
         if r.noted is not None:  # who wrote about their claim may be written back to: never the cover
             told.add(r.noted.person.id)
+        if capped is not None:  # drawn to be paid, held by the cap: the reply may list them with it
+            told.add(capped.person.id)  # (from play: a cover's cover named beside their own claim)
         # someone with no claim in the run when the team allows (a claimant's row is no hint)
         others = {p.id for p in staff} - {p.id for p in picked} - {c.person.id for c in claims}
         exclude = {p.id for p in picked} | ({c.person.id for c in claims} if others else told)
