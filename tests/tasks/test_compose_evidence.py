@@ -477,7 +477,15 @@ def test_a_second_correction_by_email_is_the_customers_latest_word() -> None:
         p = t.meta["composition"]["plan"]
         return p["request"] != "email" and p["notify"] == "email"
 
-    i = _first(CREDIT, 97, fits)
+    # an index whose two worlds draw the same request (its framing is drawn after the world's
+    # amounts, which the second correction moves)
+    i = _first(
+        CREDIT,
+        97,
+        lambda t: fits(t)
+        and _forced(97, int(t.id[-6:]), CREDIT, corrected=True, recorrected=True).instruction
+        == _forced(97, int(t.id[-6:]), CREDIT, corrected=True, recorrected=False).instruction,
+    )
     twice, once = (_forced(97, i, CREDIT, corrected=True, recorrected=x) for x in (True, False))
     assert twice.instruction == once.instruction and twice.services == once.services
     seen = _seen(twice)
@@ -851,7 +859,7 @@ def test_no_earlier_claim_is_one_expense_with_a_claim_of_the_run() -> None:
     expense") read as holding them together. Earlier claims never share that key with the run's."""
     s = Settings(k=5, difficulty="hard")  # the played set's draws (its index 8 had such a claim)
     looked = 0
-    for i in range(40):
+    for i in range(80):  # the played index 8 draws no cover now (the capped employee never covers)
         try:
             t = _forced(99191, i, s)
         except Rejected:
@@ -868,7 +876,7 @@ def test_no_earlier_claim_is_one_expense_with_a_claim_of_the_run() -> None:
         ]
         assert not earlier, (t.id, earlier)
         looked += 1
-    assert looked >= 1  # index 8, the played task, among them
+    assert looked >= 1
 
 
 @pytest.mark.parametrize("request_via", ["email", "helpdesk"])
@@ -1027,7 +1035,10 @@ def test_the_usage_export_names_a_customer_by_its_legal_name_from_a_day_inside_a
         lazy = solve_lazily(t)
         assert lazy["every"] == lazy["recent"] == 0, lazy
 
-    calls = [[(c.tool, json.dumps(c.arguments, sort_keys=True)) for c in t.reference_solution] for t in (renamed, plain)]
+    calls = [
+        [(c.tool, json.dumps(c.arguments, sort_keys=True)) for c in t.reference_solution]
+        for t in (renamed, plain)
+    ]
     # the same days billed, the same credits: the two references differ in reads of the export only
     differ = {x for x in calls[0] if x not in calls[1]} | {x for x in calls[1] if x not in calls[0]}
     assert all(tool == "sql__read_query" for tool, _ in differ), differ

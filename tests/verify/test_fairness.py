@@ -359,7 +359,9 @@ def test_a_free_text_column_may_say_more_than_the_wanted_text(ref, ok) -> None:
     check |= {"rows": _REFS, "format": "csv"}
     old = "2026-01-05,Acme,usage 2026-01-02,300.00,approved"
     good = "2026-03-02,Redwood,Outage billing question,632.40,review"
-    r = _check(check, _ref_csv(old), _ref_csv(old, f'2026-03-02,Crescent Retail,"{ref}",1200.00,approved', good))
+    r = _check(
+        check, _ref_csv(old), _ref_csv(old, f'2026-03-02,Crescent Retail,"{ref}",1200.00,approved', good)
+    )
     assert r.passed is ok, r.detail
     wrong = f'2026-03-02,Crescent Retail,"{ref}",1200.00,review'
     assert not _check(check, _ref_csv(old), _ref_csv(old, wrong, good)).passed

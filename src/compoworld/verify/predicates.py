@@ -1184,8 +1184,7 @@ def _row_same(
     free: dict[int, tuple[Any, ...]] | None = None,  # free-text column -> the other rows' cells in it
 ) -> bool:
     if free and any(
-        i < len(row) and i < len(want) and not cell_same(row[i], want[i], currency)
-        for i in free
+        i < len(row) and i < len(want) and not cell_same(row[i], want[i], currency) for i in free
     ):  # a free-text cell that says more: read it as free text, the other cells as they are
         return all(
             (_free_same(row[i], want[i], free[i]) if i in free else cell_same(v, want[i], currency))
@@ -1231,7 +1230,9 @@ def _pairing(
             return None
         return {i: tuple(w[i] for k, w in enumerate(wants) if k != j and i < len(w)) for i in free}
 
-    fits = [[i for i, r in enumerate(rows) if _row_same(r, w, currency, rivals(j))] for j, w in enumerate(wants)]
+    fits = [
+        [i for i, r in enumerate(rows) if _row_same(r, w, currency, rivals(j))] for j, w in enumerate(wants)
+    ]
     owner: dict[int, int] = {}
 
     def place(j: int, seen: set[int]) -> bool:
