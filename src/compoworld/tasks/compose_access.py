@@ -884,7 +884,7 @@ def policy_text(r: Review, v: Version) -> list[str]:
         f"their access keys are in Redis under access:{r.tool}:<user> (delete the key to revoke).",
         "At each review revoke the access of anyone who is no longer in the BambooHR directory (reason: left), "
         f"whose department in BambooHR is not {r.team} (reason: moved), or whose last login is more than "
-        f"{v.idle} days before the review date (reason: inactive). Everyone else keeps access.",
+        f"{v.idle} days before the day the review is done (reason: inactive). Everyone else keeps access.",
         *(
             [
                 "The access list's employee_id is the person's BambooHR id, and people are matched to "
@@ -897,8 +897,8 @@ def policy_text(r: Review, v: Version) -> list[str]:
         *(
             [
                 "Days on approved time off in BambooHR do not count as unused: a login's unused days are "
-                "the days from its last login to the review date, less the days of its holder's approved "
-                "time off between the two."
+                "the days from its last login to the day the review is done, less the days of its holder's "
+                "approved time off between the two."
             ]
             if r.tier.get("leave")
             else []
@@ -1383,7 +1383,10 @@ def compose(
     # drawn by position, either way (a test's flip of `left` keeps the leaver's unlisted, on the
     # team in BambooHR: kept)
     if tier.get("unlisted"):
-        hand, theirs = rng.random() < 0.5, rng.random() < 0.5
+        # in every hard review (from play: with half the reviews holding none, few players met it);
+        # the draw of whether there is one is kept, so the later draws stay where they were
+        rng.random()
+        hand, theirs = True, rng.random() < 0.5
         # kept holders whose last login is within the limit (time off does not cover theirs)
         ends = nrev + nkeep - (1 if tier.get("aliases") and nkeep >= 3 else 0)
         ok = [k for k in range(nrev, ends) if (today - (holders[k].login or today)).days <= idle]
