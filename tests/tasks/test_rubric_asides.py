@@ -10,15 +10,25 @@ import copy
 import pytest
 
 from compoworld.tasks.gates import replay
-from compoworld.tasks.generator import Settings, generate_task
+from compoworld.tasks.generator import Rejected, Settings, generate_task
 from compoworld.tasks.model import Task
 from compoworld.verify.verifier import verify
 
 
 @pytest.fixture(scope="module")
 def tasks():
-    # the seed of the play set (cw-81818-000012 and -000016 have these shapes)
-    return [Task.model_validate(generate_task(81818, i, Settings(k=5, difficulty="hard"))) for i in (12, 16)]
+    # the seed of the play set (cw-81818-000012 has the first shape; the second is the first expense
+    # run after it whose reply check lists payees who are also trap approvers)
+    s = Settings(k=5, difficulty="hard")
+    first = Task.model_validate(generate_task(81818, 12, s))
+    for i in range(13, 80):
+        try:
+            t = Task.model_validate(generate_task(81818, i, s))
+        except Rejected:
+            continue
+        if t.meta["family"] == "composed.expense_claims" and _texts(t, "subjects"):
+            return [first, t]
+    raise AssertionError("no expense run whose reply lists payees who are also trap approvers")
 
 
 def _final(task):
