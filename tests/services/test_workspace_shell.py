@@ -66,6 +66,18 @@ def test_text_tools_pipes_and_redirection(sh) -> None:
     assert out(sh, "echo 'a | b ; c > d'") == "a | b ; c > d\n"  # quoted operators are text
 
 
+def test_a_glob_expands_in_the_directory_a_cd_earlier_in_the_line_moved_to(sh) -> None:
+    """From play: `cd Documents/security; wc -l *` counted the names of the home directory."""
+    out(sh, "mkdir -p work/logs && touch work/logs/a.csv work/logs/b.csv work/top.txt")
+    assert out(sh, "cd work/logs; echo *") == "a.csv b.csv\n"
+    assert out(sh, "cd work && cd logs && echo *.csv") == "a.csv b.csv\n"
+    assert out(sh, "cd work; echo */*.csv") == "logs/a.csv logs/b.csv\n"
+    assert out(sh, "echo work/*") == "work/logs work/top.txt\n"
+    # a cd that fails leaves the shell where it was, as the glob does
+    assert sh("cd nowhere; echo work/*.txt")["stdout"] == "work/top.txt\n"
+    assert out(sh, "cd work/logs; echo '*'") == "*\n"  # quoted: no expansion
+
+
 def test_csv_and_jq_merge_two_data_files(sh) -> None:
     out(sh, "echo 'id,name' > people.csv && echo 'p1,Ada' >> people.csv && echo 'p2,Lin' >> people.csv")
     out(sh, "echo 'id,total' > orders.csv && echo 'p2,40' >> orders.csv && echo 'p1,15' >> orders.csv")

@@ -141,25 +141,50 @@ class WorkspaceService(Service):
         }
 
 
-def _expand_globs(tree: FileTree, command: str, cwd: str) -> str:
-    """Expand unquoted `*`/`?` words against the virtual tree, as a shell would (no match: left as is)."""
+def _glob(tree: FileTree, path: str) -> list[str]:
+    """The paths of the tree an absolute pattern names, a component at a time (`*/*.csv`), sorted;
+    hidden names only where the pattern asks for a dot."""
     import fnmatch
+
+    found = ["/"]
+    for part in [x for x in path.split("/") if x]:
+        if "*" not in part and "?" not in part:
+            found = [posixpath.join(f, part) for f in found if tree.exists(posixpath.join(f, part))]
+            continue
+        found = [
+            k
+            for f in found
+            if tree.is_dir(f) or f == "/"
+            for k in tree.children(f)
+            if fnmatch.fnmatchcase(posixpath.basename(k), part)
+            and (part.startswith(".") or not posixpath.basename(k).startswith("."))
+        ]
+    return sorted(found)
+
+
+def _expand_globs(tree: FileTree, command: str, cwd: str) -> str:
+    """Expand unquoted `*`/`?` words against the virtual tree, as a shell would (no match: left as is),
+    each in the directory the line is in by then: a `cd` earlier in the line moves it (from play:
+    `cd Documents/security; wc -l *` counted the home directory's names)."""
     import shlex
 
     out = []
     words = lex_words(command, False)
     if isinstance(words, str):  # the lexer's complaint: the shell reports it
         return command
+    head, after_cd = True, False
     for w in words:
+        if after_cd:  # the directory a `cd` goes to, where the tree has it (else the shell stays)
+            after_cd = False
+            if w not in (";", "&&", "||", "|"):
+                to = posixpath.normpath(posixpath.join(cwd, w.strip("'\"")))
+                if tree.is_dir(to) or to == "/":
+                    cwd = to
+        elif head and w == "cd":
+            after_cd = True
+        head = w in (";", "&&", "||", "|")
         if ("*" in w or "?" in w) and not w.startswith(("'", '"')):
-            base = posixpath.normpath(posixpath.join(cwd, w))
-            parent, pat = posixpath.split(base)
-            hits = sorted(
-                k
-                for k in tree.children(parent)
-                if fnmatch.fnmatchcase(posixpath.basename(k), pat)
-                and not posixpath.basename(k).startswith(".")
-            )
+            hits = _glob(tree, posixpath.normpath(posixpath.join(cwd, w)))
             if hits:
                 rel = [h if w.startswith("/") else posixpath.relpath(h, cwd) for h in hits]
                 out.extend(shlex.quote(h) for h in rel)
