@@ -141,6 +141,31 @@ def tool_tokens(services: list[str], mode: str = "direct") -> int:
     return estimate_tokens(json.dumps([*entries, FINISH_TOOL], ensure_ascii=False))
 
 
+# the budgets' floors: what a small task gets whatever its reference spends
+TURNS_FLOOR, TOKENS_FLOOR = 40, 200_000
+
+
+def task_budget(task: Task, mode: str = "direct") -> tuple[int, int]:
+    """The turn and token budgets an episode of `task` gets by default: twice the calls of its
+    reference (three times through the gateway; at least 40 turns), and three times the tokens its reference would spend one call a
+    turn, the tool list sent with every request (at least 200,000). A hard composed task's
+    reference alone spends over a million that way (from play: ten services' tools are some 35,000
+    tokens a request), so a fixed budget fails it for the budget, not the work."""
+    from compoworld.llm.profiles import estimate_tokens
+
+    tools = tool_tokens(list(task.all_services), mode)
+    env = task.environment()
+    history = estimate_tokens(task.instruction) + 500  # the system prompt and the instruction
+    spent = 0
+    for c in task.reference_solution:
+        result = env.call(c.tool, c.arguments)
+        history += estimate_tokens(json.dumps(c.arguments)) + estimate_tokens(envelope_text(result)) + 20
+        spent += tools + history
+    # through the gateway an agent also lists and describes tools before calling them
+    per_call = 2 if mode == "direct" else 3
+    return max(TURNS_FLOOR, per_call * len(task.reference_solution)), max(TOKENS_FLOOR, 3 * spent)
+
+
 def compact(messages: list[dict[str, Any]], keep: int) -> int:
     """Replace the tool results of all but the last `keep` assistant turns by one summary line per
     call (`[compacted] tool(args) -> ok, 12 items` or `-> error 404: ...`); returns how many."""

@@ -69,8 +69,19 @@ def eval_command(
             "convention: call_tool(tool_name), bare tool names)."
         ),
     ] = "direct",
-    max_turns: Annotated[int, typer.Option(help="Turn limit per episode.")] = 40,
-    max_tokens: Annotated[int, typer.Option(help="Token budget per episode.")] = 200_000,
+    max_turns: Annotated[
+        int,
+        typer.Option(
+            help="Turn limit per episode; 0: the task's own (twice its reference's calls, at least 40)."
+        ),
+    ] = 0,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            help="Token budget per episode (prompts and completions); 0: the task's own (three times what its "
+            "reference spends one call a turn, at least 200,000)."
+        ),
+    ] = 0,
     max_completion_tokens: Annotated[
         int, typer.Option(help="Completion cap of each request (always sent as max_tokens).")
     ] = 4096,
@@ -130,6 +141,8 @@ def eval_command(
         _fail(f"--server-profile must be one of {', '.join(PROFILE_NAMES)}")
     if max_completion_tokens < 1:
         _fail("--max-completion-tokens must be at least 1")
+    if max_turns < 0 or max_tokens < 0:
+        _fail("--max-turns and --max-tokens must be 0 (the task's own budget) or more")
     from compoworld.tasks.prompt import HINT_MODES
 
     if hints not in HINT_MODES:

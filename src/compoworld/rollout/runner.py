@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from compoworld.agents.loop import ENDPOINT_FAILURES, Limits, run_episode
+from compoworld.agents.loop import ENDPOINT_FAILURES, Limits, run_episode, task_budget
 from compoworld.agents.policies import Agent
 from compoworld.rewards import (
     MAX_MALFORMED_TURNS,
@@ -186,9 +186,22 @@ def _format_ok(rec: dict[str, Any]) -> bool:
     return not format_failed(finished, MAX_MALFORMED_TURNS if rec.get("error_class") == "agent_format" else 0)
 
 
+# a run's tasks' own budgets, by task and mode: the k samples of a task share one
+_BUDGETS: dict[tuple[str, str, str], tuple[int, int]] = {}
+
+
 async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) -> dict[str, Any]:
     """One episode as the record the run directory stores (the same locally and on a Ray actor)."""
-    limits = Limits(cfg.max_turns, cfg.max_tokens, compact_history=cfg.compact_history)
+    turns, tokens = cfg.max_turns, cfg.max_tokens
+    if not turns or not tokens:  # 0: the task's own budget (`task_budget`), worked out once per task
+        key = (task.id, task.initial_state_hash, cfg.mode)
+        own = _BUDGETS.get(key)
+        if own is None:
+            if len(_BUDGETS) >= 1 << 16:
+                _BUDGETS.clear()
+            own = _BUDGETS[key] = task_budget(task, cfg.mode)
+        turns, tokens = turns or own[0], tokens or own[1]
+    limits = Limits(turns, tokens, compact_history=cfg.compact_history)
     shown = hint_suffix(task, cfg.hints)
     # the agent sees the instruction with the hint; the checks are the task's own, unchanged
     seen = task.model_copy(update={"instruction": task.instruction + shown}) if shown else task
@@ -226,6 +239,7 @@ async def episode_record(task: Task, agent: Agent, sample: int, cfg: RunConfig) 
             "abandoned": {"attempts": 0, "prompt_tokens_est": 0},
             "compacted": 0,
         }
+    rec["budget"] = {"turns": turns, "tokens": tokens}
     rec["format_ok"] = _format_ok(rec)
     rec["reward_wildawm"] = episode_wildawm_reward(rec["format_ok"], bool(rec["V"]), rec["checks"])
     rec["hints"], rec["hint_shown"] = cfg.hints, shown  # so reports compare and exports strip it
