@@ -42,7 +42,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, ClassVar
 
 from compoworld.core.clock import format_time, parse_time
-from compoworld.core.company import Person
+from compoworld.core.company import TITLES, Person
 from compoworld.services.hr.seed import emp_id
 from compoworld.tasks.compose import (
     DISPLAY,
@@ -1434,6 +1434,10 @@ def compose(
         if e is None:
             raise PlantError(f"{h.person.name} is not in HR")
         upd = {"department": h.dept}
+        if e.get("department") != h.dept and h.dept in TITLES:  # a title of the team they are in now
+            # (from play: "an Office Manager in Engineering"); by the id, so no draw shifts
+            roles = TITLES[h.dept]
+            upd["jobTitle"] = roles[sum(map(ord, str(e["id"]))) % len(roles)]
         if h.reason == "left" or h.dept != team:  # a move (kept for a while, or not)
             upd["lastChanged"] = changed
         if h.reason == "left":
