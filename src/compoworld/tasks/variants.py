@@ -469,10 +469,26 @@ def _cell_form(v: Any) -> Any:
 _ECHO = re.compile(r"^echo '([^']*)' >> (\S+)$")
 
 
+def _free_cols(task: Task, service: str, key: str) -> frozenset[int]:
+    """The free-text columns of a log of s0 (`verify.predicates.free_columns`, by its header)."""
+    from compoworld.verify.predicates import _log_free
+
+    table = "spreadsheets" if service == "sheets" else "entries"
+    rec = task.environment().services[service].store.tables.get(table, {}).get(key)
+    if rec is None:
+        return frozenset()
+    return _log_free(rec, "cells" if service == "sheets" else "csv", "content")
+
+
+def _detail(v: Any) -> Any:
+    """A free-text cell as a colleague may write it: the wanted text and a word more."""
+    return f"{v} (as requested)" if isinstance(v, str) and v.strip() else v
+
+
 def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
     """The rows appended to each log (a sheet tab's append calls, a CSV file's echo lines) in the
-    other order, their amounts and dates in other written forms; a cell written alone in another
-    form too."""
+    other order, their amounts and dates in other written forms, and a free-text column's cell
+    (a reference, a note) with a word more; a cell written alone in another form too."""
     import csv
     import io
 
@@ -497,7 +513,8 @@ def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
         rows = [r for i in idx for r in ref[i]["arguments"]["rows"]]
         if len(rows) < 2:
             continue
-        rows = [[_cell_form(v) for v in r] for r in reversed(rows)]
+        free = _free_cols(task, "sheets", idx and str(ref[idx[0]]["arguments"].get("spreadsheet_id")))
+        rows = [[_detail(v) if j in free else _cell_form(v) for j, v in enumerate(r)] for r in reversed(rows)]
         sizes = [len(ref[i]["arguments"]["rows"]) for i in idx]
         for i, n in zip(idx, sizes, strict=True):
             out[i] = {**ref[i], "arguments": {**ref[i]["arguments"], "rows": rows[:n]}}
@@ -508,9 +525,13 @@ def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
         if len(lines) < 2:
             continue
         new = []
+        free = _free_cols(task, "workspace", path if path.startswith("/") else f"/home/user/{path}")
         for line in reversed(lines):
             buf = io.StringIO()
-            csv.writer(buf, lineterminator="").writerow([_cell_form(v) for v in next(csv.reader([line]))])
+            cells = next(csv.reader([line]))
+            csv.writer(buf, lineterminator="").writerow(
+                [_detail(v) if j in free else _cell_form(v) for j, v in enumerate(cells)]
+            )
             new.append(buf.getvalue())
         if any("'" in x for x in new):
             continue  # a quote the shell line cannot carry: this log stays as the reference writes it
