@@ -1230,9 +1230,10 @@ def _pairing(
             return None
         return {i: tuple(w[i] for k, w in enumerate(wants) if k != j and i < len(w)) for i in free}
 
-    fits = [
-        [i for i, r in enumerate(rows) if _row_same(r, w, currency, rivals(j))] for j, w in enumerate(wants)
-    ]
+    fits = []
+    for j, w in enumerate(wants):
+        riv = rivals(j)  # once per wanted row
+        fits.append([i for i, r in enumerate(rows) if _row_same(r, w, currency, riv)])
     owner: dict[int, int] = {}
 
     def place(j: int, seen: set[int]) -> bool:
