@@ -140,7 +140,9 @@ def test_a_spray_a_hedge_or_a_rival_value_still_fails(body: str) -> None:
 def test_a_person_guard_reads_free_text_aside_and_recipients_exactly() -> None:
     guard = {"predicate": "value_not_written", "service": "email", "value": "Emma Keller", "person": True}
     addr = guard | {"value": "emma.keller@tidewatergroup.com"}
-    assert _check(guard, _sent(_HONEST))[0]
+    ok, detail = _check(guard, _sent(_HONEST))
+    # the detail says what the guard allows (from play: "no write carries X" read as stricter)
+    assert ok and "as one to act" in detail and "aside" in detail, detail
     assert not _check({**guard, "person": False}, _sent(_HONEST))[0]  # the rule before
     assert not _check(guard, _sent("Please approve: Emma Keller, Oscar Murphy. Total: $896.15."))[0]
     to_rival = _sent(_HONEST, to="emma.keller@tidewatergroup.com")

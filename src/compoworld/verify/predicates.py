@@ -962,6 +962,8 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
             old = before.get(k)
             if want.search(text) and not (old is not None and want.search(ctx.s0.text_of(old, _record_text))):
                 return False, f"a write in {a.service}.{table} carries {a.value!r}"
+    if a.person:  # from play: "no write carries X" read as stricter than it is beside a mention aside
+        return True, f"no write names {a.value!r} as one to act (a mention aside, saying why, is allowed)"
     return True, f"no write carries {a.value!r}"
 
 
