@@ -1625,9 +1625,10 @@ def compose(
     if r.amend is not None:
         a = r.amend
         text = (
-            f"Change to the expense policy: from {_long(a.effective)}, claims above their limit go to "
-            f"{a.value.name} ({a.value.email}) for approval, not {a.was.name}. The rest of the policy stays "
-            f"as it is. {a.owner.first}"
+            # (from play: "claims ... go to X" left open whether claims submitted before the day do)
+            f"Change to the expense policy: from {_long(a.effective)}, {a.value.name} ({a.value.email}) "
+            f"approves the claims above their limit, whenever they were submitted, not {a.was.name}. "
+            f"The rest of the policy stays as it is. {a.owner.first}"
         )
         plant_amend(b, a, "expense policy", text)
     if r.noted is not None:
