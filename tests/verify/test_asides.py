@@ -142,7 +142,7 @@ def test_a_person_guard_reads_free_text_aside_and_recipients_exactly() -> None:
     addr = guard | {"value": "emma.keller@tidewatergroup.com"}
     ok, detail = _check(guard, _sent(_HONEST))
     # the detail says what the guard allows (from play: "no write carries X" read as stricter)
-    assert ok and "as one to act" in detail and "aside" in detail, detail
+    assert ok and detail.startswith("no write in email names") and "aside" in detail, detail
     assert not _check({**guard, "person": False}, _sent(_HONEST))[0]  # the rule before
     assert not _check(guard, _sent("Please approve: Emma Keller, Oscar Murphy. Total: $896.15."))[0]
     to_rival = _sent(_HONEST, to="emma.keller@tidewatergroup.com")

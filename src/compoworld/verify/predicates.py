@@ -962,9 +962,11 @@ def value_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str]:
             old = before.get(k)
             if want.search(text) and not (old is not None and want.search(ctx.s0.text_of(old, _record_text))):
                 return False, f"a write in {a.service}.{table} carries {a.value!r}"
-    if a.person:  # from play: "no write carries X" read as stricter than it is beside a mention aside
-        return True, f"no write names {a.value!r} as one to act (a mention aside, saying why, is allowed)"
-    return True, f"no write carries {a.value!r}"
+    # the detail names the guard's scope (from play: "no write carries X" beside an email naming X,
+    # where the guard reads the log's service only) and, for a person, what it allows
+    if a.person:
+        return True, f"no write in {a.service} names {a.value!r} as one to act (a mention aside is allowed)"
+    return True, f"no write in {a.service} carries {a.value!r}"
 
 
 # a pure function of the value, kept: a gate run checks the same decoy values in dozens of states,
@@ -1001,7 +1003,7 @@ def _amount_not_written(ctx: CheckContext, a: NotWrittenArgs) -> tuple[bool, str
                     return False, f"a write in {a.service}.{table} carries {a.value!r}"
                 if isinstance(v, str) and names_value(v, a.value):
                     return False, f"a write in {a.service}.{table} carries {a.value!r}"
-    return True, f"no write carries {a.value!r}"
+    return True, f"no write in {a.service} carries {a.value!r}"
 
 
 def _leaves(v: Any) -> list[Any]:
