@@ -1324,7 +1324,10 @@ def field_kept(ctx: CheckContext, a: KeptArgs) -> tuple[bool, str]:
         return False, f"{a.service}.{a.table}/{a.key} no longer exists"
     v = at_path(rec, a.field)
     ok = any(v == x or (v is not None and x is not None and _eq(v, x)) for x in a.values)
-    return ok, f"{a.field} is {v!r}" + ("" if ok else f", not {' or '.join(map(repr, a.values))}")
+    # what it may hold, said either way (from play: a pass's "status is 2" read as the requirement,
+    # where a reply's Pending, 3, passes too)
+    may = " or ".join(map(repr, a.values))
+    return ok, f"{a.field} is {v!r}" + (f" ({may} passes)" if ok else f", not {may}")
 
 
 # ---- collateral damage ----------------------------------------------------------------------
