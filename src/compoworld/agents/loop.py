@@ -147,10 +147,10 @@ TURNS_FLOOR, TOKENS_FLOOR = 40, 200_000
 
 def task_budget(task: Task, mode: str = "direct") -> tuple[int, int]:
     """The turn and token budgets an episode of `task` gets by default: twice the calls of its
-    reference (three times through the gateway; at least 40 turns), and three times the tokens its reference would spend one call a
-    turn, the tool list sent with every request (at least 200,000). A hard composed task's
-    reference alone spends over a million that way (from play: ten services' tools are some 35,000
-    tokens a request), so a fixed budget fails it for the budget, not the work."""
+    reference (three times through the gateway; at least 40 turns), and three times the tokens its
+    reference would spend one call a turn, the tool list sent with every request (at least
+    200,000). A hard composed task's reference alone spends over a million that way (ten services'
+    tools are some 35,000 tokens a request), so a fixed budget fails it for the budget, not the work."""
     from compoworld.llm.profiles import estimate_tokens
 
     tools = tool_tokens(list(task.all_services), mode)

@@ -27,11 +27,13 @@ A variant that does not apply to a task (no text, no answer, one write) is left 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from datetime import datetime
 from typing import Any
 
 from compoworld.core.environment import Environment
+from compoworld.services.workspace.service import HOME
 from compoworld.tasks.grounding import is_text as _is_text
 from compoworld.tasks.model import Task
 
@@ -469,15 +471,15 @@ def _cell_form(v: Any) -> Any:
 _ECHO = re.compile(r"^echo '([^']*)' >> (\S+)$")
 
 
-def _free_cols(task: Task, service: str, key: str) -> frozenset[int]:
+def _free_cols(env: Any, service: str, key: str) -> frozenset[int]:
     """The free-text columns of a log of s0 (`verify.predicates.free_columns`, by its header)."""
-    from compoworld.verify.predicates import _log_free
+    from compoworld.verify.predicates import log_free_columns
 
     table = "spreadsheets" if service == "sheets" else "entries"
-    rec = task.environment().services[service].store.tables.get(table, {}).get(key)
+    rec = env.services[service].store.tables.get(table, {}).get(key)
     if rec is None:
         return frozenset()
-    return _log_free(rec, "cells" if service == "sheets" else "csv", "content")
+    return log_free_columns(rec, "cells" if service == "sheets" else "csv", "content")
 
 
 def _detail(v: Any) -> Any:
@@ -504,6 +506,13 @@ def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
                 files.setdefault(path, []).append(i)
     out = [dict(c) for c in ref]
     changed = False
+    env: list[Any] = []
+
+    def s0() -> Any:  # the task's initial state, built once and only where a log is rewritten
+        if not env:
+            env.append(task.environment())
+        return env[0]
+
     for i, c in enumerate(ref):  # one cell written: the same value in another written form
         a = c["arguments"]
         if c["tool"].endswith("write_to_cell") and _cell_form(a.get("value")) != a.get("value"):
@@ -513,7 +522,7 @@ def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
         rows = [r for i in idx for r in ref[i]["arguments"]["rows"]]
         if len(rows) < 2:
             continue
-        free = _free_cols(task, "sheets", idx and str(ref[idx[0]]["arguments"].get("spreadsheet_id")))
+        free = _free_cols(s0(), "sheets", str(ref[idx[0]]["arguments"].get("spreadsheet_id")))
         rows = [[_detail(v) if j in free else _cell_form(v) for j, v in enumerate(r)] for r in reversed(rows)]
         sizes = [len(ref[i]["arguments"]["rows"]) for i in idx]
         for i, n in zip(idx, sizes, strict=True):
@@ -525,7 +534,7 @@ def rows_reformatted(task: Task, ref: Calls) -> Calls | None:
         if len(lines) < 2:
             continue
         new = []
-        free = _free_cols(task, "workspace", path if path.startswith("/") else f"/home/user/{path}")
+        free = _free_cols(s0(), "workspace", posixpath.join(HOME, path))  # the shell's own home
         for line in reversed(lines):
             buf = io.StringIO()
             cells = next(csv.reader([line]))

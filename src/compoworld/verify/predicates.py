@@ -1258,7 +1258,7 @@ def _pairing(
     return got
 
 
-def _log_free(rec: Any, fmt: str, path: str) -> frozenset[int]:
+def log_free_columns(rec: Any, fmt: str, path: str) -> frozenset[int]:
     """The free-text columns of a log by its header row (a CSV file's first line; a sheet's first row)."""
     if fmt == "csv":
         return free_columns(_rows_of(at_path(rec, path), csv_rows)[:1])
@@ -1294,7 +1294,7 @@ def rows_written(ctx: CheckContext, a: RowsArgs) -> tuple[bool, str]:
         return False, f"{a.service}.{a.table}/{a.key} does not exist"
     before = next((v for k, v in t0.items() if str(k) == a.key), None)
     rows = new_rows(before, t1[rk], a.format, a.path)
-    got = _pairing(rows, a.rows, a.currency, _log_free(t1[rk], a.format, a.path))
+    got = _pairing(rows, a.rows, a.currency, log_free_columns(t1[rk], a.format, a.path))
     for j, i in enumerate(got):
         if i is None:
             if not ctx.explain:
