@@ -152,3 +152,37 @@ def test_sheet_cells_packed_as_grids_come_back_exactly(cells: dict, other: dict)
     plain = {"sheets": [{"cells": dict(sorted(cells.items())), "title": "Log"}], "other": other}
     back = _cells(orjson.loads(orjson.dumps(_grids(plain))))
     assert orjson.dumps(back) == orjson.dumps(plain)  # the same values, types and key order
+
+
+def test_lines_packed_before_load_as_they_did_and_a_frame_cannot_ask_for_any_memory(
+    tasks: list[Task], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+    import zlib
+
+    import zstandard
+
+    from compoworld.tasks.model import _grids, _zdict
+
+    f = tmp_path / "p.jsonl"
+    save_tasks(tasks[:2], f)
+    lines = [orjson.loads(x) for x in f.read_bytes().splitlines()]
+    assert all(x["packed"].startswith("z3:") for x in lines)
+    plain = [unpack_line(x) for x in lines]
+    old = []
+    for form, line in (("z1", plain[0]), ("z2", plain[1])):  # the zlib packings files still hold
+        rest = {k: v for k, v in line.items() if k not in PACK_PLAIN}
+        raw = orjson.dumps(_grids(rest) if form == "z2" else rest, option=orjson.OPT_SORT_KEYS)
+        z = zlib.compressobj(9, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY, _zdict())
+        packed = f"{form}:" + base64.b85encode(z.compress(raw) + z.flush()).decode()
+        old.append({**{k: v for k, v in line.items() if k in PACK_PLAIN}, "packed": packed})
+    assert [unpack_line(x) for x in old] == plain
+    f.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in old))
+    assert [t.to_json() for t in load_tasks(f)] == [t.to_json() for t in tasks[:2]]
+    # a frame may claim any size in its header: one over the limit is refused before anything is
+    # allocated (here 1 MiB of zeros against a limit of 512 KiB)
+    monkeypatch.setattr("compoworld.tasks.model._PACKED_MAX", 1 << 19)
+    bomb = zstandard.ZstdCompressor(level=1).compress(b"\0" * (1 << 20))
+    f.write_bytes(orjson.dumps({**lines[0], "packed": "z3:" + base64.b85encode(bomb).decode()}) + b"\n")
+    with pytest.raises(ValueError, match=r"p.jsonl:1: .*field packed: cannot be unpacked .*1048576 bytes"):
+        load_tasks(f)
