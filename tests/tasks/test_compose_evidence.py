@@ -1087,3 +1087,49 @@ def test_whoever_covers_for_the_approver_has_no_claim_held_by_the_cap(monkeypatc
         checked += 1
         assert c.person.id not in {w.cover.id, *([w.second.id] if w.second else [])}, i
     assert checked >= 5, checked
+
+
+def test_finance_logs_an_earlier_credit_under_the_customers_billing_account(monkeypatch) -> None:
+    """Hard credit reviews with a CRM account: every company carries its billing account number, and
+    finance logged one request's earlier credit of days under it (and others' credits too: no odd
+    one out). The same reads and writes as in a world where it was logged by name, and a reading of
+    the log by the customer's name alone counts a credited day again."""
+    from compoworld.tasks import compose
+    from compoworld.tasks.families._common import rows
+
+    i = _first(CREDIT, 74, lambda t: t.meta["composition"].get("billing_keys") is not None)
+    keyed, plain = _forced(74, i, CREDIT), _forced(74, i, CREDIT, billing_keys=False)
+    k = keyed.meta["composition"]["billing_keys"]
+    assert plain.meta["composition"]["billing_keys"] is None and keyed.instruction == plain.instruction
+    for t in (keyed, plain):
+        assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+        lazy = solve_lazily(t)
+        assert lazy["every"] == lazy["recent"] == 0, lazy
+    assert [(c.tool, c.arguments) for c in keyed.reference_solution] == [
+        (c.tool, c.arguments) for c in plain.reference_solution
+    ]
+    assert keyed.initial_state_hash != plain.initial_state_hash
+    # the key is the company's in the CRM, and the log's credited days for it are under the key only
+    env = keyed.environment()
+    names = [
+        c.arguments["value"] for c in keyed.reference_solution if c.tool == "crm__hubspot_search_by_property"
+    ]
+    name = names[k]
+    found = env.call(
+        "crm__hubspot_search_by_property",
+        {
+            "object_type": "companies",
+            "property_name": "name",
+            "operator": "EQ",
+            "value": name,
+            "properties": ["billing_account"],
+        },
+    )
+    number = rows(found)[0]["properties"]["billing_account"]
+    # the reference reads it on the CRM record in both worlds, and in the log in the keyed one only
+    assert number.startswith("BA-") and _seen(keyed).count(number) > _seen(plain).count(number)
+    # the careless reading by the exact name misses the credit: the reference's own check trips
+    monkeypatch.setattr(compose, "log_keys", lambda c: {c.cust.name})
+    with pytest.raises((AssertionError, Rejected)):
+        _forced(74, i, CREDIT)
+    _forced(74, i, CREDIT, billing_keys=False)  # by name it is found by name

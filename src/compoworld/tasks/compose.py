@@ -89,6 +89,9 @@ TIERS: dict[str, dict[str, Any]] = {
         # the billing export keys a customer by its legal name from a day inside one request's
         # window (a system's change, for every customer): the days after it are under another name
         "legal_names": True,
+        # finance logs some credits under the customer's billing account number (on its CRM
+        # record) rather than its name: one request's earlier credit is among them
+        "billing_keys": True,
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -305,6 +308,10 @@ class Work:
     # hard: the usage export names customers by their legal name from this day on (`billed_name`)
     legal: dict[str, str] = field(default_factory=dict)
     legal_from: date | None = None
+    # hard: every CRM company's billing account number, and the request whose earlier credit the
+    # credits log names by it (`plant_account`)
+    accounts: dict[str, str] = field(default_factory=dict)
+    keyed: Case | None = None
 
     def todo(self) -> list[Case]:
         return [self.only] if self.only is not None else self.cases
@@ -582,6 +589,8 @@ def plant_account(w: Work) -> None:
                     "object_type": "companies",
                 },
             )
+    if w.plan.account == "crm" and w.tier.get("billing_keys"):
+        plant_accounts(w)
     for c in w.cases:
         c.owner = b.fresh(staff, 1, key=lambda p: p.id)[0]
         c.owner_left = w.plan.people and b.rng.random() < 0.5
@@ -613,6 +622,36 @@ def plant_account(w: Work) -> None:
             )
 
 
+def plant_accounts(w: Work) -> None:
+    """Hard: every CRM company carries its billing account number (BA- and five digits), and one
+    request's earlier credit is logged under it (`plant_ledger`): a lookup of the log by the
+    customer's name misses that credit. `force["billing_keys"]` False: logged by name (the same
+    draws)."""
+    from compoworld.tasks.families._common import crm_objects
+
+    b = w.b
+    b.plant(
+        "crm__hubspot_create_property",
+        {
+            "name": "billing_account",
+            "label": "Billing account",
+            "description": "The customer's account number in billing",
+            "object_type": "companies",
+        },
+    )
+    crm, used = b.svc("crm"), set()
+    for rec in sorted(crm_objects(b, "companies"), key=lambda r: int(r["id"])):
+        n = b.rng.randrange(10000, 100000)
+        while n in used:
+            n = b.rng.randrange(10000, 100000)
+        used.add(n)
+        w.accounts[rec["properties"]["name"]] = f"BA-{n}"
+        crm.objects.update(rec["id"], {"properties": {**rec["properties"], "billing_account": f"BA-{n}"}})
+    pick = w.cases[int(b.rng.random() * len(w.cases))]
+    if w.force.get("billing_keys") is not False and pick.cust.name in w.accounts:
+        w.keyed = pick
+
+
 def solve_account(w: Work) -> None:
     from compoworld.tasks.families._common import rows
 
@@ -627,11 +666,15 @@ def solve_account(w: Work) -> None:
                     "operator": "EQ",
                     "value": c.cust.name,
                     "properties": ["name", "account_manager"]
-                    + (["service_tier"] if _has_tiers(w.plan, w.tier) else []),
+                    + (["service_tier"] if _has_tiers(w.plan, w.tier) else [])
+                    + (["billing_account"] if w.accounts else []),
                 },
             )
             rec = rows(found)[0]
             assert rec["properties"]["account_manager"] == c.owner.email
+            if w.accounts:  # the key finance logs some credits under
+                c.found["account_no"] = rec["properties"]["billing_account"]
+                assert c.found["account_no"] == w.accounts[c.cust.name]
             if _has_tiers(w.plan, w.tier):
                 assert rec["properties"]["service_tier"] == tier_name(c)
             c.crm_id = str(rec["id"])
@@ -1021,16 +1064,23 @@ def solve_credits(w: Work) -> None:
         res = b.call("sql__read_query", {"query": "SELECT * FROM credits_log"})
         got = [[x["date"], x["customer"], x["reference"]] for x in rows(res)]
     for c in w.cases:
+        mine = log_keys(c)
         c.found["credited"] = {
             str(r[2]).split(" ", 1)[1]
             for r in got
-            if r[1] == c.cust.name and str(r[2]).startswith("usage ") and "adjustment" not in str(r[2])
+            if r[1] in mine and str(r[2]).startswith("usage ") and "adjustment" not in str(r[2])
         }
         for r in got:  # an adjustment over a run of days: every day it names was credited
-            if r[1] == c.cust.name and str(r[2]).startswith("usage adjustment "):
+            if r[1] in mine and str(r[2]).startswith("usage adjustment "):
                 c.found["credited"] |= _span_days(str(r[2]), date.fromisoformat(str(r[0])))
         assert c.found["credited"] == {_day(d) for d in c.found["credited_days"]}, c.found["credited"]
-    b.decide(len(w.cases))  # which billed days still count
+    b.decide(len(w.cases) + (w.keyed is not None))  # which billed days still count (whose rows they are)
+
+
+def log_keys(c: Case) -> set[str]:
+    """The customer's rows of the credits log: by name, or by its billing account number (on its
+    CRM record) where finance logged them."""
+    return {c.cust.name, c.found.get("account_no", c.cust.name)}
 
 
 def _names(w: Work, c: Case) -> set[str]:
@@ -1171,25 +1221,29 @@ def plant_ledger(w: Work) -> None:
         a, z = c.found["old_window"]
         ref = str(c.old_ticket) if c.old_ticket else c.subject
         hist.append([_day(z + timedelta(days=2)), c.cust.name, ref, dollars(c.stale), "approved"])
+        # the earlier credit of days, where finance logged it under the billing account: the key
+        who = w.accounts[c.cust.name] if c is w.keyed else c.cust.name
+        if c is w.keyed:
+            b.trap("alias", f"{c.cust.name}'s credit of days before, logged under its billing account")
         if "span" in c.found:  # one adjustment over the run of days, logged the day after it
             a, z = c.found["span"]
             whole = sum(c.found["credited_days"].values())
-            hist.append(
-                [_day(z + timedelta(days=1)), c.cust.name, span_ref(a, z), dollars(whole), "approved"]
-            )
+            hist.append([_day(z + timedelta(days=1)), who, span_ref(a, z), dollars(whole), "approved"])
             continue
         for d, cents in sorted(c.found["credited_days"].items()):  # a goodwill credit of one day's usage
-            hist.append(
-                [_day(d + timedelta(days=1)), c.cust.name, f"usage {_day(d)}", dollars(cents), "approved"]
-            )
-    for o in b.rng.sample(b.company.customers, 3):
-        if any(o.id == c.cust.id for c in w.cases):
-            continue
+            hist.append([_day(d + timedelta(days=1)), who, f"usage {_day(d)}", dollars(cents), "approved"])
+    others = [o for o in b.rng.sample(b.company.customers, 3) if not any(o.id == c.cust.id for c in w.cases)]
+    # finance logs under the account number for others too (one at least): no odd one out
+    by_no = [bool(w.accounts) and o.name in w.accounts and b.rng.random() < 0.5 for o in others]
+    if w.keyed is not None and not any(by_no):
+        by_no = [o.name in w.accounts for o in others]
+        by_no = [x and not any(by_no[:i]) for i, x in enumerate(by_no)]
+    for o, no in zip(others, by_no, strict=True):
         d = w.today - timedelta(days=b.rng.randrange(5, 90))
         hist.append(
             [
                 _day(d),
-                o.name,
+                w.accounts[o.name] if no else o.name,
                 str(b.rng.randrange(1100, 1900)),
                 dollars(b.rng.randrange(80, 900) * 100),
                 "approved",
@@ -1916,6 +1970,13 @@ def _compose_credit(
         # the usage export's change to legal names inside a window: None (not at the tier), or whether
         # one request's window has days under each name
         **({"legal_names": w.legal_from is not None} if tier.get("legal_names") else {}),
+        # the request whose earlier credit the log names by its billing account: None (not in play:
+        # no CRM account, or not at the tier), else its index
+        **(
+            {"billing_keys": None if w.keyed is None else cases.index(w.keyed)}
+            if tier.get("billing_keys")
+            else {}
+        ),
     }
 
 
