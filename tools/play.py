@@ -2,7 +2,8 @@
 
     python tools/play.py start TASKS.jsonl --id ID --session DIR [--mode direct] [--hints none]
         prints the system prompt, the user message and the tool list (what the model is sent)
-    python tools/play.py tools DIR            the tool list again
+    python tools/play.py tools DIR [--service S]  the tool list again (only service S's: a player
+                                              whose terminal cuts long output pages it by service)
     python tools/play.py call DIR TOOL 'JSON'  runs one call and prints its envelope, as the model sees it
     python tools/play.py finish DIR 'answer'   verifies; prints PASS or FAIL and the names of failed
                                               checks; the full verdict goes to DIR/verdict.json
@@ -108,7 +109,12 @@ def start(args: argparse.Namespace) -> None:
 
 def tools(args: argparse.Namespace) -> None:
     session = _session(Path(args.session))
-    _print_tools(_tools(_task(session), session["mode"]))
+    listed = _tools(_task(session), session["mode"])
+    if args.service:
+        listed = [t for t in listed if t["function"]["name"].startswith(f"{args.service}__")]
+        if not listed:
+            raise SystemExit(f"error: no tools of a service {args.service!r} in this session")
+    _print_tools(listed)
 
 
 def call(args: argparse.Namespace) -> None:
@@ -177,6 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     s.set_defaults(fn=start)
     t = sub.add_parser("tools", help="print the tool list again")
     t.add_argument("session")
+    t.add_argument("--service", default="", help="only this service's tools (the part before '__')")
     t.set_defaults(fn=tools)
     c = sub.add_parser("call", help="run one tool call and print its envelope")
     c.add_argument("session")

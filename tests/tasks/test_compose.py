@@ -223,6 +223,13 @@ def test_play_driver_shows_no_ground_truth_until_finish(tmp_path, hard: list[Tas
     assert t.instruction in out.stdout and "=== tools" in out.stdout
     shown = out.stdout + "".join(p.read_text() for p in s.iterdir())
     assert t.hint not in shown and all(r.description not in shown for r in t.rubric)
+    svc = t.reference_solution[0].tool.split("__")[0]  # the list paged by service: only its tools
+    one = subprocess.run([*play, "tools", str(s), "--service", svc], capture_output=True, text=True)
+    names = [json.loads(x)["name"] for x in one.stdout.splitlines()[1:]]
+    assert names and all(n.startswith(f"{svc}__") for n in names), one.stdout + one.stderr
+    assert all(f'"name": "{n}"' in out.stdout for n in names) and len(names) < out.stdout.count('"name": ')
+    bad = subprocess.run([*play, "tools", str(s), "--service", "nope"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "no tools of a service 'nope'" in bad.stderr
     for c in t.reference_solution[:2]:
         r = subprocess.run(
             [*play, "call", str(s), c.tool, json.dumps(c.arguments)], capture_output=True, text=True
