@@ -309,7 +309,7 @@ class Work:
     legal: dict[str, str] = field(default_factory=dict)
     legal_from: date | None = None
     # hard: every CRM company's billing account number, and the request whose earlier credit the
-    # credits log names by it (`plant_account`)
+    # credits log names by it (`plant_accounts`)
     accounts: dict[str, str] = field(default_factory=dict)
     keyed: Case | None = None
 
@@ -1235,9 +1235,9 @@ def plant_ledger(w: Work) -> None:
     others = [o for o in b.rng.sample(b.company.customers, 3) if not any(o.id == c.cust.id for c in w.cases)]
     # finance logs under the account number for others too (one at least): no odd one out
     by_no = [bool(w.accounts) and o.name in w.accounts and b.rng.random() < 0.5 for o in others]
-    if w.keyed is not None and not any(by_no):
-        by_no = [o.name in w.accounts for o in others]
-        by_no = [x and not any(by_no[:i]) for i, x in enumerate(by_no)]
+    first = next((i for i, o in enumerate(others) if o.name in w.accounts), None)
+    if w.keyed is not None and not any(by_no) and first is not None:
+        by_no[first] = True
     for o, no in zip(others, by_no, strict=True):
         d = w.today - timedelta(days=b.rng.randrange(5, 90))
         hist.append(
