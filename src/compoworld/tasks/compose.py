@@ -1815,9 +1815,14 @@ def _compose_credit(
         else:  # no correction came: the window as reported is the outage (the same days are billed)
             c.end += timedelta(days=extra)
     tiers = _has_tiers(plan, tier)
-    for c in cases:  # each customer's service tier (drawn whatever the plan, so no later draw shifts)
-        c.enterprise = tier.get("tiers") and rng.random() < 0.5
-        c.enterprise = bool(tiers and c.enterprise)
+    for c in cases:
+        # each customer's service tier: Enterprise where the world's own segment says enterprise (the
+        # CRM's tier, Freshdesk's account tier, the wiki), else Standard (from play: an "enterprise"
+        # customer on a Standard service tier read as two tiers that disagree); the draw is kept
+        # whatever the plan, so no later draw shifts
+        if tier.get("tiers"):
+            rng.random()
+        c.enterprise = bool(tiers and c.cust.tier == "enterprise")
     if tiers and "enterprise" in force:
         cases[0].enterprise = bool(force["enterprise"])
     w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
