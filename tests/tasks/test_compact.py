@@ -186,3 +186,26 @@ def test_lines_packed_before_load_as_they_did_and_a_frame_cannot_ask_for_any_mem
     f.write_bytes(orjson.dumps({**lines[0], "packed": "z3:" + base64.b85encode(bomb).decode()}) + b"\n")
     with pytest.raises(ValueError, match=r"p.jsonl:1: .*field packed: cannot be unpacked .*1048576 bytes"):
         load_tasks(f)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_base85_is_the_standard_librarys_text_both_ways(data: bytes) -> None:
+    import base64
+
+    from compoworld.tasks.model import b85decode, b85encode
+
+    text = base64.b85encode(data).decode()
+    assert b85encode(data) == text and b85decode(text) == data
+
+
+def test_base85_refuses_what_the_standard_library_refuses() -> None:
+    import base64
+
+    from compoworld.tasks.model import b85decode
+
+    for bad in ("abc\x00d", "~~~~~", "é", "ab cd"):  # a byte no digit is, a group over 2**32, not ASCII
+        with pytest.raises(ValueError):
+            base64.b85decode(bad)
+        with pytest.raises(ValueError):
+            b85decode(bad)
