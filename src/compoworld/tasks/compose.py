@@ -591,8 +591,14 @@ def plant_account(w: Work) -> None:
             )
     if w.plan.account == "crm" and w.tier.get("billing_keys"):
         plant_accounts(w)
+    # account managers sit in Sales or Customer Success (from play: a Software Engineer managing an
+    # account), from anyone once those are used up
+    facing = [p for p in staff if p.team in ("Sales", "Customer Success")]
     for c in w.cases:
-        c.owner = b.fresh(staff, 1, key=lambda p: p.id)[0]
+        try:
+            c.owner = b.fresh(facing, 1, key=lambda p: p.id)[0]
+        except PlantError:
+            c.owner = b.fresh(staff, 1, key=lambda p: p.id)[0]
         c.owner_left = w.plan.people and b.rng.random() < 0.5
         if w.plan.people and "owner_left" in w.force:
             c.owner_left = bool(w.force["owner_left"])
