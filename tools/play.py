@@ -66,6 +66,10 @@ def _tools(task: Any, mode: str) -> list[dict[str, Any]]:
     return tool_list(task.environment(), mode)
 
 
+def _services(tools: list[dict[str, Any]]) -> list[str]:
+    return sorted({t["function"]["name"].split("__")[0] for t in tools if "__" in t["function"]["name"]})
+
+
 def _print_tools(tools: list[dict[str, Any]]) -> None:
     print(f"=== tools ({len(tools)}) ===")
     for t in tools:
@@ -104,16 +108,25 @@ def start(args: argparse.Namespace) -> None:
     print(system_prompt(env.clock.iso(), task_user(task), args.mode))
     print("=== user ===")
     print(task.instruction + hint_suffix(task, args.hints) + FINISH_NOTE)
-    _print_tools(_tools(task, args.mode))
+    listed = _tools(task, args.mode)
+    _print_tools(listed)
+    # last, where a terminal that cuts long output still shows it: how to page the list above
+    every = _services(listed)
+    print(f"=== services: {', '.join(every)} (one's tools: play.py tools DIR --service NAME) ===")
 
 
 def tools(args: argparse.Namespace) -> None:
     session = _session(Path(args.session))
     listed = _tools(_task(session), session["mode"])
     if args.service:
+        every = sorted(
+            {t["function"]["name"].split("__")[0] for t in listed if "__" in t["function"]["name"]}
+        )
         listed = [t for t in listed if t["function"]["name"].startswith(f"{args.service}__")]
         if not listed:
-            raise SystemExit(f"error: no tools of a service {args.service!r} in this session")
+            raise SystemExit(
+                f"error: no tools of a service {args.service!r} in this session; its services: {', '.join(every)}"
+            )
     _print_tools(listed)
 
 

@@ -229,7 +229,8 @@ def test_play_driver_shows_no_ground_truth_until_finish(tmp_path, hard: list[Tas
     assert names and all(n.startswith(f"{svc}__") for n in names), one.stdout + one.stderr
     assert all(f'"name": "{n}"' in out.stdout for n in names) and len(names) < out.stdout.count('"name": ')
     bad = subprocess.run([*play, "tools", str(s), "--service", "nope"], capture_output=True, text=True)
-    assert bad.returncode != 0 and "no tools of a service 'nope'" in bad.stderr
+    assert bad.returncode != 0 and "no tools of a service 'nope'" in bad.stderr and svc in bad.stderr
+    assert out.stdout.rstrip().splitlines()[-1].startswith("=== services: ") and svc in out.stdout.splitlines()[-1]
     for c in t.reference_solution[:2]:
         r = subprocess.run(
             [*play, "call", str(s), c.tool, json.dumps(c.arguments)], capture_output=True, text=True
