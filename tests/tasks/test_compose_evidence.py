@@ -1133,3 +1133,60 @@ def test_finance_logs_an_earlier_credit_under_the_customers_billing_account(monk
     with pytest.raises((AssertionError, Rejected)):
         _forced(74, i, CREDIT)
     _forced(74, i, CREDIT, billing_keys=False)  # by name it is found by name
+
+
+@pytest.mark.parametrize("request_via", ["helpdesk", "email"])
+def test_requests_waiting_in_the_queue_are_found_by_reading_it_not_by_keyword(request_via: str) -> None:
+    """Hard credit reviews name no requester: the requests wait among the customers' other open
+    messages, one in the customer's own words (none of the policy's terms). Every gate holds, lazy
+    solvers fail; a reading of the queue by keyword misses that one, and leaving its work undone
+    fails; with the queue off the instruction names the requesters again."""
+    from compoworld.tasks import compose
+
+    def queued(t: Task) -> bool:
+        c = t.meta["composition"]
+        return c.get("queue") is not None and c["plan"]["request"] == request_via
+
+    i = _first(CREDIT, 81, queued)
+    t, named = _forced(81, i, CREDIT), _forced(81, i, CREDIT, queue=False)
+    assert named.meta["composition"]["queue"] is None
+    assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+    lazy = solve_lazily(t)
+    assert lazy["every"] == lazy["recent"] == 0 and max(lazy.values()) <= 0.25, lazy
+    env = t.environment()
+    if request_via == "helpdesk":
+        got = env.call("helpdesk__freshdesk_list_tickets", {"status": 2, "per_page": 100})["data"]["results"]
+        texts = {str(x["id"]): x["subject"] + " " + x["description"] for x in got}
+    else:
+        got = env.call("email__gmail_search_emails", {"query": "in:inbox", "maxResults": 200})["data"]
+        texts = {}
+        for m in got["messages"]:
+            thread = env.call("email__gmail_read_email", {"messageId": m["id"]})["data"]["messages"]
+            texts[m["id"]] = m["subject"] + " " + next(x["body"] for x in thread if x["id"] == m["id"])
+    assert len(texts) >= 25  # the requests sit among the customers' other messages
+    # the requests: the messages the reference read whole (the ticket with its conversation, the
+    # thread); the one in the customer's own words carries none of the policy's terms
+    read = [
+        str(c.arguments.get("ticket_id", c.arguments.get("messageId")))
+        for c in t.reference_solution
+        if c.tool in ("helpdesk__freshdesk_get_ticket_by_id", "email__gmail_read_email")
+    ][:3]
+    words = re.compile(r"credit|outage|downtime|refund", re.I)
+    keyed = {k for k, v in texts.items() if words.search(v)}
+    plain = [k for k in read if k not in keyed]
+    assert len(plain) == 1 and len(set(read) & keyed) == 2
+    # work every request but that one: it fails
+    env = t.environment()
+    cust = re.sub(r"<[^>]+>", "", texts[plain[0]]).rsplit(",", 1)[1].strip()  # "... Name, Customer"
+    skip = [c for c in t.reference_solution if (s := env.tool_spec(c.tool)) and s.mutates]
+    skip = [c for c in skip if plain[0] in json.dumps(c.arguments) or cust in json.dumps(c.arguments)]
+    assert skip
+    for c in t.reference_solution:
+        if c not in skip:
+            env.call(c.tool, c.arguments)
+    assert not verify(t, env.snapshot(), None).passed
+    # named, the instruction says who asked; queued, it says nobody
+    people = re.findall(r"([A-Z][a-z]+ [A-Z][a-z]+) at ", named.instruction)
+    assert len(people) == 3 and cust in named.instruction
+    assert not any(p in t.instruction for p in people) and cust not in t.instruction
+    assert compose.TIERS["hard"]["queue"] and "queue" not in compose.TIERS["medium"]

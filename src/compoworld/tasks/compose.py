@@ -92,6 +92,10 @@ TIERS: dict[str, dict[str, Any]] = {
         # finance logs some credits under the customer's billing account number (on its CRM
         # record) rather than its name: one request's earlier credit is among them
         "billing_keys": True,
+        # the requests are not named: they wait in the queue (Freshdesk's open tickets, or the
+        # inbox) among the customers' other messages, and one is in the customer's own words, with
+        # none of the policy's (no "credit", "outage" or "downtime": a keyword search misses it)
+        "queue": True,
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -312,6 +316,11 @@ class Work:
     # credits log names by it (`plant_accounts`)
     accounts: dict[str, str] = field(default_factory=dict)
     keyed: Case | None = None
+    # hard: the instruction names no requester (`queue_mode`); `plain` is the request written in the
+    # customer's own words, `queued` the ids of the other messages planted in the queue
+    queue: bool = False
+    plain: Case | None = None
+    queued: list[Any] = field(default_factory=list)
 
     def todo(self) -> list[Case]:
         return [self.only] if self.only is not None else self.cases
@@ -367,7 +376,66 @@ ECHOES = (
 )
 
 
+# hard (`queue`): the ask names nobody; the requests are whatever waits, unanswered, in the queue
+QUEUE_ASKS = (
+    "work the downtime credit requests still waiting for us through our service credit policy",
+    "handle the outage credit requests customers are waiting on, the way our credit policy says",
+    "sort out the downtime credits customers have asked for and are still waiting on, by the book",
+)
+# a request in the customer's own words: what happened and what they want, none of the policy's
+# terms (from play: every request worded alike was found by a search for "credit")
+PLAIN = (
+    (
+        "Our {month} invoice",
+        "Our team could not get into the platform at all from {a} to {z}, yet those days are on "
+        "our {month} invoice. Could you take them off? {name}, {cust}",
+    ),
+    (
+        "Charges for days we could not work",
+        "Nobody here could sign in from {a} to {z}, but we were charged for those days as usual. "
+        "Can you take them off our bill? {name}, {cust}",
+    ),
+    (
+        "Question about our bill",
+        "The platform was unreachable for us from {a} to {z} and our bill still counts those days. "
+        "We would like them taken off. {name}, {cust}",
+    ),
+)
+# the rest of the queue: the customers' other open messages, some about billing or the service
+# being unavailable without asking for anything back (the work is the credit requests only)
+QUEUE_OTHER = (
+    ("Charged twice for seats", "Our latest invoice lists the five new seats twice. Could you correct it?"),
+    ("Copy of an invoice", "Could you send us a copy of the January invoice for our records?"),
+    ("VAT number on invoices", "Our VAT number has changed; please use the new one on future invoices."),
+    ("Planned maintenance", "Will next week's maintenance take the service down? We would like to warn our staff."),
+    ("Errors yesterday", "A few of us saw errors yesterday afternoon. Is everything fine now?"),
+    ("Annual renewal quote", "Could you send the quote for our annual renewal?"),
+    ("Password reset link", "The password reset link we were sent has expired. Could you send a new one?"),
+    ("Single sign-on setup", "We would like to turn on single sign-on. Where do we start?"),
+    ("New admin", "Please make our new team lead an admin on our account."),
+    ("Data export", "Could you export all our project data as CSV?"),
+    ("Webhook documentation", "Where is the documentation for your webhooks?"),
+    ("Training session", "Could we book a training session for our new hires?"),
+    ("Cancel an add-on", "Please cancel the reporting add-on at the end of this billing period."),
+    ("Payment method", "We would like to pay by bank transfer from now on. What do you need from us?"),
+    ("Slow dashboard", "The dashboard takes a long time to load this week. Is something going on?"),
+    ("Invoice due date", "Could our invoices be due in 45 days instead of 30?"),
+    ("Status page", "Is there a status page we can subscribe to?"),
+    ("Usage report", "Could you send us a report of our usage for last quarter?"),
+)
+
+
+def _plain_text(c: Case, start: date, end: date) -> tuple[str, str]:
+    """The subject and words of a request in the customer's own words (`PLAIN`, drawn per case)."""
+    subject, text = PLAIN[c.found["plain"]]
+    month = f"{end:%B}"
+    fill = {"month": month, "a": _long(start), "z": _long(end), "name": c.person.name, "cust": c.cust.name}
+    return subject.format(**fill), text.format(**fill)
+
+
 def _ticket_text(c: Case, start: date, end: date, echo: str = "") -> str:
+    if "plain" in c.found and not echo:
+        return _plain_text(c, start, end)[1]
     return (
         f"{echo + ' ' if echo else ''}We could not use the service from {_long(start)} to {_long(end)} and "
         f"were still billed for those days. Please credit them. Regards, {c.person.name}, {c.cust.name}"
@@ -408,7 +476,9 @@ def plant_request(w: Work) -> None:
 
     b = w.b
     for c in w.cases + ([w.twin] if w.twin else []):
-        c.subject = b.pick(SUBJECTS)
+        c.subject = earlier = b.pick(SUBJECTS)
+        if "plain" in c.found:  # the live request in the customer's own words, under its own subject
+            c.subject = _plain_text(c, *_reported(c))[0]
         old_start, old_end = c.found["old_window"]
         if w.plan.request in ("helpdesk", "browser"):
             contact = _hd_contact(b, c.person)
@@ -416,7 +486,7 @@ def plant_request(w: Work) -> None:
                 old = hd_ticket(
                     b,
                     contact,
-                    c.subject,
+                    earlier,
                     _ticket_text(c, old_start, old_end, ECHOES[w.ask]),
                     status=5,
                     days_ago=(w.today - old_end).days - 1,
@@ -450,7 +520,7 @@ def plant_request(w: Work) -> None:
                     b,
                     c.person.email,
                     me,
-                    c.subject,
+                    earlier,
                     _ticket_text(c, old_start, old_end, ECHOES[w.ask]),
                     b.now - timedelta(days=(w.today - old_end).days - 1),
                     labels=("INBOX",),
@@ -459,7 +529,7 @@ def plant_request(w: Work) -> None:
                     b,
                     me,
                     c.person.email,
-                    "Re: " + c.subject,
+                    "Re: " + earlier,
                     f"Hi {c.person.first}, we have credited those days. Best, {b.me.first}",
                     b.now - timedelta(days=(w.today - old_end).days - 3),
                     thread=first["threadId"],
@@ -483,6 +553,33 @@ def plant_request(w: Work) -> None:
             c.found["newer"] = inbox_mail(
                 b, c.person.email, me, osub, f"{otext} {c.person.name}", b.now - timedelta(hours=3)
             )["id"]
+    if w.queue:
+        plant_queue(w)
+
+
+def plant_queue(w: Work) -> None:
+    """The rest of the queue (`queue`): the customers' other open messages, most of them newer than
+    the requests, so the requests sit among them and past a first page of tickets or results."""
+    from compoworld.tasks.families._common import hd_ticket, inbox_mail
+
+    b = w.b
+    texts = b.rng.sample(QUEUE_OTHER, b.rng.randrange(12, len(QUEUE_OTHER) + 1))  # each asked once
+    custs = list(b.company.customers)
+    for subject, text in texts:
+        cust = b.rng.choice(custs)
+        person = b.company.person(b.rng.choice(cust.contact_ids))
+        days = b.rng.uniform(0.05, 3.5) if b.rng.random() < 0.7 else b.rng.uniform(3.5, 20)
+        words = f"{text} {person.first}, {cust.name}"
+        if w.plan.request == "email":
+            m = inbox_mail(b, person.email, b.me.email, subject, words, b.now - timedelta(days=days))
+            w.queued.append(m["id"])
+        else:
+            try:
+                contact = _hd_contact(b, person)
+            except PlantError:  # a contact Freshdesk does not know writes nothing there
+                continue
+            t = hd_ticket(b, contact, subject, words, status=2, days_ago=days, priority=1)
+            w.queued.append(t["id"])
 
 
 def follow_up(
@@ -532,9 +629,40 @@ def open_ticket_page(b: Builder, subject: str, match: Callable[[str], bool]) -> 
     return None
 
 
+def read_queue(w: Work) -> None:
+    """The requests found as an agent would with no names to go on (`queue`): every open ticket,
+    page by page, or the inbox; then each request read whole (its ticket's conversation, or its
+    thread, where a correction may follow)."""
+    from compoworld.tasks.families._common import rows
+
+    b = w.b
+    if w.plan.request == "helpdesk":
+        seen: set[Any] = set()
+        page = 1
+        while True:
+            got = b.call("helpdesk__freshdesk_list_tickets", {"status": 2, "page": page})
+            seen |= {t["id"] for t in rows(got)}
+            if page * got["per_page"] >= got["total"]:
+                break
+            page += 1
+        assert all(c.ticket in seen for c in w.cases)
+        for c in w.cases:
+            b.call("helpdesk__freshdesk_get_ticket_by_id", {"ticket_id": c.ticket, "include": "conversations"})
+    else:
+        found = b.call("email__gmail_search_emails", {"query": "in:inbox", "maxResults": 200})
+        if found["resultSizeEstimate"] > 200:
+            raise PlantError("the inbox is longer than one search shows")
+        ids = {m["id"] for m in found["messages"]}
+        assert all(c.email_id in ids for c in w.cases)
+        for c in w.cases:  # the thread: a correction may follow in it
+            b.call("email__gmail_read_email", {"messageId": c.email_id})
+
+
 def solve_request(w: Work) -> None:
     b = w.b
-    for c in w.cases:
+    if w.queue:
+        read_queue(w)
+    for c in w.cases if not w.queue else ():
         if w.plan.request == "helpdesk":
             assert find_open_ticket(b, c.person, c.subject) == c.ticket
             if w.tier.get("corrections"):  # the ticket's conversation: a follow-up may correct it
@@ -559,7 +687,9 @@ def solve_request(w: Work) -> None:
             for m in found["messages"]:
                 if str(m["subject"]).startswith(c.subject):
                     b.call("email__gmail_read_email", {"messageId": m["id"]})
-    b.decide(len(w.cases))  # which request is the live one: the open ticket / the unanswered email
+    # which request is the live one (the open ticket, the unanswered email); in a queue, which
+    # messages are credit requests still waiting, one of them in other words
+    b.decide(len(w.cases))
 
 
 # ---- account and people ----------------------------------------------------------------------
@@ -1800,7 +1930,8 @@ def _compose_credit(
         start = end - timedelta(days=rng.randrange(2, 6))
         cases.append(Case(cust, person, start, end))
     twin = None
-    if plan.request != "email":
+    queue = bool(tier.get("queue")) and plan.request in ("helpdesk", "email") and force.get("queue", True)
+    if plan.request != "email" and not queue:  # a queue names nobody: another's request is work too
         tcust = b.customer(exclude=tuple(c.cust.id for c in cases))
         twin = Case(tcust, b.contact_of(tcust), cases[0].start, cases[0].end)
     for c in cases + ([twin] if twin else []):
@@ -1831,7 +1962,10 @@ def _compose_credit(
         c.enterprise = bool(tiers and c.cust.tier == "enterprise")
     if tiers and "enterprise" in force:
         cases[0].enterprise = bool(force["enterprise"])
-    w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)))
+    w = Work(b, plan, tier, cases, twin=twin, force=force, ask=rng.randrange(len(ASKS)), queue=queue)
+    if queue:  # one request in the customer's own words
+        w.plain = cases[rng.randrange(n)]
+        w.plain.found["plain"] = rng.randrange(len(PLAIN))
     usage = _usage_rows(w)
     if tier.get("legal_names"):
         draw_legal(w, usage)
@@ -1945,6 +2079,7 @@ def _compose_credit(
     # a rival total of whole dollars equal to a ticket's number reads as named by that ticket's id
     # (the guard against it would trip on the reference's own reply)
     ids = {x for c in cases for x in (c.ticket, c.old_ticket, c.found.get("newer"))} | {w.decoy_ticket}
+    ids |= {x for x in w.queued if isinstance(x, int)}
     amounts = {c.amount for c in cases}
     for c in cases:
         # the totals of a window the customer corrected later, and less a whole adjustment
@@ -1988,6 +2123,13 @@ def _compose_credit(
             if tier.get("billing_keys")
             else {}
         ),
+        # the requests wait unnamed in the queue: None (not at the tier, or the request is a page in
+        # the web app), else the index of the one in the customer's own words
+        **(
+            {"queue": None if w.plain is None else cases.index(w.plain), "queued": len(w.queued)}
+            if tier.get("queue")
+            else {}
+        ),
     }
 
 
@@ -2000,7 +2142,7 @@ def describe(w: Work, st: list[Stage], tier_name: str) -> None:
     names = [f"{c.person.name} at {c.cust.name}" for c in w.cases]
     who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     many = len(w.cases) > 1
-    ask = ASKS[w.ask].format(s="s" if many else "", who=who)
+    ask = QUEUE_ASKS[w.ask] if w.queue else ASKS[w.ask].format(s="s" if many else "", who=who)
     where = w.tier["where"]
     ctx = where_context(b, where, ("policy", "credit policy", w.plan.policy), ("billed usage", w.plan.usage))
     b.write(
