@@ -482,9 +482,11 @@ def test_a_second_correction_by_email_is_the_customers_latest_word() -> None:
     i = _first(
         CREDIT,
         97,
-        lambda t: fits(t)
-        and _forced(97, int(t.id[-6:]), CREDIT, corrected=True, recorrected=True).instruction
-        == _forced(97, int(t.id[-6:]), CREDIT, corrected=True, recorrected=False).instruction,
+        lambda t: (
+            fits(t)
+            and _forced(97, int(t.id[-6:]), CREDIT, corrected=True, recorrected=True).instruction
+            == _forced(97, int(t.id[-6:]), CREDIT, corrected=True, recorrected=False).instruction
+        ),
     )
     twice, once = (_forced(97, i, CREDIT, corrected=True, recorrected=x) for x in (True, False))
     assert twice.instruction == once.instruction and twice.services == once.services
@@ -1175,6 +1177,18 @@ def test_requests_waiting_in_the_queue_are_found_by_reading_it_not_by_keyword(re
     keyed = {k for k, v in texts.items() if words.search(v)}
     plain = [k for k in read if k not in keyed]
     assert len(plain) == 1 and len(set(read) & keyed) == 2
+    # nor does anything the customer wrote later about it (a correction on the ticket, in the thread)
+    if request_via == "helpdesk":
+        got = env.call(
+            "helpdesk__freshdesk_get_ticket_by_id", {"ticket_id": int(plain[0]), "include": "conversations"}
+        )
+        later = [x["body"] for x in got["data"]["conversations"]]
+    else:
+        later = [
+            x["body"]
+            for x in env.call("email__gmail_read_email", {"messageId": plain[0]})["data"]["messages"]
+        ]
+    assert not any(words.search(x) for x in later)
     # work every request but that one: it fails
     env = t.environment()
     cust = re.sub(r"<[^>]+>", "", texts[plain[0]]).rsplit(",", 1)[1].strip()  # "... Name, Customer"

@@ -407,7 +407,10 @@ QUEUE_OTHER = (
     ("Charged twice for seats", "Our latest invoice lists the five new seats twice. Could you correct it?"),
     ("Copy of an invoice", "Could you send us a copy of the January invoice for our records?"),
     ("VAT number on invoices", "Our VAT number has changed; please use the new one on future invoices."),
-    ("Planned maintenance", "Will next week's maintenance take the service down? We would like to warn our staff."),
+    (
+        "Planned maintenance",
+        "Will next week's maintenance take the service down? We would like to warn our staff.",
+    ),
     ("Errors yesterday", "A few of us saw errors yesterday afternoon. Is everything fine now?"),
     ("Annual renewal quote", "Could you send the quote for our annual renewal?"),
     ("Password reset link", "The password reset link we were sent has expired. Could you send a new one?"),
@@ -449,6 +452,11 @@ def _reported(c: Case) -> tuple[date, date]:
 
 def _correction(c: Case) -> str:
     start = c.found["interim"][0] if "interim" in c.found else c.start  # a second correction follows
+    if "plain" in c.found:  # in the customer's own words still (a search for "credit" misses it too)
+        return (
+            f"Sorry, I got the dates wrong: we could sign in again on {_long(c.end + timedelta(days=1))}, "
+            f"so the days to take off are {_long(start)} to {_long(c.end)}. {c.person.first}"
+        )
     return (
         f"A correction to my request: our service was back on {_long(c.end + timedelta(days=1))}, so the "
         f"days to credit are {_long(start)} to {_long(c.end)}. {c.person.first}"
@@ -457,6 +465,11 @@ def _correction(c: Case) -> str:
 
 def _recorrection(c: Case) -> str:
     before = c.found["interim"][0]
+    if "plain" in c.found:
+        return (
+            f"Sorry, one more fix to the dates: the trouble began on {_long(c.start)}, not {_long(before)}, "
+            f"so the days to take off are {_long(c.start)} to {_long(c.end)}. {c.person.first}"
+        )
     return (
         f"One more correction to my request, sorry: the outage began on {_long(c.start)}, not "
         f"{_long(before)}, so the days to credit are {_long(c.start)} to {_long(c.end)}. {c.person.first}"
@@ -647,7 +660,9 @@ def read_queue(w: Work) -> None:
             page += 1
         assert all(c.ticket in seen for c in w.cases)
         for c in w.cases:
-            b.call("helpdesk__freshdesk_get_ticket_by_id", {"ticket_id": c.ticket, "include": "conversations"})
+            b.call(
+                "helpdesk__freshdesk_get_ticket_by_id", {"ticket_id": c.ticket, "include": "conversations"}
+            )
     else:
         found = b.call("email__gmail_search_emails", {"query": "in:inbox", "maxResults": 200})
         if found["resultSizeEstimate"] > 200:
