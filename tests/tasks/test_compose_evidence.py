@@ -1204,3 +1204,36 @@ def test_requests_waiting_in_the_queue_are_found_by_reading_it_not_by_keyword(re
     assert len(people) == 3 and cust in named.instruction
     assert not any(p in t.instruction for p in people) and cust not in t.instruction
     assert compose.TIERS["hard"]["queue"] and "queue" not in compose.TIERS["medium"]
+
+
+def test_the_credits_log_holds_a_year_and_a_half_of_credits_that_change_no_answer(monkeypatch) -> None:
+    """Hard credit reviews: the credits log holds 80 or more earlier credits beside the requests'
+    (other customers' requests, goodwill days and runs of days, some under a billing account
+    number; the requests' own customers' only from before their earlier request). The reference's
+    writes are those of a world whose log holds only the requests' rows: the history is reading,
+    not a different answer."""
+    from compoworld.tasks import compose
+
+    i = _first(CREDIT, 83, lambda t: t.meta["composition"]["plan"]["ledger"] == "sql")
+    long = _forced(83, i, CREDIT)
+    assert not {g: why for g, why in run_gates(long, regenerate=False).items() if why}, long.id
+    env = long.environment()
+    got = env.call("sql__read_query", {"query": "SELECT * FROM credits_log"})["data"]["rows"]
+    assert len(got) >= 80 and len({r["customer"] for r in got}) >= 6
+    monkeypatch.setitem(
+        compose.TIERS, "hard", {k: v for k, v in compose.TIERS["hard"].items() if k != "log_rows"}
+    )
+    short = _forced(83, i, CREDIT)
+    got = short.environment().call("sql__read_query", {"query": "SELECT * FROM credits_log"})["data"]["rows"]
+    assert len(got) < 20
+
+    def amounts(t: Task) -> list[str]:
+        e = t.environment()
+        said = " ".join(
+            json.dumps(c.arguments) for c in t.reference_solution if (s := e.tool_spec(c.tool)) and s.mutates
+        )
+        return sorted(re.findall(r"\d+\.\d\d", said))
+
+    # the same branches and amounts written (who approves is drawn after the log, so it may differ)
+    assert long.meta["composition"]["branches"] == short.meta["composition"]["branches"]
+    assert amounts(long) == amounts(short) and amounts(long)

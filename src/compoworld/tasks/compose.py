@@ -96,6 +96,10 @@ TIERS: dict[str, dict[str, Any]] = {
         # inbox) among the customers' other messages, and one is in the customer's own words, with
         # none of the policy's (no "credit", "outage" or "downtime": a keyword search misses it)
         "queue": True,
+        # the credits log holds a year and a half of earlier credits (rows beside the requests'),
+        # keyed the ways finance keys them: too long to read for one customer, so a lookup by the
+        # customer's name alone misses what is logged under its account number or as a range of days
+        "log_rows": (80, 180),
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -1400,6 +1404,8 @@ def plant_ledger(w: Work) -> None:
                 "approved",
             ]
         )
+    if w.tier.get("log_rows"):
+        hist += _log_history(w, b.rng.randrange(*w.tier["log_rows"]))
     hist.sort()
     w.found["logged"] = {str(r[3]) for r in hist}  # amounts the log holds already
     head = ["date", "customer", "reference", "amount_usd", "decision"]
@@ -1436,6 +1442,41 @@ def plant_ledger(w: Work) -> None:
             for i, r in enumerate(hist)
         )
         b.plant("sql__write_query", {"query": f"INSERT INTO credits_log VALUES {vals}"})
+
+
+def _log_history(w: Work, n: int) -> list[list[Any]]:
+    """`n` earlier credits over the last eighteen months (`log_rows`): other customers' requests,
+    goodwill days and adjustments, by name or (where customers have one) billing account number;
+    the requests' own customers' only as closed requests of before their earlier one, so no day of
+    a window is among them."""
+    b = w.b
+    out: list[list[Any]] = []
+    mine = {c.cust.id: c for c in w.cases}
+    for _ in range(n):
+        o = b.rng.choice(b.company.customers)
+        c = mine.get(o.id)
+        latest = (w.today - c.found["old_window"][0]).days + 3 if c else 2
+        back = b.rng.randrange(latest, max(latest + 1, 540))
+        when = w.today - timedelta(days=back)
+        key = w.accounts[o.name] if o.name in w.accounts and b.rng.random() < 0.5 else o.name
+        kind = b.rng.random() if c is None else 0.0
+        if kind < 0.5:  # a closed request, named by its ticket
+            ref = str(b.rng.randrange(1100, 1900))
+        elif kind < 0.8:  # a goodwill day
+            ref = f"usage {_day(when - timedelta(days=1))}"
+        else:  # an adjustment over a run of days, ending the day before
+            z = when - timedelta(days=1)
+            ref = span_ref(z - timedelta(days=b.rng.randrange(1, 4)), z)
+        out.append(
+            [
+                _day(when),
+                key,
+                ref,
+                dollars(b.rng.randrange(40, 900) * 100 + 25 * b.rng.randrange(4)),
+                "approved",
+            ]
+        )
+    return out
 
 
 def solve_ledger(w: Work) -> None:
