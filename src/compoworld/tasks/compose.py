@@ -740,6 +740,19 @@ def plant_account(w: Work) -> None:
             )
     if w.plan.account == "crm" and w.tier.get("billing_keys"):
         plant_accounts(w)
+    if w.plan.account == "crm" and tiers:  # every company has its tier (from play: only the requests' had)
+        from compoworld.tasks.families._common import crm_objects
+
+        segment = {x.name: x.tier for x in b.company.customers}
+        crm = b.svc("crm")
+        for rec in crm_objects(b, "companies"):
+            name = (rec.get("properties") or {}).get("name")
+            if name in segment:
+                props = {
+                    **rec["properties"],
+                    "service_tier": "Enterprise" if segment[name] == "enterprise" else "Standard",
+                }
+                crm.objects.update(rec["id"], {"properties": props})
     # account managers sit in Sales or Customer Success (from play: a Software Engineer managing an
     # account), from anyone once those are used up
     facing = [p for p in staff if p.team in ("Sales", "Customer Success")]
@@ -2087,7 +2100,12 @@ def _compose_credit(
         versions.append(Version(eff - timedelta(days=rng.randrange(200, 500)), flip(), fallbacks[1]))
     if tier["versions"] >= 3:
         versions.append(Version(b.now.date() + timedelta(days=rng.randrange(10, 40)), flip(), fallbacks[2]))
-    if any(v.limit in (limit, doc) for v in versions[1:]):
+        if w.amend is not None and not w.amend.holds(w.today):
+            # the owner's change still to come is the version announced for later, the rest as it is (from play: two
+            # changes to come, of other dates and limits, read as contradicting each other)
+            versions[-1] = Version(w.amend.effective, w.amend.value, fallbacks[0])
+    announced = w.amend is not None and not w.amend.holds(w.today) and tier["versions"] >= 3
+    if any(v.limit in (limit, doc) for v in versions[1 : 2 if announced else None]):
         raise PlantError("a stale policy version agrees with the one in force")
     w.versions = versions
     if plan.notify == "chat":

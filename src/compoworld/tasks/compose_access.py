@@ -1453,6 +1453,10 @@ def compose(
         new = picked[1 + nver] if more else last_kept
         r.amend = draw_amend(b, requester, new, lambda up: owners[0], plan.notify, force)
         r.amend.channel = r.channel
+        if not r.amend.holds(today) and len(versions) >= 3:
+            # the change still to come is the version announced for later (from play: two changes to
+            # come, of other dates and owners, read as contradicting each other)
+            versions[2] = Version(r.amend.effective, versions[2].idle, r.amend.value)
     if tier.get("away"):
         r.away = draw_away(
             b,
@@ -1473,10 +1477,17 @@ def compose(
         plant_leaves(r)
     if r.amend is not None:
         a = r.amend
+        # a change still to come is the new version's (announced beside the one in force)
+        later = not a.holds(b.now.date()) and len(r.versions) >= 3
+        rest = (
+            "The new version of the policy has the rest."
+            if later
+            else "The rest of the policy stays as it is."
+        )
         when = f"{a.effective:%B} {a.effective.day}"
         text = (
             f"Change to the access policy: from {when}, the tool owner for {tool} is {a.value.name} "
-            f"({a.value.email}), not {a.was.name}. The rest of the policy stays as it is. {a.owner.first}"
+            f"({a.value.email}), not {a.was.name}. {rest} {a.owner.first}"
         )
         plant_amend(b, a, "access policy", text)
         if r.grants:

@@ -1602,6 +1602,11 @@ def compose(
         new = picked[1 + nver]
         r.amend = draw_amend(b, requester, new, lambda up: approvers[0], plan.notify, force)
         r.amend.channel = r.channel
+        if not r.amend.holds(today) and len(versions) >= 3:
+            # the change still to come is the version announced for later (from play: two changes to
+            # come, of other dates and approvers, read as contradicting each other)
+            v = versions[2]
+            versions[2] = Version(r.amend.effective, v.limits, r.amend.value, v.window)
     if tier.get("away"):
         # the cover may have a claim paid in this run (nothing is sent to them), never one told
         # (by the drawn outcomes: a test's flip of the evidence leaves the cover as it was)
@@ -1624,11 +1629,18 @@ def compose(
         s.plant(r)
     if r.amend is not None:
         a = r.amend
+        # a change still to come is the new version's (announced beside the one in force)
+        later = not a.holds(b.now.date()) and len(r.versions) >= 3
+        rest = (
+            "The new version of the policy has the rest."
+            if later
+            else "The rest of the policy stays as it is."
+        )
         text = (
             # (from play: "claims ... go to X" left open whether claims submitted before the day do)
             f"Change to the expense policy: from {_long(a.effective)}, {a.value.name} ({a.value.email}) "
             f"approves the claims above their limit, whenever they were submitted, not {a.was.name}. "
-            f"The rest of the policy stays as it is. {a.owner.first}"
+            f"{rest} {a.owner.first}"
         )
         plant_amend(b, a, "expense policy", text)
     if r.noted is not None:
