@@ -1165,7 +1165,7 @@ def test_requests_waiting_in_the_queue_are_found_by_reading_it_not_by_keyword(re
         for m in got["messages"]:
             thread = env.call("email__gmail_read_email", {"messageId": m["id"]})["data"]["messages"]
             texts[m["id"]] = m["subject"] + " " + next(x["body"] for x in thread if x["id"] == m["id"])
-    assert len(texts) >= 25  # the requests sit among the customers' other messages
+    assert len(texts) >= 20  # the requests sit among the customers' other messages
     # the requests: the messages the reference read whole (the ticket with its conversation, the
     # thread); the one in the customer's own words carries none of the policy's terms
     read = [
@@ -1206,8 +1206,8 @@ def test_requests_waiting_in_the_queue_are_found_by_reading_it_not_by_keyword(re
     assert compose.TIERS["hard"]["queue"] and "queue" not in compose.TIERS["medium"]
 
 
-def test_the_credits_log_holds_a_year_and_a_half_of_credits_that_change_no_answer(monkeypatch) -> None:
-    """Hard credit reviews: the credits log holds 80 or more earlier credits beside the requests'
+def test_the_credits_log_holds_eighteen_months_of_credits_that_change_no_answer(monkeypatch) -> None:
+    """Hard credit reviews: the credits log holds 30 or more earlier credits beside the requests'
     (other customers' requests, goodwill days and runs of days, some under a billing account
     number; the requests' own customers' only from before their earlier request). The reference's
     writes are those of a world whose log holds only the requests' rows: the history is reading,
@@ -1219,7 +1219,7 @@ def test_the_credits_log_holds_a_year_and_a_half_of_credits_that_change_no_answe
     assert not {g: why for g, why in run_gates(long, regenerate=False).items() if why}, long.id
     env = long.environment()
     got = env.call("sql__read_query", {"query": "SELECT * FROM credits_log"})["data"]["rows"]
-    assert len(got) >= 80 and len({r["customer"] for r in got}) >= 6
+    assert len(got) >= 30 and len({r["customer"] for r in got}) >= 6
     monkeypatch.setitem(
         compose.TIERS, "hard", {k: v for k, v in compose.TIERS["hard"].items() if k != "log_rows"}
     )

@@ -99,7 +99,7 @@ TIERS: dict[str, dict[str, Any]] = {
         # the credits log holds a year and a half of earlier credits (rows beside the requests'),
         # keyed the ways finance keys them: too long to read for one customer, so a lookup by the
         # customer's name alone misses what is logged under its account number or as a range of days
-        "log_rows": (80, 180),
+        "log_rows": (30, 70),
     },
 }
 TIER_NAMES = tuple(TIERS)
@@ -580,7 +580,7 @@ def plant_queue(w: Work) -> None:
     from compoworld.tasks.families._common import hd_ticket, inbox_mail
 
     b = w.b
-    texts = b.rng.sample(QUEUE_OTHER, b.rng.randrange(12, len(QUEUE_OTHER) + 1))  # each asked once
+    texts = b.rng.sample(QUEUE_OTHER, b.rng.randrange(8, 15))  # each asked once
     custs = list(b.company.customers)
     for subject, text in texts:
         cust = b.rng.choice(custs)
