@@ -1237,3 +1237,49 @@ def test_the_credits_log_holds_eighteen_months_of_credits_that_change_no_answer(
     # the same branches and amounts written (who approves is drawn after the log, so it may differ)
     assert long.meta["composition"]["branches"] == short.meta["composition"]["branches"]
     assert amounts(long) == amounts(short) and amounts(long)
+
+
+def test_usage_is_billed_by_product_so_a_window_is_a_sum_of_many_lines() -> None:
+    """Hard credit reviews: the usage export bills each day by product (two or three lines a day)
+    and an outage runs 5 to 9 days, so each request's total is a sum of 10 or more lines less the
+    days credited before; one line a day (the first product listed) is another, wrong total."""
+    from compoworld.tasks import compose
+
+    i = _first(CREDIT, 85, lambda t: t.meta["composition"]["plan"]["usage"] == "sql")
+    t = _forced(85, i, CREDIT)
+    assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+    env = t.environment()
+    sums = [
+        c.arguments["query"]
+        for c in t.reference_solution
+        if c.tool == "sql__read_query" and "SUM(amount_usd)" in c.arguments["query"]
+    ]
+    assert len(sums) == 3
+    said = " ".join(json.dumps(c.arguments) for c in t.reference_solution)
+    for q in sums:
+        total = env.call("sql__read_query", {"query": q})["data"]["rows"][0]["total"]
+        lines = env.call("sql__read_query", {"query": q.replace("SUM(amount_usd) AS total", "COUNT(*) AS n")})
+        assert lines["data"]["rows"][0]["n"] >= 10
+        products = env.call(
+            "sql__read_query",
+            {"query": q.replace("SUM(amount_usd) AS total", "COUNT(DISTINCT product) AS n")},
+        )
+        assert products["data"]["rows"][0]["n"] >= 2
+        first = env.call(
+            "sql__read_query",
+            {"query": q.replace("SUM(amount_usd) AS total", "SUM(amount_usd) AS total") + " GROUP BY day"},
+        )
+        one_a_day = sum(
+            env.call(
+                "sql__read_query",
+                {
+                    "query": q.replace("SUM(amount_usd) AS total", "amount_usd")
+                    + f" AND day = '{r['day']}' LIMIT 1"
+                },
+            )["data"]["rows"][0]["amount_usd"]
+            for r in env.call(
+                "sql__read_query", {"query": q.replace("SUM(amount_usd) AS total", "DISTINCT day")}
+            )["data"]["rows"]
+        )
+        assert first["data"]["rows"] and f"{total:.2f}" in said and f"{one_a_day:.2f}" not in said
+    assert compose.TIERS["hard"]["lines"] and "lines" not in compose.TIERS["medium"]

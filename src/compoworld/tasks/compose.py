@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -100,8 +101,14 @@ TIERS: dict[str, dict[str, Any]] = {
         # keyed the ways finance keys them: too long to read for one customer, so a lookup by the
         # customer's name alone misses what is logged under its account number or as a range of days
         "log_rows": (30, 70),
+        # the usage export bills each day by product (two or three lines a day, the export's rows
+        # counted as before), and an outage runs 5 to 9 days: a window's total is a sum of 10 to 27
+        # lines, less the days credited before
+        "lines": True,
+        "days": (4, 9),
     },
 }
+PRODUCTS = ("API calls", "Storage", "Seats")
 TIER_NAMES = tuple(TIERS)
 
 HOME = "/home/user"
@@ -1008,6 +1015,11 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
     b = w.b
     lo, hi = w.tier["rows"]
     total = b.rng.randrange(lo, hi + 1)
+    if (
+        w.tier.get("lines") and w.plan.usage != "payments"
+    ):  # by product: the export's rows are `total`, 2-3 a day
+        w.found["export_rows"] = total
+        total = total * 2 // 5
     who: list[Any] = list(w.cases) + ([w.twin] if w.twin else [])
     used = {c.cust.id for c in who}
     others = [c for c in b.company.customers if c.id not in used]
@@ -1144,18 +1156,51 @@ def billed_name(w: Work, c: Any, d: date) -> str:
     return w.legal.get(name, name) if w.legal_from is not None and d >= w.legal_from else name
 
 
+def _lines(w: Work, usage: list[tuple[date, Any, int, str]]) -> list[tuple[date, Any, str, int]]:
+    """The export's rows (day, customer, product, cents): a day's charge split over two or three
+    products where the tier bills by product (`lines`), else one row a day (product "")."""
+    if "export_rows" not in w.found:
+        return [(d, c, "", cents) for d, c, cents, _s in usage]
+    out = []
+    # one draw seeds the split, however many rows (a test's flip of a window shifts no later draw)
+    rng = random.Random(w.b.rng.getrandbits(64))
+    # three products on as many days as make the export's rows the tier's draw (2 on the others)
+    three = set(
+        rng.sample(range(len(usage)), min(max(w.found["export_rows"] - 2 * len(usage), 0), len(usage)))
+    )
+    for i, (d, c, cents, _s) in enumerate(usage):
+        products = sorted(rng.sample(PRODUCTS, 3 if i in three else 2), key=PRODUCTS.index)
+        cuts = sorted(rng.sample(range(1, cents // 5), len(products) - 1))
+        parts = [5 * (z - a) for a, z in zip([0, *cuts], [*cuts, cents // 5], strict=True)]
+        parts[-1] += cents - 5 * (cents // 5)
+        out += [(d, c, p, x) for p, x in zip(products, parts, strict=True)]
+    return out
+
+
 def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
     from compoworld.tasks.families._common import sheet
 
     b = w.b
     u = w.plan.usage
+    lines = _lines(w, usage) if u != "payments" else []
+    w.found["usage_rows"] = len(lines) if lines else len(usage)
+    by = "export_rows" in w.found
+    head = ["date", "customer", *(["product"] if by else []), "amount_usd"]
     if u == "sheets":
-        table: list[list[Any]] = [["date", "customer", "amount_usd"]]
-        table += [[_day(d), billed_name(w, c, d), float(dollars(cents))] for d, c, cents, _s in usage]
+        table: list[list[Any]] = [head]
+        table += [
+            [_day(d), billed_name(w, c, d), *([p] if by else []), float(dollars(cents))]
+            for d, c, p, cents in lines
+        ]
         w.usage_id = sheet(b, "Usage billing", "Daily", table, days_ago=1)["id"]
     elif u == "workspace":
-        text = "date,customer,amount_usd\n" + "".join(
-            f"{_day(d)},{billed_name(w, c, d)},{dollars(cents)}\n" for d, c, cents, _s in usage
+        text = (
+            ",".join(head)
+            + "\n"
+            + "".join(
+                f"{_day(d)},{billed_name(w, c, d)},{p + ',' if by else ''}{dollars(cents)}\n"
+                for d, c, p, cents in lines
+            )
         )
         b.svc("workspace").write_file(f"{HOME}/Documents/billing/usage_daily.csv", text)
     elif u == "sql":
@@ -1163,12 +1208,15 @@ def plant_usage(w: Work, usage: list[tuple[date, Any, int, str]]) -> None:
             "sql__create_table",
             {
                 "query": "CREATE TABLE usage_charges (id INTEGER PRIMARY KEY, day TEXT, customer TEXT, "
-                "amount_usd REAL)"
+                + ("product TEXT, " if by else "")
+                + "amount_usd REAL)"
             },
         )
         vals = ", ".join(
-            f"({i + 1}, '{_day(d)}', '{billed_name(w, c, d).replace(chr(39), chr(39) * 2)}', {dollars(cents)})"
-            for i, (d, c, cents, _s) in enumerate(usage)
+            f"({i + 1}, '{_day(d)}', '{billed_name(w, c, d).replace(chr(39), chr(39) * 2)}', "
+            + (f"'{p}', " if by else "")
+            + f"{dollars(cents)})"
+            for i, (d, c, p, cents) in enumerate(lines)
         )
         b.plant("sql__write_query", {"query": f"INSERT INTO usage_charges VALUES {vals}"})
     else:  # Stripe: one payment intent a day; a credited day went on an invoice, never refunded
@@ -1268,7 +1316,7 @@ def solve_usage(w: Work) -> None:
         table = sheet_rows(b.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid}))
         for c in w.cases:
             got[c.cust.name] = sum(
-                round(float(r[2]) * 100)
+                round(float(r[-1]) * 100)
                 for r in table[1:]
                 if r[1] in _names(w, c)
                 and c.start.isoformat() <= str(r[0]) <= c.end.isoformat()
@@ -1996,7 +2044,7 @@ def _compose_credit(
                 raise PlantError(f"{cust.name} has no CRM company")
         person = b.contact_of(cust)
         end = b.now.date() - timedelta(days=rng.randrange(6, 25))
-        start = end - timedelta(days=rng.randrange(2, 6))
+        start = end - timedelta(days=rng.randrange(*tier.get("days", (2, 6))))
         cases.append(Case(cust, person, start, end))
     twin = None
     queue = bool(tier.get("queue")) and plan.request in ("helpdesk", "email") and force.get("queue", True)
@@ -2101,9 +2149,9 @@ def _compose_credit(
     if tier["versions"] >= 3:
         versions.append(Version(b.now.date() + timedelta(days=rng.randrange(10, 40)), flip(), fallbacks[2]))
         if w.amend is not None and not w.amend.holds(w.today):
-            # the owner's change still to come is the version announced for later, the rest as it is (from play: two
-            # changes to come, of other dates and limits, read as contradicting each other)
-            versions[-1] = Version(w.amend.effective, w.amend.value, fallbacks[0])
+            # the owner's change still to come is the version announced for later, with its approver
+            # (from play: two changes to come, of other dates and limits, read as contradicting)
+            versions[-1] = Version(w.amend.effective, w.amend.value, fallbacks[2])
     announced = w.amend is not None and not w.amend.holds(w.today) and tier["versions"] >= 3
     if any(v.limit in (limit, doc) for v in versions[1 : 2 if announced else None]):
         raise PlantError("a stale policy version agrees with the one in force")
@@ -2117,7 +2165,7 @@ def _compose_credit(
         )
     if w.amend is not None:
         w.amend.channel = w.channel
-        text = amend_text(w.amend, "service credit policy", "credit limit")
+        text = amend_text(w.amend, "service credit policy", "credit limit", later=announced)
         plant_amend(b, w.amend, "service credit policy", text)
     for s in st:
         s.plant(w)
@@ -2179,7 +2227,7 @@ def _compose_credit(
         # each customer's service tier: None (not in play), or whether it is Enterprise (twice the limit)
         "enterprise": [c.enterprise for c in cases] if tiers else None,
         "cases": len(cases),
-        "usage_rows": len(usage),
+        "usage_rows": w.found.get("usage_rows", len(usage)),  # the export's rows (lines by product)
         "policy_versions": len(versions),
         # the approver's out-of-office: None (not in play), or whether it holds today
         "away": None if w.away is None else w.away.on(w.today),
@@ -2793,10 +2841,14 @@ def draw_amend(
     return Amend(owner, new, was(up), eff, posted, where)
 
 
-def amend_text(a: Amend, title: str, what: str) -> str:
+def amend_text(a: Amend, title: str, what: str, later: bool = False) -> str:
+    """`later`: the change is the new version's, announced beside the one in force (it has the rest)."""
+    rest = (
+        "The new version of the policy has the rest." if later else "The rest of the policy stays as it is."
+    )
     return (
         f"Change to the {title}: from {_long(a.effective)}, the {what} is ${a.value} per request "
-        f"(it was ${a.was}). The rest of the policy stays as it is. {a.owner.first}"
+        f"(it was ${a.was}). {rest} {a.owner.first}"
     )
 
 
