@@ -527,7 +527,8 @@ def plant_request(w: Work) -> None:
                     b.me.email,
                     f"{c.subject}: one more correction",
                     _recorrection(c),
-                    b.now - timedelta(days=(dago - 0.6) / 2),
+                    # each customer writes at their own time (from play: three at the same minute)
+                    b.now - timedelta(days=(dago - 0.6) / 2, minutes=41 * w.cases.index(c)),
                 )
             if c is w.twin:
                 w.decoy_ticket = t["id"]
@@ -535,7 +536,13 @@ def plant_request(w: Work) -> None:
                 c.ticket = t["id"]
                 osub, otext = b.pick(OTHER)  # a newer request on another subject: the latest is not it
                 c.found["newer"] = hd_ticket(
-                    b, contact, osub, f"{otext} {c.person.name}", status=2, days_ago=0.2, priority=1
+                    b,
+                    contact,
+                    osub,
+                    f"{otext} {c.person.name}",
+                    status=2,
+                    days_ago=0.2 + (0.03 * w.cases.index(c) if w.queue else 0),  # side by side in a queue
+                    priority=1,
                 )["id"]
         else:
             me = b.me.email
@@ -575,7 +582,12 @@ def plant_request(w: Work) -> None:
                 )
             osub, otext = b.pick(OTHER)
             c.found["newer"] = inbox_mail(
-                b, c.person.email, me, osub, f"{otext} {c.person.name}", b.now - timedelta(hours=3)
+                b,
+                c.person.email,
+                me,
+                osub,
+                f"{otext} {c.person.name}",
+                b.now - timedelta(hours=3, minutes=43 * w.cases.index(c) if w.queue else 0),
             )["id"]
     if w.queue:
         plant_queue(w)
