@@ -230,7 +230,10 @@ def test_play_driver_shows_no_ground_truth_until_finish(tmp_path, hard: list[Tas
     assert all(f'"name": "{n}"' in out.stdout for n in names) and len(names) < out.stdout.count('"name": ')
     bad = subprocess.run([*play, "tools", str(s), "--service", "nope"], capture_output=True, text=True)
     assert bad.returncode != 0 and "no tools of a service 'nope'" in bad.stderr and svc in bad.stderr
-    assert out.stdout.rstrip().splitlines()[-1].startswith("=== services: ") and svc in out.stdout.splitlines()[-1]
+    assert (
+        out.stdout.rstrip().splitlines()[-1].startswith("=== services: ")
+        and svc in out.stdout.splitlines()[-1]
+    )
     for c in t.reference_solution[:2]:
         r = subprocess.run(
             [*play, "call", str(s), c.tool, json.dumps(c.arguments)], capture_output=True, text=True
@@ -242,3 +245,33 @@ def test_play_driver_shows_no_ground_truth_until_finish(tmp_path, hard: list[Tas
     r = subprocess.run([*play, "finish", str(s), ""], capture_output=True, text=True)
     assert r.stdout.startswith("PASS"), r.stdout
     assert json.loads((s / "verdict.json").read_text())["passed"] is True
+
+
+def test_someone_who_left_writes_nothing_after_leaving() -> None:
+    """Account managers and access holders who left (Inactive in BambooHR) have no email or Slack
+    post dated after they left: the seed's later messages of theirs are dropped, so nothing reads as
+    them still at work (seed 42424 held three such worlds before)."""
+    from datetime import datetime
+
+    checked = 0
+    for t in composed_tasks(Settings(k=5, difficulty="hard"), 24, 42424):
+        env = t.environment()
+        if "hr" not in env.services:
+            continue
+        for e in env.services["hr"].employees.all():
+            if e.get("status") != "Inactive" or not e.get("lastChanged"):
+                continue
+            checked += 1
+            since = e["lastChanged"]
+            if "email" in env.services:
+                mails = env.services["email"].store.tables.get("messages", {}).values()
+                assert not [
+                    m for m in mails if m["from"].lower() == e["workEmail"].lower() and m["date"] > since
+                ]
+            if "chat" in env.services:
+                cut = datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp()
+                users = env.services["chat"].store.tables.get("users", {}).values()
+                who = {u["id"] for u in users if (u.get("email") or "").lower() == e["workEmail"].lower()}
+                posts = env.services["chat"].store.tables.get("messages", {}).values()
+                assert not [m for m in posts if m.get("user") in who and float(m["ts"]) > cut]
+    assert checked >= 3

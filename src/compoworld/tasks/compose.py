@@ -804,9 +804,9 @@ def plant_account(w: Work) -> None:
         if c.owner_left:
             hr = b.svc("hr")
             emp = next(e for e in hr.employees.all() if e["workEmail"].lower() == c.owner.email.lower())
-            hr.employees.update(
-                emp["id"], {"status": "Inactive", "lastChanged": format_time(b.now - timedelta(days=12))}
-            )
+            left = format_time(b.now - timedelta(days=12))
+            hr.employees.update(emp["id"], {"status": "Inactive", "lastChanged": left})
+            quiet_since(b, c.owner, left)
 
 
 def plant_accounts(w: Work) -> None:
@@ -2800,6 +2800,25 @@ def clear_time_off(b: Builder, people: list[Person], keep: Away | None = None) -
     for r in hr.requests.all():
         if r["employee_id"] in ids and (keep is None or r["id"] != keep.hr_request):
             hr.requests.delete(r["id"])
+
+
+def quiet_since(b: Builder, p: Person, since: str) -> None:
+    """Someone who left writes nothing after `since` (ISO time): the seed's emails and Slack posts of
+    theirs dated later are dropped (from play: a departed account manager's email of last week read
+    as them still at work). Run before the task plants anything of theirs."""
+    if "email" in b.env.services:
+        svc = b.svc("email")
+        for m in list(svc.store.tables.get("messages", {}).values()):
+            if str(m.get("from", "")).lower() == p.email.lower() and str(m.get("date", "")) > since:
+                svc.remove("messages", m["id"])
+    if "chat" in b.env.services:
+        from compoworld.tasks.families._common import chat_user
+
+        svc, who = b.svc("chat"), chat_user(p)
+        cut = datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp()
+        for m in list(svc.store.tables.get("messages", {}).values()):
+            if m.get("user") == who and float(m["ts"]) > cut:
+                svc.remove("messages", m["ts"])
 
 
 # ---- a policy changed later in its owner's thread (shared by the themes) -------------------------

@@ -61,6 +61,7 @@ from compoworld.tasks.compose import (
     plant_amend,
     plant_away,
     plant_versions,
+    quiet_since,
     read_amend,
     read_away,
     read_versions,
@@ -1443,6 +1444,8 @@ def compose(
         if h.reason == "left":
             upd["status"] = "Inactive"
         hr.employees.update(e["id"], upd)
+        if h.reason == "left":
+            quiet_since(b, h.person, changed)
     if plan.notify == "chat":
         from compoworld.tasks.families._common import chat_channel
 
