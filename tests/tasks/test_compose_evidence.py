@@ -1131,7 +1131,7 @@ def test_finance_logs_an_earlier_credit_under_the_customers_billing_account(monk
     # the reference reads it on the CRM record in both worlds, and in the log in the keyed one only
     assert number.startswith("BA-") and _seen(keyed).count(number) > _seen(plain).count(number)
     # the careless reading by the exact name misses the credit: the reference's own check trips
-    monkeypatch.setattr(compose, "log_keys", lambda c: {c.cust.name})
+    monkeypatch.setattr(compose, "log_keys", lambda c: {c.cust.name, c.found.get("log_legal", c.cust.name)})
     with pytest.raises((AssertionError, Rejected)):
         _forced(74, i, CREDIT)
     _forced(74, i, CREDIT, billing_keys=False)  # by name it is found by name
@@ -1283,3 +1283,21 @@ def test_usage_is_billed_by_product_so_a_window_is_a_sum_of_many_lines() -> None
         )
         assert first["data"]["rows"] and f"{total:.2f}" in said and f"{one_a_day:.2f}" not in said
     assert compose.TIERS["hard"]["lines"] and "lines" not in compose.TIERS["medium"]
+
+
+def test_finance_logs_one_requests_credited_days_under_its_legal_name(monkeypatch) -> None:
+    """Hard credit reviews whose usage export has legal names: finance logged one request's credited
+    days under the customer's legal name, as on its invoices (and some other customers' credits too).
+    Every gate holds, lazy solvers fail; a reading of the log by the name and the billing account
+    alone counts a credited day again: the reference's own check trips."""
+    from compoworld.tasks import compose
+
+    i = _first(CREDIT, 87, lambda t: t.meta["composition"].get("log_legal") is not None)
+    t = _forced(87, i, CREDIT)
+    assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+    lazy = solve_lazily(t)
+    assert lazy["every"] == lazy["recent"] == 0 and max(lazy.values()) <= 0.25, lazy
+    assert any(tr.kind == "alias" and "legal name" in tr.description for tr in t.traps)
+    monkeypatch.setattr(compose, "log_keys", lambda c: {c.cust.name, c.found.get("account_no", c.cust.name)})
+    with pytest.raises((AssertionError, Rejected)):
+        _forced(87, i, CREDIT)

@@ -106,6 +106,10 @@ TIERS: dict[str, dict[str, Any]] = {
         # lines, less the days credited before
         "lines": True,
         "days": (4, 9),
+        # finance logs some credits under the customer's legal name, as on its invoices (the name the
+        # usage export switches to): one request's credited days among them, by neither the name
+        # nor the billing account number
+        "log_legal": True,
     },
 }
 PRODUCTS = ("API calls", "Storage", "Seats")
@@ -1308,7 +1312,7 @@ def solve_credits(w: Work) -> None:
 def log_keys(c: Case) -> set[str]:
     """The customer's rows of the credits log: by name, or by its billing account number (on its
     CRM record) where finance logged them."""
-    return {c.cust.name, c.found.get("account_no", c.cust.name)}
+    return {c.cust.name, c.found.get("account_no", c.cust.name), c.found.get("log_legal", c.cust.name)}
 
 
 def _names(w: Work, c: Case) -> set[str]:
@@ -1445,14 +1449,19 @@ def plant_ledger(w: Work) -> None:
     b = w.b
     # the log already holds the earlier, closed requests (a status history) and others' rows
     hist: list[list[Any]] = []
+    legal = _log_legal(w)
     for c in w.cases:
         a, z = c.found["old_window"]
         ref = str(c.old_ticket) if c.old_ticket else c.subject
         hist.append([_day(z + timedelta(days=2)), c.cust.name, ref, dollars(c.stale), "approved"])
-        # the earlier credit of days, where finance logged it under the billing account: the key
+        # the earlier credit of days, where finance logged it under the billing account or the legal
+        # name: the key
         who = w.accounts[c.cust.name] if c is w.keyed else c.cust.name
         if c is w.keyed:
             b.trap("alias", f"{c.cust.name}'s credit of days before, logged under its billing account")
+        if c is legal:
+            who = c.found["log_legal"] = w.legal[c.cust.name]
+            b.trap("alias", f"{c.cust.name}'s credit of days before, logged under its legal name")
         if "span" in c.found:  # one adjustment over the run of days, logged the day after it
             a, z = c.found["span"]
             whole = sum(c.found["credited_days"].values())
@@ -1517,6 +1526,16 @@ def plant_ledger(w: Work) -> None:
         b.plant("sql__write_query", {"query": f"INSERT INTO credits_log VALUES {vals}"})
 
 
+def _log_legal(w: Work) -> Case | None:
+    """The request whose credited days finance logged under its legal name (`log_legal`): the last
+    one logged day by day under its own name (not the billing account's, not a run of days), where
+    the usage export has legal names."""
+    if not w.tier.get("log_legal") or w.legal_from is None:
+        return None
+    free = [c for c in w.cases if c is not w.keyed and "span" not in c.found and c.cust.name in w.legal]
+    return free[-1] if free else None
+
+
 def _log_history(w: Work, n: int) -> list[list[Any]]:
     """`n` earlier credits over the last eighteen months (`log_rows`): other customers' requests,
     goodwill days and adjustments, by name or (where customers have one) billing account number;
@@ -1531,7 +1550,10 @@ def _log_history(w: Work, n: int) -> list[list[Any]]:
         latest = (w.today - c.found["old_window"][0]).days + 3 if c else 2
         back = b.rng.randrange(latest, max(latest + 1, 540))
         when = w.today - timedelta(days=back)
-        key = w.accounts[o.name] if o.name in w.accounts and b.rng.random() < 0.5 else o.name
+        pick = b.rng.random()
+        key = w.accounts[o.name] if o.name in w.accounts and pick < 0.5 else o.name
+        if key == o.name and o.name in w.legal and c is None and pick > 0.75:  # others' legal names too
+            key = w.legal[o.name]
         kind = b.rng.random() if c is None else 0.0
         if kind < 0.5:  # a closed request, named by its ticket
             ref = str(b.rng.randrange(1100, 1900))
@@ -2255,6 +2277,13 @@ def _compose_credit(
         **(
             {"billing_keys": None if w.keyed is None else cases.index(w.keyed)}
             if tier.get("billing_keys")
+            else {}
+        ),
+        # the request whose credited days finance logged under its legal name: None (not in play),
+        # else its index
+        **(
+            {"log_legal": next((i for i, c in enumerate(cases) if "log_legal" in c.found), None)}
+            if tier.get("log_legal")
             else {}
         ),
         # the requests wait unnamed in the queue: None (not at the tier, or the request is a page in
