@@ -504,7 +504,7 @@ def plant_request(w: Work) -> None:
 
     b = w.b
     for c in w.cases + ([w.twin] if w.twin else []):
-        c.subject = earlier = b.pick(SUBJECTS)
+        c.subject = earlier = c.found["earlier_subject"] = b.pick(SUBJECTS)
         if "plain" in c.found:  # the live request in the customer's own words, under its own subject
             c.subject = _plain_text(c, *_reported(c))[0]
         old_start, old_end = c.found["old_window"]
@@ -1452,7 +1452,9 @@ def plant_ledger(w: Work) -> None:
     legal = _log_legal(w)
     for c in w.cases:
         a, z = c.found["old_window"]
-        ref = str(c.old_ticket) if c.old_ticket else c.subject
+        # the earlier request by its ticket, or its email's subject (from play: a request in the
+        # customer's words is under another subject than their earlier one)
+        ref = str(c.old_ticket) if c.old_ticket else c.found.get("earlier_subject", c.subject)
         hist.append([_day(z + timedelta(days=2)), c.cust.name, ref, dollars(c.stale), "approved"])
         # the earlier credit of days, where finance logged it under the billing account or the legal
         # name: the key
