@@ -41,6 +41,12 @@ _RIVALS = ["Emma Keller", "Malik Costa", "emma.keller@tidewatergroup.com"]
         # play wave 9 (cw-80808-000006): a cover chain behind one cue
         ("Approver notified: Oscar Murphy (covering for Emma Keller / Jon Kim).", True),
         ("Oscar Murphy approves, not Emma Keller or Jon Kim.", True),
+        # play wave 13 (cw-31313-000004): a list of two full names behind the cue
+        ("Sent to Oscar Murphy (covering for Jon Kim and Emma Keller).", True),
+        ("Oscar Murphy covers for Jon Kim, Ada Lin and Emma Keller this week.", True),
+        ("Oscar Murphy, rather than Jon Kim, and Emma Keller, please approve.", False),
+        ("Instead of Jon Kim, Emma Keller approves.", True),
+        ("Rather than Jon Kim, Emma Keller, please approve.", True),
         ("Emma Keller / Oscar Murphy, please approve.", False),
         ("Please approve, Emma Keller or Oscar Murphy.", False),
         ("Emma Keller (emma.keller@tidewatergroup.com) is out until March 5.", True),

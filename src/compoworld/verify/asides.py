@@ -65,6 +65,9 @@ _ADDRESS_AFTER = re.compile(
     re.I,
 )
 _WORD = re.compile(r"\S*\w\S*")  # a word has a letter or digit: a lone comma or dash is no word
+# names joined to the one after them ("covering for Irene Smith and Omar Jensen"): capitalised words
+# (commas between) ending in "and", "&" or "/", so a cue before the first rules out the whole list
+_NAME_LIST = re.compile(r"^\s*(?:[A-Z][\w'.-]*,?\s+)+(?:and|&|/)\s*$")
 
 
 @lru_cache(maxsize=4096)
@@ -99,6 +102,11 @@ def _is_aside(before: str, after: str, subject: bool) -> bool:
         return False  # "Emma Keller or Yara", "Emma Keller?"
     if _ADDRESS_AFTER.match(after) or _ADDRESS_BEFORE.search(before):
         return False  # "Emma Keller, please approve", "please approve: Emma Keller", "approver: X"
+    cues = list(_RULED_OUT_BEFORE.finditer(before))
+    if cues and _NAME_LIST.match(before[cues[-1].end() :]):
+        # a longer list behind the cue, not addressed (from play wave 13: "covering for Irene Smith
+        # and Omar Jensen")
+        return True
     return subject or bool(_RULED_OUT_AFTER.search(near_after))
 
 
