@@ -599,7 +599,7 @@ def plant_request(w: Work) -> None:
 
 def plant_queue(w: Work) -> None:
     """The rest of the queue (`queue`): the customers' other open messages, most of them newer than
-    the requests, so the requests sit among them and past a first page of tickets or results."""
+    the requests, so the requests sit among them (some past a first page of results)."""
     from compoworld.tasks.families._common import hd_ticket, inbox_mail
 
     b = w.b
@@ -1031,9 +1031,8 @@ def _usage_rows(w: Work) -> list[tuple[date, Case | Customer, int, str]]:
     b = w.b
     lo, hi = w.tier["rows"]
     total = b.rng.randrange(lo, hi + 1)
-    if (
-        w.tier.get("lines") and w.plan.usage != "payments"
-    ):  # by product: the export's rows are `total`, 2-3 a day
+    # billed by product (not Stripe's one payment a day): the export's rows are `total`, 2-3 a day
+    if w.tier.get("lines") and w.plan.usage != "payments":
         w.found["export_rows"] = total
         total = total * 2 // 5
     who: list[Any] = list(w.cases) + ([w.twin] if w.twin else [])
