@@ -1338,7 +1338,18 @@ def compose(
     nver = tier["versions"]
     # the approver the policy owner's change names (the owner: the requester, who runs the batch)
     more = 1 if tier.get("amend") else 0
-    picked = b.fresh(staff, 1 + nver + more, key=lambda p: p.id)
+    # who runs the batch and who approves sit in Finance, Operations or People Ops as far as the
+    # company has them, the one who runs it in Finance first (from play: a Recruiter approving
+    # expenses, a Sales Development Rep owning the policy); anyone once those are used up
+    need = 1 + nver + more
+    office = b.unused(
+        [p for p in staff if p.team in ("Finance", "Operations", "People Ops")], key=lambda p: p.id
+    )
+    picked = b.fresh(office, min(need, len(office)), key=lambda p: p.id)
+    picked.sort(key=lambda p: p.team != "Finance")  # stable: the draw's order otherwise
+    picked += b.fresh(
+        [p for p in staff if p.id not in {x.id for x in picked}], need - len(picked), key=lambda p: p.id
+    )
     requester, approvers = picked[0], picked[1 : 1 + nver]
     rest = [p for p in staff if p.id not in {x.id for x in picked}]
     # a claim past the submission window where the tier has one (else it is paid like the others)

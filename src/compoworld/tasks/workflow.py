@@ -132,9 +132,13 @@ class Builder:
             raise PlantError("nothing to pick from")
         return self.rng.choice(seq) if n is None else self.rng.sample(seq, n)
 
+    def unused(self, seq: Any, key: Callable[[Any], str] = str) -> list[Any]:
+        """The items of `seq` not yet used in this task."""
+        return [x for x in seq if key(x) not in self._used]
+
     def fresh(self, seq: Any, n: int = 1, key: Callable[[Any], str] = str) -> list[Any]:
         """`n` distinct items not yet used in this task (people, customers, products)."""
-        pool = [x for x in seq if key(x) not in self._used]
+        pool = self.unused(seq, key)
         if len(pool) < n:
             raise PlantError(f"need {n} unused items, have {len(pool)}")
         out = self.rng.sample(pool, n)
