@@ -24,6 +24,15 @@ def test_seed_is_large_enough_to_need_search(env: Environment) -> None:
     assert all(me in (m["from"], *m["to"]) for m in env.services["email"].table("messages").values())
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_no_seeded_email_is_dated_after_the_clock(seed: int) -> None:
+    """A thread begun this morning has its replies (3 hours apart) by now, never after it."""
+    env = Environment(services=["email"], seed=seed)
+    now = env.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    dates = [m["date"] for m in env.services["email"].table("messages").values()]
+    assert dates and max(dates) <= now
+
+
 def test_send_then_search_and_read(env: Environment) -> None:
     me = env.company.me.email
     sent = ok(

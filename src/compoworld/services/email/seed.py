@@ -96,6 +96,9 @@ def seed_email(svc, ctx: SeedContext) -> None:
         )
         thread_id = svc.next_id("t", 16)
         n_msgs = rng.choice((1, 1, 1, 2, 2, 3))
+        # replies come 3 hours apart: a thread begun this morning ends by now, not after it (from play:
+        # a reply dated half an hour after the clock)
+        when = min(when, start - timedelta(hours=3 * (n_msgs - 1)))
         prev = None
         for k in range(n_msgs):
             incoming = k % 2 == 0
