@@ -1539,7 +1539,8 @@ def _log_legal(w: Work) -> Case | None:
 
 def _log_history(w: Work, n: int) -> list[list[Any]]:
     """`n` earlier credits over the last eighteen months (`log_rows`): other customers' requests,
-    goodwill days and adjustments, by name or (where customers have one) billing account number;
+    goodwill days and adjustments, by name, billing account number (where customers have one) or
+    legal name (where the usage export has one);
     the requests' own customers' only as closed requests of before their earlier one, so no day of
     a window is among them."""
     b = w.b
@@ -2902,14 +2903,18 @@ def draw_amend(
     return Amend(owner, new, was(up), eff, posted, where)
 
 
-def amend_text(a: Amend, title: str, what: str, later: bool = False) -> str:
-    """`later`: the change is the new version's, announced beside the one in force (it has the rest)."""
-    rest = (
+def amend_rest(later: bool) -> str:
+    """How a change's post ends: `later`, the change is the new version's, announced beside the one
+    in force (that version has the rest); else the rest of the policy stays as it is."""
+    return (
         "The new version of the policy has the rest." if later else "The rest of the policy stays as it is."
     )
+
+
+def amend_text(a: Amend, title: str, what: str, later: bool = False) -> str:
     return (
         f"Change to the {title}: from {_long(a.effective)}, the {what} is ${a.value} per request "
-        f"(it was ${a.was}). {rest} {a.owner.first}"
+        f"(it was ${a.was}). {amend_rest(later)} {a.owner.first}"
     )
 
 

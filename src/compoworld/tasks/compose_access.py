@@ -51,6 +51,7 @@ from compoworld.tasks.compose import (
     Away,
     Log,
     Stage,
+    amend_rest,
     amend_rule,
     away_checks,
     away_rule,
@@ -1482,11 +1483,7 @@ def compose(
         a = r.amend
         # a change still to come is the new version's (announced beside the one in force)
         later = not a.holds(b.now.date()) and len(r.versions) >= 3
-        rest = (
-            "The new version of the policy has the rest."
-            if later
-            else "The rest of the policy stays as it is."
-        )
+        rest = amend_rest(later)
         when = f"{a.effective:%B} {a.effective.day}"
         text = (
             f"Change to the access policy: from {when}, the tool owner for {tool} is {a.value.name} "

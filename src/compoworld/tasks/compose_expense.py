@@ -42,6 +42,7 @@ from compoworld.tasks.compose import (
     Away,
     Log,
     Stage,
+    amend_rest,
     amend_rule,
     away_checks,
     away_rule,
@@ -1642,11 +1643,7 @@ def compose(
         a = r.amend
         # a change still to come is the new version's (announced beside the one in force)
         later = not a.holds(b.now.date()) and len(r.versions) >= 3
-        rest = (
-            "The new version of the policy has the rest."
-            if later
-            else "The rest of the policy stays as it is."
-        )
+        rest = amend_rest(later)
         text = (
             # (from play: "claims ... go to X" left open whether claims submitted before the day do)
             f"Change to the expense policy: from {_long(a.effective)}, {a.value.name} ({a.value.email}) "
