@@ -962,8 +962,10 @@ def policy_text(w: Work, v: Version) -> list[str]:
             f"Up to the limit: {reply}, then tell the approver the amount {_notify_how(w)}.",
             f"Above the limit: {review}, and send the amount to the approver for approval {_notify_how(w)}.",
             f"Approver: {_who_approves(w, v)}.",
-            f"Log every request in {_ledger_where(w)}: date, customer, reference, amount_usd and decision "
-            "(approved or review).",
+            # what the reference is, stated (from play: a log of several kinds of rows left it open)
+            f"Log every request in {_ledger_where(w)}: date, customer, reference "
+            f"({'the subject of the customer' + chr(39) + 's email' if w.plan.request == 'email' else 'the ticket number'}), "
+            "amount_usd and decision (approved or review).",
         ]
         + (  # the CRM note is a step of the policy, never an unstated expectation
             ["Record the outcome and the amount as a note on the customer's company in HubSpot."]
@@ -1557,8 +1559,12 @@ def _log_history(w: Work, n: int) -> list[list[Any]]:
         if key == o.name and o.name in w.legal and c is None and pick > 0.75:  # others' legal names too
             key = w.legal[o.name]
         kind = b.rng.random() if c is None else 0.0
-        if kind < 0.5:  # a closed request, named by its ticket
+        if (
+            kind < 0.5
+        ):  # a closed request, named by its ticket (or, where requests come by email, its subject)
             ref = str(b.rng.randrange(1100, 1900))
+            if w.plan.request == "email":
+                ref = SUBJECTS[int(ref) % len(SUBJECTS)]
         elif kind < 0.8:  # a goodwill day
             ref = f"usage {_day(when - timedelta(days=1))}"
         else:  # an adjustment over a run of days, ending the day before
