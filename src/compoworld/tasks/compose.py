@@ -100,7 +100,7 @@ TIERS: dict[str, dict[str, Any]] = {
         # the credits log holds a year and a half of earlier credits (rows beside the requests'),
         # keyed the ways finance keys them: too long to read for one customer, so a lookup by the
         # customer's name alone misses what is logged under its account number or as a range of days
-        "log_rows": (30, 70),
+        "log_rows": (100, 220),
         # the usage export bills each day by product (two or three lines a day, the export's rows
         # counted as before), and an outage runs 5 to 9 days: a window's total is a sum of 10 to 27
         # lines, less the days credited before
