@@ -8,6 +8,7 @@ import pytest
 
 from compoworld.tasks.adversaries import solve_lazily
 from compoworld.tasks.compose_access import PLANS, REASONS
+from compoworld.tasks.families._common import rows, sheet_rows
 from compoworld.tasks.gates import run_gates
 from compoworld.tasks.generator import Rejected, Settings, workflow_task
 from compoworld.tasks.labels import task_labels
@@ -207,3 +208,39 @@ def test_the_access_list_names_each_persons_team_and_only_the_mover_is_stale() -
         if checked == 2:
             return
     raise AssertionError("too few reviews with the access list in SQL")
+
+
+def _log_rows(t: Task) -> list[list[str]]:
+    """The review log's rows in s0, as lists of strings (date, name, tool, reason)."""
+    import csv
+    import io
+
+    env, where = t.environment(), t.meta["composition"]["plan"]["log"]
+    if where == "sql":
+        got = env.call("sql__read_query", {"query": "SELECT * FROM access_review_log"})["data"]["rows"]
+        return [[str(r["date"]), r["name"], r["tool"], r["reason"]] for r in got]
+    if where == "workspace":
+        out = env.call("workspace__shell", {"command": "cat Documents/security/access_review_log.csv"})
+        text = out["data"]["stdout"] if isinstance(out.get("data"), dict) else str(out)
+        return list(csv.reader(io.StringIO(text)))[1:]
+    books = env.call("sheets__google_sheets_list_spreadsheets", {})["data"]
+    sid = next(x["id"] for x in rows(books) if x.get("title") == "Access review log")
+    sheet = env.call("sheets__google_sheets_get_spreadsheet", {"spreadsheet_id": sid})["data"]
+    return [[str(v) for v in r] for r in sheet_rows(sheet)[1:]]
+
+
+def test_last_quarters_review_of_the_tool_is_in_the_log(hard: list[Task]) -> None:
+    """The request's earlier thread says last quarter's review was done and logged: the log holds
+    its row for the tool, from 82-98 days ago, naming nobody who holds the tool today."""
+    from datetime import date
+
+    for t in hard:
+        pattern = next(c.arguments["pattern"] for c in t.reference_solution if c.tool == "kv__list")
+        tool = pattern.split(":")[1]
+        today = t.environment().clock.now().date()
+        rows = _log_rows(t)
+        earlier = [r for r in rows if r[2] == tool]
+        assert len(earlier) == 1, (t.id, tool, rows)
+        assert 82 <= (today - date.fromisoformat(earlier[0][0])).days <= 98, (t.id, earlier)
+        keys = t.environment().call("kv__list", {"pattern": pattern})
+        assert earlier[0][1].split()[0].lower() not in str(keys).lower(), (t.id, earlier, keys)

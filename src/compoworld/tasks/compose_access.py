@@ -180,6 +180,7 @@ class Review:
     rows: list[list[Any]] = field(default_factory=list)
     ticket: int | None = None
     old_ticket: int | None = None
+    last_done: date | None = None  # the day last quarter's review of the tool was done and logged
     newer: Any = None
     email_id: str = ""
     thread: str = ""
@@ -578,13 +579,15 @@ def plant_request(r: Review) -> None:
     now_q, last_q = f"Q{q}", f"Q{q - 1 if q > 1 else 4}"
     if r.plan.request == "helpdesk":
         contact = _employee_contact(b, r.requester)
+        back = b.rng.randrange(85, 100)
+        r.last_done = r.today - timedelta(days=back - 2)  # closed two days after it came in
         r.old_ticket = hd_ticket(
             b,
             contact,
             r.subject,
             _request_text(r, last_q, echo=True),
             status=5,
-            days_ago=b.rng.randrange(85, 100),
+            days_ago=back,
         )["id"]
         r.ticket = hd_ticket(b, contact, r.subject, _request_text(r, now_q), days_ago=b.rng.randrange(1, 4))[
             "id"
@@ -612,6 +615,7 @@ def plant_request(r: Review) -> None:
             b.now - timedelta(days=b.rng.randrange(85, 100)),
             labels=("INBOX",),
         )
+        r.last_done = (b.now - timedelta(days=84)).date()
         inbox_mail(  # my answer in that thread: the earlier review was done
             b,
             me,
@@ -974,11 +978,15 @@ def plant_log(r: Review) -> None:
     # test's flip, stands in for the holder it replaces: the draw is the same either way)
     mine = {h.person.id.removesuffix("-former") for h in r.holders}
     staff = [p for p in b.company.employees if p.id != b.me.id and p.id not in mine]
-    for p in b.rng.sample(staff, 3):  # earlier reviews' revocations, of other tools
+    picked = b.rng.sample(staff, 3 + (r.last_done is not None))
+    for p in picked[:3]:  # earlier reviews' revocations, of other tools
         t = b.rng.choice([x for x in TOOLS if x != r.tool])
         # they still work here (HR lists them): never "left", which would contradict the directory
         why = b.rng.choice(("moved", "inactive", "inactive"))
         hist.append([_day(r.today - timedelta(days=b.rng.randrange(80, 200))), p.name, t, why])
+    if r.last_done is not None:  # last quarter's review of this tool, logged the day it was done (the
+        # request's earlier thread says so); the person it revoked holds no access to the tool today
+        hist.append([_day(r.last_done), picked[3].name, r.tool, b.rng.choice(("moved", "inactive"))])
     hist.sort()
     r.log_id = _log(r).plant(b, hist, days_ago=80)
 
