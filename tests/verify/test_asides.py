@@ -271,3 +271,29 @@ def test_a_claimant_paid_in_a_csv_log_may_be_named_beside_their_claim() -> None:
         assert r.passed, (t.id, [(x.id, x.detail) for x in r.checks if not x.passed])
         tried += 1
     assert tried >= 1
+
+
+def test_a_was_not_asked_guard_reads_the_person_aside_but_not_an_address() -> None:
+    """`message_not_sent` over a person (the trap approver "was not asked") reads them as the person
+    guards do: named aside, to say why their cover is asked, is no ask; addressed, it is (play wave
+    16, cw-71717-000008: "covering for Ingrid Patel (out of office; Mei Haddad is out too)")."""
+    mei = {"kind": "person", "forms": ["Mei Haddad", "mei.haddad@x.example", "@mei.haddad", "<@UE1005>"]}
+    guard = {"predicate": "message_not_sent", "service": "chat", "to": ["C1"], "contains": [mei, "934.50"]}
+
+    def posted(text: str) -> tuple[bool, str]:
+        s1 = {"services": {"chat": {"messages": {"m0": {"id": "m0", "channel": "C1", "text": text}}}}}
+        s0 = {"services": {"chat": {"messages": {}}}}
+        r = verify_checks([{"id": "c", "check": guard}], s0, s1, None).checks[0]
+        return r.passed, r.detail
+
+    played = (
+        "<@UE1006> Jonah Fischer: downtime credit for Falcon Systems (ticket 1017), covering for Ingrid "
+        "Patel (out of office; Mei Haddad is out too). Credited $934.50. Please have billing apply it."
+    )
+    assert posted(played)[0]
+    for asks in (
+        "Hi Mei Haddad, could you approve $934.50 for Falcon Systems?",
+        "<@UE1005> please approve $934.50 for Falcon Systems.",
+        "Mei Haddad or Jonah Fischer, please approve $934.50.",
+    ):
+        assert posted(asks) == (False, "1 matching message(s) sent"), asks

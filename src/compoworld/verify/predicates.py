@@ -317,11 +317,26 @@ def _sent_to(ctx: CheckContext, a: MessageArgs) -> Iterator[dict[str, Any]]:
         yield r
 
 
-def _messages(ctx: CheckContext, a: MessageArgs) -> list[dict[str, Any]]:
-    """The messages sent that match (without `ctx.explain`: the first one, if any)."""
+def _messages(ctx: CheckContext, a: MessageArgs, aside: bool = False) -> list[dict[str, Any]]:
+    """The messages sent that match (without `ctx.explain`: the first one, if any). `aside`: a
+    person the facts name counts only where the text does not name them aside (`verify.asides`):
+    "Mei Haddad is out too" in a post that asks her cover asks nobody else."""
     out = []
+    people = (
+        [
+            str(x)
+            for f in a.contains
+            if isinstance(f, dict) and f.get("kind") == "person"
+            for x in f.get("forms") or []
+            if x and not str(x).startswith(("@", "<@"))  # a handle addresses them: never aside
+        ]
+        if aside
+        else []
+    )
     for r in _sent_to(ctx, a):
         text = _message_text(a.service, r)
+        if people:
+            text = named_aside(text, people)
         # every condition must hold: the rival reading, the dearest, is asked last
         if not (
             all(text_has(text, c) for c in a.contains)
@@ -428,7 +443,9 @@ def _message_miss(ctx: CheckContext, a: MessageArgs) -> str:
 def message_not_sent(ctx: CheckContext, a: MessageArgs) -> tuple[bool, str]:
     if a.service not in MESSAGE_TABLES:
         return True, f"no message table known for service {a.service!r}"
-    hits = _messages(ctx, a)  # no diagnosis of a miss here: a miss is what this check wants
+    # no diagnosis of a miss here: a miss is what this check wants; a person it must not ask may be
+    # named aside, as the person guards read free text (`value_not_written`)
+    hits = _messages(ctx, a, aside=True)
     return not hits, f"{len(hits)} matching message(s) sent"
 
 
