@@ -275,3 +275,38 @@ def test_someone_who_left_writes_nothing_after_leaving() -> None:
                 posts = env.services["chat"].store.tables.get("messages", {}).values()
                 assert not [m for m in posts if m.get("user") in who and float(m["ts"]) > cut]
     assert checked >= 3
+
+
+def test_policy_pages_sit_with_their_owners_not_with_me() -> None:
+    """A policy's Confluence pages are written by its owner (the one its text names, where it names
+    one) in their team's space, else by the lead of the team that owns such policies, in that team's
+    space: never by me, whoever I am (from play, wave 16: "written by Elena herself")."""
+    import re
+
+    from tests.tasks.composed_tasks import composed_tasks
+
+    homes = {
+        "composed.service_credit": "Customer Success",
+        "composed.expense_claims": "Finance",
+        "composed.access_review": "Operations",
+    }
+    seen = 0
+    for family, home in homes.items():
+        for t in composed_tasks(Settings(k=5, difficulty="hard", families=(family,)), 8, 4040):
+            if t.meta["composition"]["plan"]["policy"] != "wiki":
+                continue
+            wiki = t.environment().services["wiki"]
+            me = t.meta["user"].split("<")[1].rstrip(">")
+            pages = [p for p in wiki.pages.all() if re.search(r"[Pp]olicy.* v\d$", p["title"])]
+            assert pages, t.id
+            text = " ".join(p["content"] for p in pages)
+            owner = re.search(r"Policy owner: [^(]+\(([^)]+)\)", text)
+            for p in pages:
+                space = wiki.spaces.get(p["space_id"])
+                assert p["author_id"] != me, (t.id, p["title"])
+                if owner:
+                    assert p["author_id"] == owner.group(1), (t.id, p["author_id"], owner.group(1))
+                else:
+                    assert space["name"] == home, (t.id, space["name"])
+            seen += 1
+    assert seen >= 3

@@ -1012,7 +1012,10 @@ def plant_policy(w: Work) -> None:
     # account manager who approves explained nothing)
     head = ["effective_from", "credit_limit_usd", "approver", "rules"]
     texts = [(v.effective, [v.limit, _approver_cell(w, v)], policy_text(w, v)) for v in w.versions]
-    plant_versions(w.b, w.plan.policy, "Service credit policy", "service_credits", head, texts)
+    owner = w.amend.owner if w.amend else None
+    plant_versions(
+        w.b, w.plan.policy, "Service credit policy", "service_credits", head, texts, "Customer Success", owner
+    )
 
 
 def solve_policy(w: Work) -> None:
@@ -2156,7 +2159,14 @@ def _compose_credit(
     doc = limit  # the limit the policy's version in force states
     if _has_amend(plan, tier):  # its owner changed it since: `limit` from a date before today, or after
         taken = {x.id for x in fallbacks} | {c.owner.id for c in cases if c.owner}
-        owner = b.fresh([p for p in staff if p.id not in taken], 1, key=lambda p: p.id)[0]
+        # the policy's owner runs support or billing where the company has someone free there
+        free = [p for p in staff if p.id not in taken]
+        owner = b.fresh(
+            b.unused([p for p in free if p.team in ("Customer Success", "Finance")], key=lambda p: p.id)
+            or free,
+            1,
+            key=lambda p: p.id,
+        )[0]
         last = cases[-1].held  # the policy's limit is on the other side of the last request's total
 
         def was(up: int, last: int = last) -> int:
@@ -2355,19 +2365,26 @@ def plant_versions(
     stem: str,
     head: list[str],
     versions: list[tuple[date, list[Any], list[str]]],
+    team: str,
+    owner: Person | None = None,
 ) -> None:
     """Plant policy versions (effective date, the sheet row's values, the text's lines) as Confluence
-    pages "TITLE vN", one sheet TITLE with a row per version, or Documents/policies/STEM_vN.md."""
+    pages "TITLE vN", one sheet TITLE with a row per version, or Documents/policies/STEM_vN.md.
+    Pages are the owner's, in their team's space (without one named, `team`'s lead writes them in
+    `team`'s space): a policy sits with the people who own it, not with whoever reads it."""
     from compoworld.tasks.families._common import sheet, team_space, wiki_page
 
     today = b.now.date()
     nums = version_numbers([v[0] for v in versions])
     if where == "wiki":
-        space = team_space(b)
+        home = next(t for t in b.company.teams if t.name == (owner.team if owner else team))
+        space = team_space(b, home.name)
+        author = owner.email if owner else b.company.person(home.lead_id).email
         for (eff, _vals, lines), n in zip(versions, nums, strict=True):
             # written when it took effect, or (announced ahead) a few days ago
             days = (today - eff).days + b.rng.randrange(1, 6) if eff <= today else b.rng.randrange(1, 6)
-            wiki_page(b, space, f"{title} v{n}", "".join(f"<p>{x}</p>" for x in lines), days_ago=days)
+            body = "".join(f"<p>{x}</p>" for x in lines)
+            wiki_page(b, space, f"{title} v{n}", body, days_ago=days, author=author)
     elif where == "sheets":
         table = [head]
         for eff, vals, lines in sorted(versions, key=lambda v: v[0]):

@@ -922,7 +922,10 @@ def policy_text(r: Review, v: Version) -> list[str]:
 def plant_policy(r: Review) -> None:
     head = ["effective_from", "max_idle_days", "tool_owner", "rules"]
     texts = [(v.effective, [v.idle, v.owner.email], policy_text(r, v)) for v in r.versions]
-    plant_versions(r.b, r.plan.policy, f"Access policy: {r.tool}", f"access_{r.tool}", head, texts)
+    owner = r.amend.owner if r.amend else None  # the policy owner's, where it names one
+    plant_versions(
+        r.b, r.plan.policy, f"Access policy: {r.tool}", f"access_{r.tool}", head, texts, "Operations", owner
+    )
 
 
 def solve_policy(r: Review) -> None:

@@ -587,6 +587,8 @@ def plant_policy(r: Run) -> None:
         "expense_policy",
         ["effective_from", "policy"],
         [(v.effective, [], policy_text(r, v)) for v in r.versions],
+        "Finance",
+        r.amend.owner if r.amend else None,  # the policy owner's, where it names one
     )
 
 

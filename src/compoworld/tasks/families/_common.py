@@ -176,9 +176,10 @@ def wiki_page(
     )
 
 
-def team_space(b: Builder) -> dict[str, Any]:
+def team_space(b: Builder, name: str | None = None) -> dict[str, Any]:
+    """The wiki space of team `name` (mine without one)."""
     wiki = b.svc("wiki")
-    team = next(t for t in b.company.teams if t.name == b.me.team)
+    team = next(t for t in b.company.teams if t.name == (name or b.me.team))
     key = team.slug.upper()[:10]
     hits = wiki.spaces.find(lambda s: s["key"] == key)
     if not hits:
