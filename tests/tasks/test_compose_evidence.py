@@ -13,6 +13,7 @@ access policy owner's keep of a holder's access for a while, which holds until i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -1301,3 +1302,34 @@ def test_finance_logs_one_requests_credited_days_under_its_legal_name(monkeypatc
     monkeypatch.setattr(compose, "log_keys", lambda c: {c.cust.name, c.found.get("account_no", c.cust.name)})
     with pytest.raises((AssertionError, Rejected)):
         _forced(87, i, CREDIT)
+
+
+def test_whoever_covers_comes_from_the_absent_persons_team(monkeypatch) -> None:
+    """An approver's or tool owner's cover comes from their own team while it has someone free, else
+    from a team next to it (from play, wave 16: a Content Strategist covering a billing approver);
+    only where neither has anyone free (a small company's teams are one or two people) from anyone."""
+    from compoworld.tasks import compose, compose_access, compose_expense
+
+    near = compose.NEAR_TEAMS
+    drawn: list[tuple[str, str, bool]] = []
+    real = compose.draw_away
+
+    def away(b, who, exclude, *a, **k):
+        staff = [p for p in b.company.employees if p.id not in {b.me.id, who.id, *exclude}]
+        free = {p.team for p in b.unused(staff, key=lambda p: p.id)}
+        best = who.team if who.team in free else next((t for t in near[who.team] if t in free), None)
+        w = real(b, who, exclude, *a, **k)
+        ok = best is None or w.cover.team == best or (best != who.team and w.cover.team in near[who.team])
+        drawn.append((who.team, w.cover.team, ok))
+        return w
+
+    for mod in (compose, compose_access, compose_expense):
+        monkeypatch.setattr(mod, "draw_away", away)
+    for fam in ("composed.service_credit", "composed.access_review", "composed.expense_claims"):
+        s = Settings(k=5, difficulty="hard", families=(fam,))
+        for i in range(8):
+            with contextlib.suppress(Rejected):
+                _forced(91, i, s)
+    assert len(drawn) >= 12, drawn
+    assert all(ok for *_, ok in drawn), drawn
+    assert sum(c == t or c in near[t] for t, c, _ in drawn) >= len(drawn) / 3

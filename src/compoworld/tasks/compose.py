@@ -2569,6 +2569,30 @@ def away_rule(role: str) -> str:
     return f"If {role} is out of office, the colleague covering for them takes it instead."
 
 
+# the teams whose people stand in for one another's work (a cover comes from the nearest one)
+NEAR_TEAMS = {
+    "Sales": ("Customer Success", "Marketing"),
+    "Customer Success": ("Sales", "Finance"),
+    "Finance": ("Operations", "Customer Success"),
+    "Operations": ("Finance", "People Ops"),
+    "People Ops": ("Operations", "Finance"),
+    "Engineering": ("Product", "Operations"),
+    "Product": ("Engineering", "Marketing"),
+    "Marketing": ("Sales", "Product"),
+}
+
+
+def _nearest(b: Builder, who: Person, staff: list[Person]) -> list[Person]:
+    """The free people of `staff` nearest `who`'s work: their own team's, else a team next to it,
+    else anyone free."""
+    free = b.unused(staff, key=lambda p: p.id)
+    for teams in ((who.team,), NEAR_TEAMS.get(who.team, ())):
+        near = [p for p in free if p.team in teams]
+        if near:
+            return near
+    return staff
+
+
 def draw_away(
     b: Builder,
     who: Person,
@@ -2587,7 +2611,9 @@ def draw_away(
     staff = [p for p in b.company.employees if p.id != b.me.id and p.id != who.id and p.id not in exclude]
     if not staff:
         raise PlantError("nobody left to cover for the approver")
-    cover = b.fresh(staff, 1, key=lambda p: p.id)[0]
+    # covers come from the person's own team while it has someone free, then from a team next to
+    # it, then from anyone (from play: a Content Strategist covering a billing approver)
+    cover = b.fresh(_nearest(b, who, staff), 1, key=lambda p: p.id)[0]
 
     def dates(key: str) -> tuple[date, date]:
         mode = rng.choice(AWAY_MODES)
@@ -2607,7 +2633,7 @@ def draw_away(
     a.cstart, a.cend = dates("cover_away")
     rest = [p for p in staff if p.id != cover.id and p.id not in a.quiet]
     if rest:
-        a.second = b.fresh(rest, 1, key=lambda p: p.id)[0]
+        a.second = b.fresh(_nearest(b, who, rest), 1, key=lambda p: p.id)[0]
     elif next_from:  # a small team: someone the theme offers (a former owner of the work)
         a.second = next_from[0]
     return a
