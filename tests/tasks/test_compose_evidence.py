@@ -1304,6 +1304,36 @@ def test_finance_logs_one_requests_credited_days_under_its_legal_name(monkeypatc
         _forced(87, i, CREDIT)
 
 
+def test_one_requests_credited_days_were_keyed_by_hand(monkeypatch) -> None:
+    """Hard credit reviews: the credits log's older rows were keyed by hand (in capitals, in lower
+    case, or beside the account number), one request's credited days among them. Every gate holds,
+    lazy solvers fail; a reading of the log by its exact keys counts a credited day again (the
+    reference's own check trips); forced off, the same request's rows are under its plain name."""
+    from compoworld.tasks import compose
+
+    assert compose.logged_as("STARK MOTORS", {"Stark Motors"})
+    assert compose.logged_as("Stark Motors (BA-10234)", {"Stark Motors"})
+    assert compose.logged_as("stark motors - BA-10234", {"BA-10234"})
+    assert not compose.logged_as("Stark Motors Ltd", {"Stark Motors"})
+    assert not compose.logged_as("Stark", {"Stark Motors"})
+    i = _first(CREDIT, 89, lambda t: t.meta["composition"].get("hand_keyed") is not None)
+    t = _forced(89, i, CREDIT)
+    assert not {g: why for g, why in run_gates(t, regenerate=False).items() if why}, t.id
+    lazy = solve_lazily(t)
+    assert lazy["every"] == lazy["recent"] == 0 and max(lazy.values()) <= 0.25, lazy
+    hand = [tr for tr in t.traps if tr.kind == "alias" and "keyed by hand" in tr.description]
+    assert len(hand) == 1
+    typed = hand[0].description.split(" as ", 1)[1].strip("'\"")
+    assert typed != typed.title() or "(" in typed or " - " in typed, typed
+    monkeypatch.setattr(compose, "logged_as", lambda cell, keys: cell in keys)
+    with pytest.raises((AssertionError, Rejected)):
+        _forced(89, i, CREDIT)
+    monkeypatch.undo()
+    plain = _forced(89, i, CREDIT, hand_keyed=False)
+    assert plain.meta["composition"]["hand_keyed"] is None
+    assert not [tr for tr in plain.traps if "keyed by hand" in tr.description]
+
+
 def test_whoever_covers_comes_from_the_absent_persons_team(monkeypatch) -> None:
     """An approver's or tool owner's cover comes from their own team while it has someone free, else
     from a team next to it (from play, wave 16: a Content Strategist covering a billing approver);

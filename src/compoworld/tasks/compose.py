@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -110,6 +111,10 @@ TIERS: dict[str, dict[str, Any]] = {
         # usage export switches to): one request's credited days among them, by neither the name
         # nor the billing account number
         "log_legal": True,
+        # older rows of the credits log were keyed by hand: a customer typed in capitals, in lower
+        # case or with its account number beside the name; one request's credited days among them,
+        # so a lookup of the exact name misses them (the same customer, by its letters)
+        "hand_keyed": True,
     },
 }
 PRODUCTS = ("API calls", "Storage", "Seats")
@@ -1304,10 +1309,10 @@ def solve_credits(w: Work) -> None:
         c.found["credited"] = {
             str(r[2]).split(" ", 1)[1]
             for r in got
-            if r[1] in mine and str(r[2]).startswith("usage ") and "adjustment" not in str(r[2])
+            if logged_as(r[1], mine) and str(r[2]).startswith("usage ") and "adjustment" not in str(r[2])
         }
         for r in got:  # an adjustment over a run of days: every day it names was credited
-            if r[1] in mine and str(r[2]).startswith("usage adjustment "):
+            if logged_as(r[1], mine) and str(r[2]).startswith("usage adjustment "):
                 c.found["credited"] |= _span_days(str(r[2]), date.fromisoformat(str(r[0])))
         assert c.found["credited"] == {_day(d) for d in c.found["credited_days"]}, c.found["credited"]
     b.decide(len(w.cases) + (w.keyed is not None))  # which billed days still count (whose rows they are)
@@ -1317,6 +1322,30 @@ def log_keys(c: Case) -> set[str]:
     """The customer's rows of the credits log: by name, or by its billing account number (on its
     CRM record) where finance logged them."""
     return {c.cust.name, c.found.get("account_no", c.cust.name), c.found.get("log_legal", c.cust.name)}
+
+
+# how a customer was keyed by hand in the credits log's older rows (`hand_keyed`)
+HAND_FORMS = ("upper", "lower", "account", "dash")
+
+
+def hand_keyed(rng: random.Random, name: str, account: str | None) -> str:
+    """`name` as finance typed it by hand: in capitals, in lower case, or beside its account number."""
+    form = rng.choice(HAND_FORMS)
+    if form in ("account", "dash") and account:
+        return f"{name} ({account})" if form == "account" else f"{name} - {account}"
+    return name.upper() if form != "lower" else name.lower()
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def logged_as(cell: Any, keys: set[str]) -> bool:
+    """The log's customer cell is one of `keys`, however it was keyed: the same letters and digits
+    (case and punctuation aside), or a key beside another in brackets or after a dash."""
+    want = {_letters(k) for k in keys}
+    parts = [str(cell), *re.split(r"\s*[()]\s*|\s+-\s+", str(cell))]
+    return any(_letters(x) in want for x in parts if x.strip())
 
 
 def _names(w: Work, c: Case) -> set[str]:
@@ -1454,6 +1483,7 @@ def plant_ledger(w: Work) -> None:
     # the log already holds the earlier, closed requests (a status history) and others' rows
     hist: list[list[Any]] = []
     legal = _log_legal(w)
+    hand = _hand_case(w, legal)
     for c in w.cases:
         a, z = c.found["old_window"]
         # the earlier request by its ticket, or its email's subject (from play: a request in the
@@ -1468,6 +1498,9 @@ def plant_ledger(w: Work) -> None:
         if c is legal:
             who = c.found["log_legal"] = w.legal[c.cust.name]
             b.trap("alias", f"{c.cust.name}'s credit of days before, logged under its legal name")
+        if c is hand:
+            who = c.found["hand_keyed"] = hand_keyed(b.rng, c.cust.name, w.accounts.get(c.cust.name))
+            b.trap("alias", f"{c.cust.name}'s credit of days before, keyed by hand as {who!r}")
         if "span" in c.found:  # one adjustment over the run of days, logged the day after it
             a, z = c.found["span"]
             whole = sum(c.found["credited_days"].values())
@@ -1542,6 +1575,14 @@ def _log_legal(w: Work) -> Case | None:
     return free[-1] if free else None
 
 
+def _hand_case(w: Work, legal: Case | None) -> Case | None:
+    """The request whose credited days were keyed by hand (`hand_keyed`): the first one finance
+    logged by its plain name (neither by account number nor by legal name)."""
+    if not w.tier.get("hand_keyed") or w.force.get("hand_keyed") is False:
+        return None
+    return next((c for c in w.cases if c is not w.keyed and c is not legal), None)
+
+
 def _log_history(w: Work, n: int) -> list[list[Any]]:
     """`n` earlier credits over the last eighteen months (`log_rows`): other customers' requests,
     goodwill days and adjustments, by name, billing account number (where customers have one) or
@@ -1561,6 +1602,8 @@ def _log_history(w: Work, n: int) -> list[list[Any]]:
         key = w.accounts[o.name] if o.name in w.accounts and pick < 0.5 else o.name
         if key == o.name and o.name in w.legal and c is None and pick > 0.75:  # others' legal names too
             key = w.legal[o.name]
+        if w.tier.get("hand_keyed") and key == o.name and b.rng.random() < 0.35:  # typed by hand
+            key = hand_keyed(b.rng, o.name, w.accounts.get(o.name))
         kind = b.rng.random() if c is None else 0.0
         if (
             kind < 0.5
@@ -2302,6 +2345,12 @@ def _compose_credit(
         **(
             {"log_legal": next((i for i, c in enumerate(cases) if "log_legal" in c.found), None)}
             if tier.get("log_legal")
+            else {}
+        ),
+        # the request whose credited days were keyed by hand: None (not in play), else its index
+        **(
+            {"hand_keyed": next((i for i, c in enumerate(cases) if "hand_keyed" in c.found), None)}
+            if tier.get("hand_keyed")
             else {}
         ),
         # the requests wait unnamed in the queue: None (not at the tier, or the request is a page in
