@@ -1363,3 +1363,35 @@ def test_whoever_covers_comes_from_the_absent_persons_team(monkeypatch) -> None:
     assert len(drawn) >= 12, drawn
     assert all(ok for *_, ok in drawn), drawn
     assert sum(c == t or c in near[t] for t, c, _ in drawn) >= len(drawn) / 3
+
+
+def test_no_post_announces_an_absence_already_over() -> None:
+    """A heads-up in Slack, or the cover's reply under it, is posted before the absence it announces
+    ends (from play, wave 17: a cover's reply announcing dates already past); a cover whose own
+    absence was over by then had posted their own heads-up the day before it began."""
+    import re
+    from datetime import datetime
+
+    checked = 0
+    for fam in THEMES:
+        s = Settings(k=5, difficulty="hard", families=(fam,))
+        for i in range(12):
+            try:
+                t = _forced(5151, i, s)
+            except Rejected:
+                continue
+            env = t.environment()
+            if "chat" not in env.services:
+                continue
+            year = env.clock.now().year
+            for m in env.services["chat"].store.tables.get("messages", {}).values():
+                got = re.search(r"out (?:of office|myself),? from (\w+ \d+) to (\w+ \d+)", m["text"])
+                if not got:
+                    continue
+                end = datetime.strptime(f"{got.group(2)} {year}", "%B %d %Y").date()
+                posted = datetime.fromtimestamp(float(m["ts"]), env.clock.now().tzinfo).date()
+                if end.month == 12 and posted.month < 3:  # the dates of last December
+                    end = end.replace(year=year - 1)
+                assert posted <= end, (t.id, m["text"], posted)
+                checked += 1
+    assert checked >= 5, checked

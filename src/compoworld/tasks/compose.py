@@ -2748,6 +2748,19 @@ def plant_away(b: Builder, a: Away) -> None:
             "Heads-up: the VPN maintenance window is Saturday night.",
         )
         posts = [(day0, a.who, f"Heads-up: I'm out of office from {when}. {covers}.")]
+        if a.second is not None and a.cend is not None and a.cend < posted:
+            # the cover's own absence was over before this heads-up (from play: a reply announcing
+            # dates already past): their own heads-up came the day before it began, not as a reply
+            nxt = ""
+            early = epoch - 86400 * (today - a.cstart).days - 86400 - 3600 * hours  # type: ignore[operator]
+            posts.insert(
+                0,
+                (
+                    early,
+                    a.cover,
+                    f"Heads-up: I'm out of office from {cwhen}. {a.second.name} ({a.second.email}) covers for me.",
+                ),
+            )
         # a few posts since, so the heads-up is not the only thing in view
         gap = max(1, (epoch - day0) // 8)
         for k, line in enumerate(rng.sample(chatter, n_posts) if staff else []):
