@@ -33,6 +33,21 @@ def test_no_seeded_email_is_dated_after_the_clock(seed: int) -> None:
     assert dates and max(dates) <= now
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_seeded_threads_replies_say_something_of_their_own(seed: int) -> None:
+    """A reply in a seeded thread is not the first message's words again (from play: "filler emails
+    echo the text back word for word"), and only the first message carries the invoice."""
+    env = Environment(services=["email"], seed=seed)
+    threads: dict[str, list[dict]] = {}
+    for m in env.services["email"].table("messages").values():
+        threads.setdefault(m["threadId"], []).append(m)
+    long = [sorted(ms, key=lambda m: m["date"]) for ms in threads.values() if len(ms) > 1]
+    assert len(long) >= 5
+    for ms in long:
+        assert len({m["body"] for m in ms}) == len(ms), [m["body"] for m in ms]
+        assert not any(m["attachments"] for m in ms[1:])
+
+
 def test_send_then_search_and_read(env: Environment) -> None:
     me = env.company.me.email
     sent = ok(

@@ -60,6 +60,49 @@ SUBJECTS = (
 )
 
 
+# the answer and the follow-up in a thread begun by SUBJECTS[i] (a thread's later messages say
+# something of their own, not the first one's words again)
+REPLIES = (
+    (
+        "Hi {to_first},\n\nThanks, the terms look fine. I'll confirm the quantity with the team this week.\n\n{from_first}",
+        "Hi {to_first},\n\nGreat, thanks. I'll hold the price until the end of the month.\n\n{from_first}",
+    ),
+    (
+        "Hi {to_first},\n\nThanks, received. It's with accounts payable for the next payment run.\n\n{from_first}",
+        "Thanks {to_first}, much appreciated.\n\n{from_first}",
+    ),
+    (
+        "Thanks {to_first}, that matches my notes. I'll follow up on the pricing question.\n\n{from_first}",
+        "Sounds good. I'll put the next check-in in the calendar.\n\n{from_first}",
+    ),
+    (
+        "Hi {to_first},\n\nSorry about that. Could you send when it started and a screenshot? I'll get the team to look.\n\n{from_first}",
+        "Hi {to_first},\n\nSent the details just now. It started after the update on Tuesday.\n\n{from_first}",
+    ),
+    (
+        "Hi {to_first},\n\nThanks, the profile looks good. Thursday afternoon works for an interview.\n\n{from_first}",
+        "Great, I'll send the invite for Thursday.\n\n{from_first}",
+    ),
+    (
+        "Thanks {to_first}! Could you also book the airport transfer?\n\n{from_first}",
+        "Done, the transfer is booked too.\n\n{from_first}",
+    ),
+    (
+        "Thanks for putting this together, {to_first}.\n\n{from_first}",
+        "Glad it helps!\n\n{from_first}",
+    ),
+    (
+        "Hi {to_first},\n\nTuesday works for us. I'll send the kickoff invite.\n\n{from_first}",
+        "Perfect, see you Tuesday.\n\n{from_first}",
+    ),
+    (
+        "Hi {to_first},\n\nWill do: the {team} numbers will be with you by Thursday.\n\n{from_first}",
+        "Thanks, Thursday is perfect.\n\n{from_first}",
+    ),
+)
+assert len(REPLIES) == len(SUBJECTS)
+
+
 def seed_email(svc, ctx: SeedContext) -> None:
     company, rng = ctx.company, ctx.rng
     me = company.me
@@ -76,7 +119,8 @@ def seed_email(svc, ctx: SeedContext) -> None:
     start = ctx.clock.now()
     for t in range(n_threads):
         other = rng.choice(people)
-        subj_t, body_t, label = SUBJECTS[rng.randrange(len(SUBJECTS))]
+        pick = rng.randrange(len(SUBJECTS))
+        subj_t, body_t, label = SUBJECTS[pick]
         cust = company.customer(other.company_id) if other.company_id else rng.choice(company.customers)
         prod = rng.choice(company.products)
         fill = {
@@ -122,6 +166,8 @@ def seed_email(svc, ctx: SeedContext) -> None:
                         "content": f"INVOICE {fill['invoice']}\nBill to: {cust.name}\nAmount due: ${fill['amount']}\nTerms: Net 30",
                     }
                 )
+                if k:  # the invoice came with the first mail, not with the thanks (drawn all the same)
+                    attachments.clear()
             svc.insert(
                 "messages",
                 {
@@ -132,7 +178,9 @@ def seed_email(svc, ctx: SeedContext) -> None:
                     "cc": [],
                     "bcc": [],
                     "subject": subject if k == 0 else f"Re: {subject}",
-                    "body": body_t.format(to_first=rcpt.first, from_first=sender.first, **fill),
+                    "body": (body_t if k == 0 else REPLIES[pick][min(k, 2) - 1]).format(
+                        to_first=rcpt.first, from_first=sender.first, **fill
+                    ),
                     "htmlBody": None,
                     "mimeType": "text/plain",
                     "date": format_time(when + timedelta(hours=3 * k)),
