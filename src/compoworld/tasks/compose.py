@@ -1602,8 +1602,9 @@ def _log_history(w: Work, n: int) -> list[list[Any]]:
         key = w.accounts[o.name] if o.name in w.accounts and pick < 0.5 else o.name
         if key == o.name and o.name in w.legal and c is None and pick > 0.75:  # others' legal names too
             key = w.legal[o.name]
-        if w.tier.get("hand_keyed") and key == o.name and b.rng.random() < 0.35:  # typed by hand
-            key = hand_keyed(b.rng, o.name, w.accounts.get(o.name))
+        if w.tier.get("hand_keyed"):  # typed by hand (drawn either way: a test's flip moves nothing)
+            typed, by_hand = hand_keyed(b.rng, o.name, w.accounts.get(o.name)), b.rng.random() < 0.35
+            key = typed if key == o.name and by_hand else key
         kind = b.rng.random() if c is None else 0.0
         if (
             kind < 0.5
