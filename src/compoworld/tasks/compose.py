@@ -808,7 +808,9 @@ def plant_account(w: Work) -> None:
             _note(
                 b,
                 c.cust.name,
-                f"Account manager: {c.owner.name} ({c.owner.email}).{tier_note} Renewal in the autumn.",
+                # no renewal season of its own (from play: "renewal in the autumn" beside the
+                # account's renewal date in March)
+                f"Account manager: {c.owner.name} ({c.owner.email}).{tier_note}",
             )
         if c.owner_left:
             hr = b.svc("hr")
