@@ -67,3 +67,14 @@ def test_confluence_flow() -> None:
     assert ok(env, S + "get_attachment", {"attachment_id": a["id"]})["page_id"] == a["page_id"]
     assert ok(env, S + "get_attachments_for_page", {"page_identifier": a["page_id"]})["attachments"]
     err(env, S + "get_attachment", {"attachment_id": "0"}, 404)
+
+
+def test_meeting_notes_are_written_the_day_of_the_meeting() -> None:
+    """A seeded "Meeting notes DAY" page was created on DAY (from play: one created in November)."""
+    from compoworld.core.environment import Environment
+
+    env = Environment(services=["wiki"], seed=3)
+    notes = [p for p in env.services["wiki"].table("pages").values() if p["title"].startswith("Meeting notes ")]
+    assert notes
+    for p in notes:
+        assert p["created_at"][:10] == p["title"].removeprefix("Meeting notes "), p

@@ -46,8 +46,10 @@ def seed_wiki(svc, ctx: SeedContext) -> None:
                 + "</ul>",
             ),
         ]
+        held: dict[str, str] = {}  # meeting notes are written the day of the meeting
         for k in range(ctx.scale(1, 4, 10)):
             day = now - timedelta(days=7 * (k + 1))
+            held[f"Meeting notes {day.date().isoformat()}"] = format_time(day)
             docs.append(
                 (
                     f"Meeting notes {day.date().isoformat()}",
@@ -56,7 +58,8 @@ def seed_wiki(svc, ctx: SeedContext) -> None:
                 )
             )
         for title, content in docs:
-            ts = format_time(now - timedelta(days=rng.randrange(1, 150)))
+            ts = format_time(now - timedelta(days=rng.randrange(1, 150)))  # drawn for every page
+            ts = held.get(title, ts)  # (from play: "Meeting notes 2026-02-23" created in November)
             page = svc.pages.create(
                 {
                     "space_id": space["id"],
